@@ -1,0 +1,141 @@
+"""Named Cypher files and their one loader.
+
+Every query graphmem runs at runtime is a ``.cypher`` file in ``graphmem/queries`` (package
+data); the read-only analyst library lives in the top-level ``cypher/`` folder. Each file opens
+with a header of ``//`` lines::
+
+    // name: fact_vector_search
+    // mode: read
+    // params: ns, vector, candidates, k
+    // returns: id, text, score
+    // example: {"ns": "demo", "vector": [0.1, 0.2], "candidates": 50, "k": 5}
+    // Free text after the keyed lines describes the query.
+
+``name`` must match the file name, ``mode`` is ``read`` or ``write`` (reads are routed as
+reads), and ``params`` must list exactly the ``$parameters`` the body uses. ``example`` is
+optional JSON used by the test-suite to run analyst queries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from graphmem.errors import QueryNotFoundError
+
+QUERY_DIR = Path(__file__).resolve().parent / "queries"
+
+_HEADER_KEY = re.compile(r"^//\s*(name|mode|params|returns|example)\s*:\s*(.*)$")
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_COMMENT = re.compile(r"//[^\n]*")
+
+
+class CypherFileError(ValueError):
+    """A ``.cypher`` file whose header is missing, malformed or inconsistent with its body."""
+
+
+@dataclass(frozen=True)
+class CypherQuery:
+    """One named, parameterised Cypher query."""
+
+    name: str
+    text: str
+    mode: Literal["read", "write"]
+    params: tuple[str, ...]
+    returns: str = ""
+    description: str = ""
+    example: Mapping[str, Any] | None = field(default=None, compare=False)
+    path: Path | None = field(default=None, compare=False)
+
+    def check_params(self, given: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` if ``given`` lacks a parameter or has an unknown one."""
+        missing = sorted(set(self.params) - set(given))
+        unknown = sorted(set(given) - set(self.params))
+        if missing or unknown:
+            raise ValueError(
+                f"query {self.name!r}: missing parameters {missing}, unknown parameters {unknown}"
+            )
+
+
+def parse_cypher(source: str, *, path: Path | None = None) -> CypherQuery:
+    """Parse a ``.cypher`` file's text into a :class:`CypherQuery`."""
+    keyed: dict[str, str] = {}
+    description: list[str] = []
+    body: list[str] = []
+    in_header = True
+    for line in source.splitlines():
+        stripped = line.strip()
+        if in_header and stripped.startswith("//"):
+            match = _HEADER_KEY.match(stripped)
+            if match:
+                keyed[match.group(1)] = match.group(2).strip()
+            else:
+                description.append(stripped.lstrip("/").strip())
+            continue
+        if in_header and not stripped:
+            continue
+        in_header = False
+        body.append(line)
+    where = str(path) if path else "<string>"
+    for key in ("name", "mode", "params"):
+        if key not in keyed:
+            raise CypherFileError(f"{where}: header lacks '// {key}:'")
+    mode = keyed["mode"]
+    if mode not in ("read", "write"):
+        raise CypherFileError(f"{where}: mode must be 'read' or 'write', not {mode!r}")
+    declared = tuple(p.strip().lstrip("$") for p in keyed["params"].split(",") if p.strip())
+    text = "\n".join(body).strip()
+    if not text:
+        raise CypherFileError(f"{where}: no query after the header")
+    code = _COMMENT.sub("", _STRING.sub("''", text))
+    used = set(_PARAM.findall(code))
+    if used != set(declared):
+        raise CypherFileError(
+            f"{where}: header params {sorted(declared)} differ from the body's {sorted(used)}"
+        )
+    if path is not None and keyed["name"] != path.stem:
+        raise CypherFileError(f"{where}: name {keyed['name']!r} differs from the file name")
+    example = None
+    if "example" in keyed:
+        try:
+            example = json.loads(keyed["example"])
+        except ValueError as exc:
+            raise CypherFileError(f"{where}: example is not JSON: {exc}") from exc
+    return CypherQuery(
+        name=keyed["name"],
+        text=text,
+        mode=mode,  # type: ignore[arg-type]
+        params=declared,
+        returns=keyed.get("returns", ""),
+        description=" ".join(d for d in description if d),
+        example=example,
+        path=path,
+    )
+
+
+def load_dir(directory: Path) -> dict[str, CypherQuery]:
+    """Every ``.cypher`` file of ``directory``, by name."""
+    queries = {}
+    for path in sorted(directory.glob("*.cypher")):
+        query = parse_cypher(path.read_text(encoding="utf-8"), path=path)
+        queries[query.name] = query
+    return queries
+
+
+@cache
+def _package_queries() -> dict[str, CypherQuery]:
+    return load_dir(QUERY_DIR)
+
+
+def query(name: str) -> CypherQuery:
+    """The runtime query ``name`` from ``graphmem/queries``."""
+    try:
+        return _package_queries()[name]
+    except KeyError:
+        raise QueryNotFoundError(f"no query named {name!r} in {QUERY_DIR}") from None

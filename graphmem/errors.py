@@ -1,0 +1,75 @@
+"""The graphmem error tree.
+
+Every error graphmem raises derives from :class:`GraphmemError`. Errors from the Neo4j driver,
+pydantic and the operating system are mapped to this tree in one place each, with the original
+kept as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+
+class GraphmemError(Exception):
+    """Base class of every error graphmem raises."""
+
+
+class ConfigurationError(GraphmemError):
+    """A setting is missing, malformed or inconsistent with another one."""
+
+
+class Neo4jServerError(GraphmemError):
+    """The local or Docker Neo4j server could not be built, started, stopped or inspected."""
+
+    def __init__(self, message: str, *, log_tail: str | None = None) -> None:
+        if log_tail:
+            message = f"{message}\n--- last lines of the server log ---\n{log_tail.rstrip()}"
+        super().__init__(message)
+        self.log_tail = log_tail
+
+
+class Neo4jUnavailableError(GraphmemError):
+    """No Neo4j answers at the configured address, or it refused the credentials."""
+
+
+class DatabaseError(GraphmemError):
+    """Neo4j rejected a query or a transaction failed."""
+
+
+class SchemaError(GraphmemError):
+    """The graph's schema is missing, outdated, or does not fit this graphmem."""
+
+
+class EmbedderMismatchError(SchemaError):
+    """The configured embedder differs from the one the graph was built with."""
+
+    def __init__(
+        self,
+        *,
+        graph_model: str,
+        graph_dimension: int,
+        embedder_model: str,
+        embedder_dimension: int,
+    ) -> None:
+        what = "dimension" if graph_dimension != embedder_dimension else "model"
+        super().__init__(
+            f"embedder {what} mismatch: the graph was built with {graph_model!r} "
+            f"({graph_dimension}-d vectors), but the configured embedder is "
+            f"{embedder_model!r} ({embedder_dimension}-d vectors). Vectors from different "
+            "models cannot be compared: connect with the embedder the graph was built with, "
+            "or re-embed the graph explicitly."
+        )
+        self.graph_model = graph_model
+        self.graph_dimension = graph_dimension
+        self.embedder_model = embedder_model
+        self.embedder_dimension = embedder_dimension
+
+
+class EmbeddingError(GraphmemError):
+    """The embedding model could not be loaded, or produced unusable vectors."""
+
+
+class QueryNotFoundError(GraphmemError):
+    """No named Cypher query exists under that name."""
+
+
+class OptionalDependencyError(GraphmemError):
+    """An optional extra (for example ``graphmem[llm]``) is needed but not installed."""

@@ -1,0 +1,77 @@
+"""An open graph: a verified driver to the configured Neo4j with graphmem's schema in place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import neo4j
+
+from graphmem import db, schema
+from graphmem.connection import Neo4jTarget, open_driver
+from graphmem.cypher import CypherQuery
+from graphmem.schema import EmbedderInfo, SchemaReport
+from graphmem.servers import resolve_target
+from graphmem.settings import GraphmemSettings
+
+
+@dataclass
+class Graph:
+    """A driver, the database it uses, and the schema it was checked against."""
+
+    driver: neo4j.Driver
+    target: Neo4jTarget
+    schema: SchemaReport
+
+    @property
+    def database(self) -> str:
+        return self.target.database
+
+    @classmethod
+    def open(
+        cls,
+        settings: GraphmemSettings,
+        embedder: EmbedderInfo,
+        *,
+        apply_schema: bool = True,
+        target: Neo4jTarget | None = None,
+    ) -> Graph:
+        """Connect, then apply (or, with ``apply_schema=False``, only check) the schema.
+
+        Raises :class:`~graphmem.errors.EmbedderMismatchError` when the graph was built with
+        another embedder, before anything is written.
+        """
+        target = target or resolve_target(settings)
+        driver = open_driver(target, connection_timeout=settings.neo4j_connection_timeout)
+        try:
+            if apply_schema:
+                report = schema.apply_schema(
+                    driver,
+                    database=target.database,
+                    embedder=embedder,
+                    timeout=settings.schema_wait_timeout,
+                )
+            else:
+                report = schema.check_schema(driver, database=target.database, embedder=embedder)
+        except BaseException:
+            driver.close()
+            raise
+        return cls(driver=driver, target=target, schema=report)
+
+    def execute(self, query: CypherQuery, /, **params: Any) -> list[neo4j.Record]:
+        return db.execute(self.driver, self.database, query, **params)
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,488 @@
+"""The local Neo4j server: Neo4j Community jars from Maven Central, run as an embedded DBMS.
+
+For machines without a Docker engine. ``graphmem neo4j start`` builds the small Maven project
+in ``docker/local-neo4j`` once (Maven downloads the jars into ``~/.m2``; the built classpath
+is kept under graphmem's cache directory), then runs it in the background:
+
+* Bolt listens on 127.0.0.1 only; authentication is on, with a generated password kept in a
+  0600 file next to the data (user ``neo4j``);
+* usage reporting is off;
+* data, logs, the generated ``neo4j.conf``, the password and the process state live in one
+  home directory (``GRAPHMEM_LOCAL_NEO4J_HOME``, default ``<user data dir>/graphmem/neo4j``).
+
+``start`` is idempotent and waits until Bolt accepts an authenticated connection. A server
+killed with SIGKILL leaves a stale state file, which the next ``start`` detects and replaces;
+Neo4j itself recovers from its transaction logs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from graphmem._files import bundled_resource, ensure_secret_file, file_lock, tail
+from graphmem.connection import Neo4jTarget, wait_for_bolt
+from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
+from graphmem.settings import GraphmemSettings
+
+#: Neo4j version the local server runs; keep in step with docker/local-neo4j/pom.xml.
+NEO4J_VERSION = "5.26.30"
+MAIN_CLASS = "io.graphmem.localneo4j.LocalNeo4j"
+_JAR = "graphmem-local-neo4j.jar"
+_READY = "graphmem-local-neo4j: ready"
+_MAVEN_TIMEOUT = 1800.0
+
+# The JVM options Neo4j's own launcher uses that matter for an embedded DBMS.
+_JVM_OPTIONS = (
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-modules=jdk.incubator.vector",
+)
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What ``graphmem neo4j status`` reports."""
+
+    running: bool
+    uri: str
+    home: Path
+    version: str
+    pid: int | None = None
+    started_at: datetime | None = None
+    note: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "running": self.running,
+            "uri": self.uri,
+            "home": str(self.home),
+            "version": self.version,
+            "pid": self.pid,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class _State:
+    """What ``server.json`` records of a started server."""
+
+    pid: int
+    port: int
+    version: str = NEO4J_VERSION
+    started_at: str = ""
+    home: str = ""
+
+    @classmethod
+    def read(cls, path: Path) -> _State | None:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                pid=int(raw["pid"]),
+                port=int(raw["port"]),
+                version=str(raw["version"]),
+                started_at=str(raw["started_at"]),
+                home=str(raw["home"]),
+            )
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return cls(pid=-1, port=-1)  # unreadable: a stale leftover
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+
+@dataclass(frozen=True)
+class StartResult:
+    status: ServerStatus
+    already_running: bool
+    seconds: float
+
+
+class LocalNeo4jServer:
+    """Builds, starts, stops and inspects the local Neo4j server of one home directory."""
+
+    mode = "local"
+
+    def __init__(self, settings: GraphmemSettings) -> None:
+        self.settings = settings
+        self.home = settings.local_home
+        self.port = settings.local_neo4j_port
+        self._child: subprocess.Popen[bytes] | None = None
+
+    # --- paths ---------------------------------------------------------------------------
+    @property
+    def password_file(self) -> Path:
+        return self.home / "password"
+
+    @property
+    def conf_file(self) -> Path:
+        return self.home / "conf" / "neo4j.conf"
+
+    @property
+    def state_file(self) -> Path:
+        return self.home / "server.json"
+
+    @property
+    def server_log(self) -> Path:
+        return self.home / "logs" / "server.log"
+
+    @property
+    def debug_log(self) -> Path:
+        return self.home / "logs" / "debug.log"
+
+    @property
+    def build_root(self) -> Path:
+        return self.settings.cache_dir.expanduser().resolve() / "local-neo4j"
+
+    # --- public operations ---------------------------------------------------------------
+    def target(self) -> Neo4jTarget:
+        """How to connect to this server (the port it runs on, if it runs)."""
+        if not self.password_file.exists():
+            raise Neo4jUnavailableError(
+                f"the local Neo4j in {self.home} has never been started: run `graphmem neo4j start`"
+            )
+        state = _State.read(self.state_file)
+        port = state.port if state and self._alive(state) else self.port
+        return Neo4jTarget(
+            uri=_uri(port),
+            user="neo4j",
+            password=SecretStr(ensure_secret_file(self.password_file)),
+            database=self.settings.neo4j_database,
+            mode="local",
+        )
+
+    def status(self) -> ServerStatus:
+        state = _State.read(self.state_file)
+        if state is None:
+            return self._stopped("not running")
+        if not self._alive(state):
+            return self._stopped(f"not running (stale state of pid {state.pid})")
+        return ServerStatus(
+            running=True,
+            uri=_uri(state.port),
+            home=self.home,
+            version=state.version,
+            pid=state.pid,
+            started_at=datetime.fromisoformat(state.started_at),
+        )
+
+    def start(self) -> StartResult:
+        """Start the server unless it already runs; return once Bolt accepts connections."""
+        began = time.monotonic()
+        with file_lock(self.home / ".lock"):
+            state = _State.read(self.state_file)
+            if state is not None and self._alive(state):
+                self._wait_ready(state, began)
+                return StartResult(self.status(), True, time.monotonic() - began)
+            if state is not None:
+                self.state_file.unlink(missing_ok=True)  # left behind by a killed server
+            self._check_port_free()
+            classpath = self.build()
+            ensure_secret_file(self.password_file)
+            self._write_conf()
+            state = self._spawn(classpath)
+            try:
+                self._wait_ready(state, began)
+            except Neo4jServerError:
+                self._terminate(state.pid, timeout=30.0)
+                self.state_file.unlink(missing_ok=True)
+                raise
+        return StartResult(self.status(), False, time.monotonic() - began)
+
+    def stop(self, *, timeout: float = 90.0) -> bool:
+        """Stop the server cleanly (SIGTERM, then SIGKILL after ``timeout``).
+
+        Returns whether a running server was stopped.
+        """
+        with file_lock(self.home / ".lock"):
+            state = _State.read(self.state_file)
+            if state is None:
+                return False
+            running = self._alive(state)
+            if running:
+                clean = self._terminate(state.pid, timeout=timeout)
+                if not clean:
+                    print(
+                        f"graphmem: the local Neo4j did not stop within {timeout:.0f} s and "
+                        "was killed; it recovers on the next start",
+                        file=sys.stderr,
+                    )
+            self.state_file.unlink(missing_ok=True)
+            return running
+
+    def build(self) -> str:
+        """Build the Maven project once and return the Java classpath of the server."""
+        project = self._maven_project()
+        fingerprint = _fingerprint(project)
+        build_dir = self.build_root / f"{NEO4J_VERSION}-{fingerprint[:12]}"
+        target = build_dir / "target"
+        done = build_dir / ".built"
+        with file_lock(self.build_root / ".lock"):
+            if not done.exists():
+                self._run_maven(project, build_dir)
+                done.write_text(datetime.now(UTC).isoformat() + "\n", encoding="utf-8")
+        return os.pathsep.join([str(target / _JAR), str(target / "lib" / "*")])
+
+    # --- internals -----------------------------------------------------------------------
+    def _maven_project(self) -> Path:
+        if self.settings.local_neo4j_project is not None:
+            project = self.settings.local_neo4j_project.expanduser().resolve()
+        else:
+            project = bundled_resource("docker/local-neo4j", "_local_neo4j")
+        if not (project / "pom.xml").is_file():
+            raise ConfigurationError(f"{project} holds no pom.xml")
+        return project
+
+    def _run_maven(self, project: Path, build_dir: Path) -> None:
+        maven = shutil.which(self.settings.maven)
+        if maven is None:
+            raise Neo4jServerError(
+                f"Maven ({self.settings.maven!r}) is not on PATH; it is needed once to fetch "
+                "the Neo4j jars. Install it (e.g. `apt-get install maven`) or point "
+                "GRAPHMEM_NEO4J_URI at a running Neo4j."
+            )
+        if build_dir.exists():
+            shutil.rmtree(build_dir)  # an earlier build that did not finish
+        shutil.copytree(project, build_dir, ignore=shutil.ignore_patterns("target"))
+        log = build_dir / "maven.log"
+        command = [maven, "-B", "-q", "-f", str(build_dir / "pom.xml"), "package"]
+        print(
+            f"graphmem: building the local Neo4j {NEO4J_VERSION} server with Maven "
+            "(first start only; downloads the Neo4j jars)...",
+            file=sys.stderr,
+        )
+        try:
+            with log.open("wb") as out:
+                result = subprocess.run(
+                    command,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=_MAVEN_TIMEOUT,
+                    check=False,
+                )
+        except subprocess.TimeoutExpired as exc:
+            raise Neo4jServerError(
+                f"the Maven build timed out after {_MAVEN_TIMEOUT:.0f} s", log_tail=tail(log)
+            ) from exc
+        if result.returncode != 0 or not (build_dir / "target" / _JAR).exists():
+            raise Neo4jServerError(
+                f"the Maven build of the local Neo4j failed (exit {result.returncode}; "
+                f"full log: {log})",
+                log_tail=tail(log),
+            )
+
+    def _java_command(self, classpath: str) -> list[str]:
+        java = shutil.which(self.settings.java)
+        if java is None:
+            raise Neo4jServerError(
+                f"Java ({self.settings.java!r}) is not on PATH; Neo4j {NEO4J_VERSION} needs "
+                "Java 17 or 21 (e.g. `apt-get install openjdk-17-jre-headless`)."
+            )
+        return [
+            java,
+            "-Xms256m",
+            f"-Xmx{self.settings.local_neo4j_heap}",
+            *_JVM_OPTIONS,
+            "-cp",
+            classpath,
+            MAIN_CLASS,
+            "--home",
+            str(self.home),
+            "--config",
+            str(self.conf_file),
+            "--port",
+            str(self.port),
+            "--password-file",
+            str(self.password_file),
+        ]
+
+    def _write_conf(self) -> None:
+        self.conf_file.parent.mkdir(parents=True, exist_ok=True)
+        self.conf_file.write_text(
+            "# Written by graphmem at every start; change GRAPHMEM_LOCAL_NEO4J_* instead.\n"
+            "# Bolt (127.0.0.1 only) and authentication are fixed by the launcher.\n"
+            "dbms.usage_report.enabled=false\n"
+            f"server.memory.pagecache.size={self.settings.local_neo4j_pagecache}\n"
+            "internal.server.bolt.thread_pool_shutdown_wait_time=1s\n"
+            "internal.server.bolt.connection_shutdown_wait_time=1s\n",
+            encoding="utf-8",
+        )
+
+    def _spawn(self, classpath: str) -> _State:
+        command = self._java_command(classpath)
+        self.server_log.parent.mkdir(parents=True, exist_ok=True)
+        if self.server_log.exists():
+            self.server_log.replace(self.server_log.with_suffix(".log.1"))
+        with self.server_log.open("wb") as log:
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.home,
+                start_new_session=True,  # outlives the CLI; not killed by its Ctrl-C
+            )
+        self._child = child
+        state = _State(
+            pid=child.pid,
+            port=self.port,
+            started_at=datetime.now(UTC).isoformat(),
+            home=str(self.home),
+        )
+        state.write(self.state_file)
+        return state
+
+    def _wait_ready(self, state: _State, began: float) -> None:
+        pid = state.pid
+        deadline = began + self.settings.local_neo4j_start_timeout
+        while _READY not in self.server_log.read_text(encoding="utf-8", errors="replace"):
+            if not _pid_alive(pid):
+                raise Neo4jServerError(
+                    f"the local Neo4j (pid {pid}) exited during start-up "
+                    f"(server log: {self.server_log}, debug log: {self.debug_log})",
+                    log_tail=self._log_tail(),
+                )
+            if time.monotonic() >= deadline:
+                raise Neo4jServerError(
+                    "the local Neo4j did not become ready within "
+                    f"{self.settings.local_neo4j_start_timeout:.0f} s "
+                    "(GRAPHMEM_LOCAL_NEO4J_START_TIMEOUT)",
+                    log_tail=self._log_tail(),
+                )
+            time.sleep(0.2)
+        try:
+            wait_for_bolt(
+                self.target(),
+                timeout=max(5.0, deadline - time.monotonic()),
+                still_starting=lambda: _pid_alive(pid),
+            )
+        except Neo4jUnavailableError as exc:
+            raise Neo4jServerError(str(exc), log_tail=self._log_tail()) from exc
+
+    def _log_tail(self) -> str:
+        server = tail(self.server_log, 30)
+        debug = tail(self.debug_log, 15)
+        return server + (f"--- {self.debug_log} ---\n{debug}" if debug else "")
+
+    def _alive(self, state: _State) -> bool:
+        """Whether the state's pid is a live local Neo4j of this home (not a reused pid)."""
+        if not _pid_alive(state.pid):
+            return False
+        cmdline = _cmdline(state.pid)
+        return cmdline is None or (MAIN_CLASS in cmdline and str(self.home) in cmdline)
+
+    def _check_port_free(self) -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", self.port))
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise
+                raise Neo4jServerError(
+                    f"port {self.port} on 127.0.0.1 is already in use by another process; "
+                    "stop it or choose another port with GRAPHMEM_LOCAL_NEO4J_PORT"
+                ) from exc
+
+    def _terminate(self, pid: int, *, timeout: float) -> bool:
+        """SIGTERM ``pid`` and wait; SIGKILL it after ``timeout``. True if it stopped cleanly."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not _pid_alive(pid):
+                return True
+            time.sleep(0.1)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while _pid_alive(pid):
+            time.sleep(0.05)
+        return False
+
+    def _stopped(self, note: str) -> ServerStatus:
+        return ServerStatus(
+            running=False, uri=_uri(self.port), home=self.home, version=NEO4J_VERSION, note=note
+        )
+
+
+def _uri(port: int) -> str:
+    return f"bolt://127.0.0.1:{port}"
+
+
+def _fingerprint(project: Path) -> str:
+    digest = hashlib.sha256()
+    files = [project / "pom.xml", *sorted((project / "src").rglob("*"))]
+    for path in files:
+        if path.is_file():
+            digest.update(path.relative_to(project).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (zombies count as dead and are reaped)."""
+    if pid <= 0:
+        return False
+    with contextlib.suppress(ChildProcessError):
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+        if reaped == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.exists():
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[-1].split()
+            return not fields or fields[0] not in ("Z", "X")
+    return True
+
+
+def _cmdline(pid: int) -> str | None:
+    """The command line of ``pid``, or None where the platform does not tell."""
+    proc = Path(f"/proc/{pid}/cmdline")
+    if proc.exists():
+        with contextlib.suppress(OSError):
+            return proc.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return None
+    try:
+        out = subprocess.run(
+            ["ps", "-p", str(pid), "-o", "command="],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout or None

