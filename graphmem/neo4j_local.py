@@ -203,7 +203,9 @@ class LocalNeo4jServer:
                 return StartResult(self.status(), True, time.monotonic() - began)
             if state is not None:
                 self.state_file.unlink(missing_ok=True)  # left behind by a killed server
-            self._check_port_free()
+            # A server killed a moment ago may still be releasing its socket.
+            self._check_port_free(wait=10.0 if state is not None else 0.0)
+            self.home.chmod(0o700)  # the store and the password are this user's alone
             classpath = self.build()
             ensure_secret_file(self.password_file)
             self._write_conf()
@@ -398,18 +400,24 @@ class LocalNeo4jServer:
         cmdline = _cmdline(state.pid)
         return cmdline is None or (MAIN_CLASS in cmdline and str(self.home) in cmdline)
 
-    def _check_port_free(self) -> None:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(("127.0.0.1", self.port))
-            except OSError as exc:
-                if exc.errno != errno.EADDRINUSE:
-                    raise
-                raise Neo4jServerError(
-                    f"port {self.port} on 127.0.0.1 is already in use by another process; "
-                    "stop it or choose another port with GRAPHMEM_LOCAL_NEO4J_PORT"
-                ) from exc
+    def _check_port_free(self, *, wait: float) -> None:
+        deadline = time.monotonic() + wait
+        while True:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind(("127.0.0.1", self.port))
+                    return
+                except OSError as exc:
+                    if exc.errno != errno.EADDRINUSE:
+                        raise
+                    if time.monotonic() >= deadline:
+                        raise Neo4jServerError(
+                            f"port {self.port} on 127.0.0.1 is already in use by another "
+                            "process; stop it or choose another port with "
+                            "GRAPHMEM_LOCAL_NEO4J_PORT"
+                        ) from exc
+            time.sleep(0.2)
 
     def _terminate(self, pid: int, *, timeout: float) -> bool:
         """SIGTERM ``pid`` and wait; SIGKILL it after ``timeout``. True if it stopped cleanly."""

@@ -13,6 +13,7 @@ import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.graphdb.QueryExecutionException;
 
 /**
  * An embedded Neo4j Community DBMS that listens for Bolt on the loopback interface only.
@@ -27,12 +28,24 @@ public final class LocalNeo4j {
 
     private LocalNeo4j() {}
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable failure) {
+            // The DBMS's threads would keep a half-started JVM alive: exit so that the
+            // launcher sees the failure at once (the shutdown hook still stops the DBMS).
+            System.out.println("graphmem-local-neo4j: failed: " + failure);
+            failure.printStackTrace(System.out);
+            System.out.flush();
+            System.exit(1);
+        }
+    }
+
+    private static void run(String[] args) throws Exception {
         Map<String, String> options = parse(args);
         Path home = Path.of(require(options, "home")).toAbsolutePath();
         int port = Integer.parseInt(require(options, "port"));
         String password = readPassword(Path.of(require(options, "password-file")));
-
         Path config = Path.of(require(options, "config")).toAbsolutePath();
 
         // The config file (written by graphmem) carries memory and logging settings; the
@@ -55,13 +68,25 @@ public final class LocalNeo4j {
             stopped.countDown();
         }, "graphmem-shutdown"));
 
-        service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
-                "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
-                Map.of("password", password));
+        setPassword(service, password);
 
         System.out.println("graphmem-local-neo4j: ready bolt://127.0.0.1:" + port + " home=" + home);
         System.out.flush();
         stopped.await();
+    }
+
+    /** Makes the password file's content the password of user neo4j. */
+    private static void setPassword(DatabaseManagementService service, String password) {
+        try {
+            service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                    "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
+                    Map.of("password", password));
+        } catch (QueryExecutionException e) {
+            // Every start after the first: the password is already the file's.
+            if (!String.valueOf(e.getMessage()).contains("Old password and new password cannot be the same")) {
+                throw e;
+            }
+        }
     }
 
     private static Map<String, String> parse(String[] args) {

@@ -1,0 +1,15 @@
+// name: true_at
+// mode: read
+// params: ns, valid_at, limit
+// returns: id, text, valid_from, valid_to, recorded_at
+// example: {"ns": "demo", "valid_at": "2026-03-15T00:00:00Z", "limit": 100}
+// What was true in the world at valid time $valid_at, per what is believed now (invariant 3).
+WITH datetime($valid_at) AS v
+MATCH (f:Fact {ns: $ns})
+WHERE f.retired_at IS NULL
+  AND (f.valid_from IS NULL OR f.valid_from <= v)
+  AND (f.valid_to IS NULL OR f.valid_to > v)
+RETURN f.id AS id, f.text AS text, f.valid_from AS valid_from, f.valid_to AS valid_to,
+       f.recorded_at AS recorded_at
+ORDER BY f.valid_from DESC, f.recorded_at DESC
+LIMIT $limit

@@ -1,0 +1,117 @@
+"""Schema migrations against a real Neo4j."""
+
+from __future__ import annotations
+
+import neo4j
+import pytest
+
+from graphmem import schema
+from graphmem.errors import EmbedderMismatchError, SchemaError
+from graphmem.graph import Graph
+from graphmem.settings import GraphmemSettings
+from tests.helpers import FakeEmbedder
+
+
+def _indexes(driver: neo4j.Driver, database: str) -> dict[str, dict[str, object]]:
+    records, _, _ = driver.execute_query(
+        "SHOW INDEXES YIELD name, type, state, options RETURN name, type, state, options",
+        database_=database,
+        routing_=neo4j.RoutingControl.READ,
+    )
+    return {r["name"]: dict(r) for r in records}
+
+
+def _count(driver: neo4j.Driver, database: str, label: str) -> int:
+    records, _, _ = driver.execute_query(
+        f"MATCH (n:{label}) RETURN count(n) AS n",
+        database_=database,
+        routing_=neo4j.RoutingControl.READ,
+    )
+    return int(records[0]["n"])
+
+
+def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    assert report.applied_now == (1, 2, 3)
+    assert report.version == report.latest_version == 3
+    assert report.embedder_model == "fake/hash-embedder"
+    assert report.embedding_dimension == 384
+
+    indexes = _indexes(driver, database)
+    expected = {name for m in schema.MIGRATIONS for name in m.creates}
+    assert expected <= set(indexes)
+    assert all(indexes[name]["state"] == "ONLINE" for name in expected)
+    for name in ("fact_embedding", "episode_embedding"):
+        assert indexes[name]["type"] == "VECTOR"
+        config = indexes[name]["options"]["indexConfig"]  # type: ignore[index]
+        assert config["vector.dimensions"] == 384
+        assert config["vector.similarity_function"] == "COSINE"
+    for name in ("fact_text", "episode_content"):
+        assert indexes[name]["type"] == "FULLTEXT"
+        config = indexes[name]["options"]["indexConfig"]  # type: ignore[index]
+        assert config["fulltext.analyzer"] == "english"
+        assert config["fulltext.eventually_consistent"] is False
+    assert _count(driver, database, "GraphmemMigration") == 3
+
+
+def test_init_is_idempotent(graph: Graph, embedder: FakeEmbedder) -> None:
+    before = _indexes(graph.driver, graph.database)
+    report = schema.apply_schema(graph.driver, database=graph.database, embedder=embedder)
+    assert report.applied_now == ()
+    assert report.up_to_date
+    assert _indexes(graph.driver, graph.database).keys() == before.keys()
+    assert _count(graph.driver, graph.database, "GraphmemMigration") == 3
+    assert _count(graph.driver, graph.database, "GraphmemSchema") == 1
+
+
+def test_a_768_d_embedder_is_refused_on_a_384_d_graph(graph: Graph) -> None:
+    before = _indexes(graph.driver, graph.database)
+    with pytest.raises(EmbedderMismatchError) as info:
+        schema.apply_schema(
+            graph.driver, database=graph.database, embedder=FakeEmbedder(768, model_id="fake/768")
+        )
+    message = str(info.value)
+    assert "384" in message and "768" in message
+    assert "sentence-transformers/all-MiniLM-L6-v2" in message and "fake/768" in message
+    assert _indexes(graph.driver, graph.database) == before
+    with pytest.raises(EmbedderMismatchError):
+        schema.check_schema(graph.driver, database=graph.database, embedder=FakeEmbedder(768))
+
+
+def test_the_same_dimension_from_another_model_is_refused(graph: Graph) -> None:
+    with pytest.raises(EmbedderMismatchError, match="model mismatch"):
+        schema.apply_schema(
+            graph.driver,
+            database=graph.database,
+            embedder=FakeEmbedder(384, model_id="other/model"),
+        )
+
+
+def test_client_connect_refuses_a_mismatched_embedder(
+    graph: Graph, test_settings: GraphmemSettings
+) -> None:
+    with pytest.raises(EmbedderMismatchError, match="768"):
+        Graph.open(test_settings, FakeEmbedder(768), target=graph.target)
+    with pytest.raises(EmbedderMismatchError, match="768"):
+        Graph.open(test_settings, FakeEmbedder(768), target=graph.target, apply_schema=False)
+
+
+def test_an_unrecorded_vector_index_of_another_dimension_is_refused(fresh_graph: Graph) -> None:
+    fresh_graph.driver.execute_query(
+        "CREATE VECTOR INDEX fact_embedding FOR (n:Fact) ON (n.embedding) OPTIONS "
+        "{indexConfig: {`vector.dimensions`: 768, `vector.similarity_function`: 'cosine'}}",
+        database_=fresh_graph.database,
+    )
+    with pytest.raises(EmbedderMismatchError, match="768"):
+        schema.apply_schema(
+            fresh_graph.driver, database=fresh_graph.database, embedder=FakeEmbedder(384)
+        )
+    assert _count(fresh_graph.driver, fresh_graph.database, "GraphmemMigration") == 0
+
+
+def test_check_without_init_says_what_to_run(fresh_graph: Graph) -> None:
+    with pytest.raises(SchemaError, match="graphmem init"):
+        schema.check_schema(
+            fresh_graph.driver, database=fresh_graph.database, embedder=FakeEmbedder(384)
+        )

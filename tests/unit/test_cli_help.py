@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import click
+from click.testing import CliRunner
+
+from graphmem.cli import main
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [prefix]
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            found += _commands(command, (*prefix, name))
+        else:
+            found.append((*prefix, name))
+    return found
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    runner = CliRunner()
+    commands = _commands(main)
+    assert ("neo4j", "start") in commands and ("init",) in commands and ("demo",) in commands
+    for path in commands:
+        result = runner.invoke(main, [*path, "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert "Example:" in result.output, f"`graphmem {' '.join(path)}` help has no example"
+        assert "graphmem" in result.output.split("Example:", 1)[1]
+
+
+def test_config_masks_the_password() -> None:
+    env = {"GRAPHMEM_NEO4J_URI": "bolt://db.example:7687", "GRAPHMEM_NEO4J_PASSWORD": "pw-abcdefgh"}
+    result = CliRunner().invoke(main, ["config", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "pw-abcdefgh" not in result.output
+    assert '"neo4j_mode": "external"' in result.output
+
+
+def test_graphmem_errors_become_one_line_and_exit_1() -> None:
+    env = {"GRAPHMEM_NEO4J_URI": "bolt://db.example:7687"}
+    result = CliRunner().invoke(main, ["neo4j", "status"], env=env)
+    assert result.exit_code == 1
+    assert "Error:" in result.output and "external server" in result.output
+    bad = CliRunner().invoke(main, ["config"], env={"GRAPHMEM_NEO4J_URI": "ftp://x"})
+    assert bad.exit_code == 1 and "GRAPHMEM_NEO4J_URI" in bad.output

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem.cypher import QUERY_DIR, CypherFileError, load_dir, parse_cypher, query
+from graphmem.errors import QueryNotFoundError
+
+ANALYST_DIR = Path(__file__).resolve().parents[2] / "cypher"
+
+
+def test_every_runtime_query_parses_and_declares_its_parameters() -> None:
+    queries = load_dir(QUERY_DIR)
+    assert {"fact_create_batch", "fact_vector_search", "fact_fulltext_search"} <= set(queries)
+    for q in queries.values():
+        assert q.mode in ("read", "write")
+        assert q.description, f"{q.name} has no description"
+
+
+def test_analyst_queries_are_all_reads_scoped_to_a_namespace() -> None:
+    queries = load_dir(ANALYST_DIR)
+    assert queries
+    for q in queries.values():
+        assert q.mode == "read", q.name
+        assert "ns" in q.params, f"{q.name} is not scoped to a namespace"
+        assert q.example is not None and set(q.example) == set(q.params), q.name
+
+
+def test_query_lookup() -> None:
+    assert query("fact_vector_search").mode == "read"
+    with pytest.raises(QueryNotFoundError):
+        query("no_such_query")
+
+
+GOOD = """// name: sample
+// mode: read
+// params: ns, k
+// returns: id
+// Finds things.
+MATCH (f:Fact {ns: $ns}) // a trailing comment with $ignored
+WHERE f.text <> '$not_a_param'
+RETURN f.id AS id LIMIT $k
+"""
+
+
+def test_parse_header_and_body() -> None:
+    q = parse_cypher(GOOD)
+    assert q.name == "sample"
+    assert q.params == ("ns", "k")
+    assert q.returns == "id"
+    assert q.description == "Finds things."
+    assert q.text.startswith("MATCH")
+    q.check_params({"ns": "a", "k": 1})
+    with pytest.raises(ValueError, match="missing parameters \\['k'\\]"):
+        q.check_params({"ns": "a"})
+    with pytest.raises(ValueError, match="unknown parameters \\['x'\\]"):
+        q.check_params({"ns": "a", "k": 1, "x": 2})
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (GOOD.replace("// name: sample\n", ""), "lacks '// name:'"),
+        (GOOD.replace("mode: read", "mode: maybe"), "mode must be"),
+        (GOOD.replace("params: ns, k", "params: ns"), "differ from the body"),
+        (GOOD.replace("params: ns, k", "params: ns, k, extra"), "differ from the body"),
+        ("// name: x\n// mode: read\n// params:\n", "no query after the header"),
+        (GOOD.replace("// returns: id", "// example: {not json"), "example is not JSON"),
+    ],
+)
+def test_malformed_files_are_rejected(text: str, fragment: str) -> None:
+    with pytest.raises(CypherFileError, match=fragment):
+        parse_cypher(text)
+
+
+def test_name_must_match_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "other.cypher"
+    path.write_text(GOOD)
+    with pytest.raises(CypherFileError, match="differs from the file name"):
+        load_dir(tmp_path)

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import pytest
+
+from graphmem.errors import SchemaError
+from graphmem.schema import MIGRATIONS, VECTOR_INDEXES, _check_dimension
+
+
+def test_migrations_are_numbered_in_order_and_create_distinct_names() -> None:
+    versions = [m.version for m in MIGRATIONS]
+    assert versions == list(range(1, len(MIGRATIONS) + 1))
+    names = [name for m in MIGRATIONS for name in m.creates]
+    assert len(names) == len(set(names))
+    for migration in MIGRATIONS:
+        assert len(migration.statements) == len(migration.creates)
+
+
+def test_every_statement_is_idempotent_and_names_what_it_creates() -> None:
+    for migration in MIGRATIONS:
+        for name, statement in zip(migration.creates, migration.statements, strict=True):
+            assert "IF NOT EXISTS" in statement
+            assert f" {name} " in statement
+
+
+def test_vector_indexes_take_the_dimension_as_a_parameter() -> None:
+    vector = [s for m in MIGRATIONS for s in m.statements if "VECTOR INDEX" in s]
+    assert len(vector) == len(VECTOR_INDEXES) == 2
+    for statement in vector:
+        assert "$dimension" in statement
+        assert "'cosine'" in statement
+
+
+def test_schema_covers_the_design_contract() -> None:
+    names = {name for m in MIGRATIONS for name in m.creates}
+    assert {
+        "fact_id",
+        "episode_id",
+        "fact_embedding",
+        "episode_embedding",
+        "fact_text",
+        "episode_content",
+    } <= names
+
+
+def test_checksums_are_stable_and_distinct() -> None:
+    sums = [m.checksum for m in MIGRATIONS]
+    assert len(set(sums)) == len(sums)
+    assert sums == [m.checksum for m in MIGRATIONS]
+
+
+@pytest.mark.parametrize("dimension", [0, -3, 4097])
+def test_impossible_dimensions_are_refused(dimension: int) -> None:
+    with pytest.raises(SchemaError, match="dimension"):
+        _check_dimension(_Dim(dimension))
+
+
+class _Dim:
+    model_id = "x"
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem.errors import ConfigurationError
+from graphmem.settings import GraphmemSettings, load_settings
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(__import__("os").environ):
+        if name.startswith("GRAPHMEM_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+
+
+def test_defaults_use_the_local_server() -> None:
+    settings = load_settings()
+    assert settings.neo4j_uri == "local"
+    assert settings.neo4j_mode == "local"
+    assert settings.local_neo4j_port == 7687
+    assert settings.local_home == (settings.data_dir / "neo4j").resolve()
+
+
+def test_environment_prefix_and_modes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_NEO4J_URI", "neo4j+s://abc.databases.neo4j.io")
+    monkeypatch.setenv("GRAPHMEM_NEO4J_PASSWORD", "s3cret-value")
+    monkeypatch.setenv("GRAPHMEM_LOCAL_NEO4J_PORT", "7700")
+    settings = load_settings()
+    assert settings.neo4j_mode == "external"
+    assert settings.local_neo4j_port == 7700
+    assert load_settings(neo4j_uri="docker").neo4j_mode == "docker"
+
+
+def test_dotenv_file_is_read(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("GRAPHMEM_NEO4J_DATABASE=memories\n")
+    assert load_settings().neo4j_database == "memories"
+
+
+def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_NEO4J_URI", "bolt://db.example:7687")
+    monkeypatch.setenv("GRAPHMEM_NEO4J_PASSWORD", "hunter2-very-secret")
+    settings = load_settings()
+    assert settings.neo4j_password is not None
+    assert settings.neo4j_password.get_secret_value() == "hunter2-very-secret"
+    for shown in (repr(settings), str(settings), settings.model_dump_json()):
+        assert "hunter2" not in shown
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "fragment"),
+    [
+        ("GRAPHMEM_NEO4J_URI", "http://localhost:7474", "GRAPHMEM_NEO4J_URI"),
+        ("GRAPHMEM_NEO4J_URI", "bolt://", "names no host"),
+        ("GRAPHMEM_LOCAL_NEO4J_PORT", "70000", "GRAPHMEM_LOCAL_NEO4J_PORT"),
+        ("GRAPHMEM_LOCAL_NEO4J_HEAP", "lots", "GRAPHMEM_LOCAL_NEO4J_HEAP"),
+        ("GRAPHMEM_EMBEDDING_BATCH_SIZE", "0", "GRAPHMEM_EMBEDDING_BATCH_SIZE"),
+    ],
+)
+def test_bad_settings_raise_a_typed_error_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, fragment: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigurationError, match=fragment):
+        load_settings()
+
+
+def test_settings_class_is_the_pydantic_settings_model() -> None:
+    assert GraphmemSettings.model_config["env_prefix"] == "GRAPHMEM_"
