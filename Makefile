@@ -1,0 +1,47 @@
+# graphmem: `make demo` and `make test` do all the set-up on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.graphmem-installed
+
+.PHONY: install demo test unit integration lint neo4j-start neo4j-stop neo4j-status clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm]'
+	touch $(STAMP)
+
+## install: a virtual environment in .venv with graphmem and its dev and llm extras
+install: $(STAMP)
+
+## demo: install, start the default local Neo4j, write and read back through Bolt
+demo: install
+	$(BIN)/graphmem neo4j start
+	$(BIN)/graphmem demo
+
+## test: install, then the whole suite (the fixtures start a throwaway Neo4j)
+test: install
+	$(BIN)/pytest
+
+unit: install
+	$(BIN)/pytest tests/unit
+
+integration: install
+	$(BIN)/pytest tests/integration
+
+## lint: ruff and mypy
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+neo4j-start: install
+	$(BIN)/graphmem neo4j start
+neo4j-stop: install
+	$(BIN)/graphmem neo4j stop
+neo4j-status: install
+	$(BIN)/graphmem neo4j status
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
