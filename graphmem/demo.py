@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import neo4j
+
 from graphmem.cypher import query
 from graphmem.embeddings import Embedder
+from graphmem.facts import new_fact_rows
 from graphmem.fulltext import lucene_query
 from graphmem.graph import Graph
 
@@ -51,21 +52,9 @@ class DemoResult:
 def run_demo(graph: Graph, embedder: Embedder, *, say: Callable[[str], None] = print) -> DemoResult:
     """Write the demo facts into a fresh namespace and query them back."""
     namespace = f"demo-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(2)}"
-    vectors = embedder.embed(DEMO_FACTS)
-    rows = [
-        {
-            "id": str(uuid.uuid4()),
-            "ns": namespace,
-            "text": text,
-            "text_hash": hashlib.sha256(text.encode()).hexdigest(),
-            "embedding": vector.tolist(),
-            "source": "graphmem demo",
-            "tags": ["demo"],
-            "valid_from": None,
-            "valid_to": None,
-        }
-        for text, vector in zip(DEMO_FACTS, vectors, strict=True)
-    ]
+    rows = new_fact_rows(
+        namespace, DEMO_FACTS, embedder.embed(DEMO_FACTS), source="graphmem demo", tags=["demo"]
+    )
     began = time.perf_counter()
     written = graph.execute(query("fact_create_batch"), facts=rows)
     result = DemoResult(namespace, len(written), time.perf_counter() - began)
@@ -75,32 +64,37 @@ def run_demo(graph: Graph, embedder: Embedder, *, say: Callable[[str], None] = p
     )
 
     question, _ = VECTOR_PROBE
-    result.vector_hits = [
-        dict(r)
-        for r in graph.execute(
+    result.vector_hits = _show(
+        say,
+        f"vector index, {question!r}",
+        graph.execute(
             query("fact_vector_search"),
             ns=namespace,
             vector=embedder.embed([question])[0].tolist(),
             candidates=50,
             k=3,
-        )
-    ]
-    say(f"\nvector index, {question!r}:")
-    for hit in result.vector_hits:
-        say(f"  {hit['score']:.3f}  {hit['text']}")
-
+        ),
+    )
     words, _ = FULLTEXT_PROBE
-    result.fulltext_hits = [
-        dict(r)
-        for r in graph.execute(
+    result.fulltext_hits = _show(
+        say,
+        f"fulltext index, {words!r}",
+        graph.execute(
             query("fact_fulltext_search"),
             ns=namespace,
             query=lucene_query(words),
             candidates=50,
             k=3,
-        )
-    ]
-    say(f"\nfulltext index, {words!r}:")
-    for hit in result.fulltext_hits:
-        say(f"  {hit['score']:.3f}  {hit['text']}")
+        ),
+    )
     return result
+
+
+def _show(
+    say: Callable[[str], None], title: str, records: list[neo4j.Record]
+) -> list[dict[str, Any]]:
+    hits = [dict(r) for r in records]
+    say(f"\n{title}:")
+    for hit in hits:
+        say(f"  {hit['score']:.3f}  {hit['text']}")
+    return hits

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import uuid
 from typing import Any
 
 import neo4j
@@ -12,6 +10,7 @@ from hypothesis import strategies as st
 
 from graphmem.cypher import query
 from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.facts import new_fact_rows
 from graphmem.fulltext import lucene_query
 from graphmem.graph import Graph
 
@@ -24,20 +23,7 @@ TEXTS = [
 
 
 def _rows(ns: str, texts: list[str], embedder: SentenceTransformerEmbedder) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": str(uuid.uuid4()),
-            "ns": ns,
-            "text": text,
-            "text_hash": hashlib.sha256(text.encode()).hexdigest(),
-            "embedding": vector.tolist(),
-            "source": "test",
-            "tags": ["t"],
-            "valid_from": None,
-            "valid_to": None,
-        }
-        for text, vector in zip(texts, embedder.embed(texts), strict=True)
-    ]
+    return new_fact_rows(ns, texts, embedder.embed(texts), source="test", tags=["t"])
 
 
 def test_write_then_read_back_through_both_index_procedures(
