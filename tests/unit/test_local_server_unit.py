@@ -11,7 +11,7 @@ import pytest
 
 from graphmem._files import ensure_secret_file, tail
 from graphmem.errors import Neo4jServerError, Neo4jUnavailableError
-from graphmem.neo4j_local import NEO4J_VERSION, LocalNeo4jServer, _pid_alive, _State
+from graphmem.neo4j_local import NEO4J_VERSION, LocalNeo4jServer, _Build, _pid_alive, _State
 from graphmem.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,7 +88,7 @@ def test_missing_maven_is_explained(tmp_path: Path) -> None:
 def test_missing_java_is_explained(tmp_path: Path) -> None:
     server = _server(tmp_path, java="java-not-installed")
     with pytest.raises(Neo4jServerError, match=r"Java .* is not on PATH"):
-        server._java_command("classpath")
+        server._java_command(_Build(tmp_path), home=tmp_path, port=1, password_file=tmp_path / "pw")
 
 
 def test_java_command_binds_loopback_and_keeps_the_password_off_the_command_line(
@@ -96,7 +96,17 @@ def test_java_command_binds_loopback_and_keeps_the_password_off_the_command_line
 ) -> None:
     server = _server(tmp_path, local_neo4j_port=7777, local_neo4j_heap="2g")
     ensure_secret_file(server.password_file)
-    command = server._java_command("cp")
+    build = _Build(tmp_path / "build")
+    command = server._java_command(
+        build, home=server.home, port=7777, password_file=server.password_file
+    )
+    assert not any("SharedArchiveFile" in part for part in command)
+    build.directory.mkdir()
+    build.class_archive.write_bytes(b"")
+    command = server._java_command(
+        build, home=server.home, port=7777, password_file=server.password_file
+    )
+    assert f"-XX:SharedArchiveFile={build.class_archive}" in command
     assert "-Xmx2g" in command
     assert command[command.index("--port") + 1] == "7777"
     assert server.password_file.read_text().strip() not in " ".join(command)
