@@ -323,6 +323,7 @@ class LocalNeo4jServer:
         home: Path,
         port: int,
         password_file: Path,
+        heap: str | None = None,
         create_archive: bool = False,
     ) -> list[str]:
         java = shutil.which(self.settings.java)
@@ -340,7 +341,7 @@ class LocalNeo4jServer:
         return [
             java,
             "-Xms256m",
-            f"-Xmx{self.settings.local_neo4j_heap}",
+            f"-Xmx{heap or self.settings.local_neo4j_heap}",
             *_JVM_OPTIONS,
             *archive,
             "-cp",
@@ -363,8 +364,8 @@ class LocalNeo4jServer:
             _write_conf(home / "conf" / "neo4j.conf", "64m")
             ensure_secret_file(home / "password")
             command = self._java_command(
-                build, home=home, port=_free_port(),
-                password_file=home / "password", create_archive=True,
+                build, home=home, port=_free_port(), password_file=home / "password",
+                heap="1g", create_archive=True,
             )  # fmt: skip
             with log.open("wb") as out:
                 child = subprocess.Popen(
