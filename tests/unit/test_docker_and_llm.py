@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from graphmem.llm import graphiti_telemetry_enabled, import_graphiti
 from graphmem.neo4j_docker import DockerNeo4j, docker_engine_available
@@ -13,13 +14,17 @@ from graphmem.settings import load_settings
 
 def test_compose_file_publishes_bolt_on_loopback_with_a_healthcheck(tmp_path: Path) -> None:
     server = DockerNeo4j(load_settings(neo4j_uri="docker", data_dir=tmp_path))
-    compose = server.compose_file.read_text()
-    assert "neo4j:5.26-community" in compose
-    assert '"127.0.0.1:${GRAPHMEM_DOCKER_BOLT_PORT:-7687}:7687"' in compose
-    assert "healthcheck:" in compose
-    assert 'NEO4J_dbms_usage__report_enabled: "false"' in compose
+    compose = yaml.safe_load(server.compose_file.read_text())
+    service = compose["services"]["neo4j"]
+    assert service["image"] == "neo4j:5.26-community"
+    assert service["ports"] == ["127.0.0.1:${GRAPHMEM_DOCKER_BOLT_PORT:-7687}:7687"]
+    assert service["environment"]["NEO4J_dbms_usage__report_enabled"] == "false"
+    assert service["environment"]["NEO4J_AUTH"].startswith("neo4j/${GRAPHMEM_NEO4J_PASSWORD:?")
+    assert "7474" in " ".join(service["healthcheck"]["test"])
+    assert set(compose["volumes"]) == {"neo4j-data", "neo4j-logs"}
     target = server.target()
-    assert target.uri == "bolt://127.0.0.1:7687" and target.mode == "docker"
+    assert target.uri == "bolt://127.0.0.1:7687"
+    assert target.mode == "docker"
     assert (tmp_path / "docker-neo4j-password").stat().st_mode & 0o077 == 0
 
 
