@@ -54,8 +54,8 @@ class EmbedderMismatchError(SchemaError):
             f"embedder {what} mismatch: the graph was built with {graph_model!r} "
             f"({graph_dimension}-d vectors), but the configured embedder is "
             f"{embedder_model!r} ({embedder_dimension}-d vectors). Vectors from different "
-            "models cannot be compared: connect with the embedder the graph was built with, "
-            "or re-embed the graph explicitly."
+            "models cannot be compared: set GRAPHMEM_EMBEDDING_MODEL to the model the graph "
+            "was built with, or use another database for the new model."
         )
         self.graph_model = graph_model
         self.graph_dimension = graph_dimension
