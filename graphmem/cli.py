@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from graphmem import __version__
 from graphmem.errors import GraphmemError
 from graphmem.settings import GraphmemSettings, load_settings
+
+if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+    from graphmem.embeddings import SentenceTransformerEmbedder
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,7 +76,7 @@ def _settings(ctx: click.Context) -> GraphmemSettings:
     return settings
 
 
-def _embedder(settings: GraphmemSettings) -> Any:
+def _embedder(settings: GraphmemSettings) -> SentenceTransformerEmbedder:
     from graphmem.embeddings import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder.from_settings(settings)

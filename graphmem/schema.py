@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -123,6 +123,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
+_ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def apply_schema(
 ) -> SchemaReport:
     """Bring the graph's schema up to date for ``embedder`` and wait until it is ONLINE."""
     _check_dimension(embedder)
-    _check_embedder(driver, database, embedder)
+    _check_embedder(*_read_state(driver, database), embedder)
     applied = _applied_versions(driver, database)
     newly: list[int] = []
     for migration in MIGRATIONS:
@@ -207,16 +208,17 @@ def apply_schema(
         model=embedder.model_id,
         dimension=embedder.dimension,
     )[0]
-    _compare(claimed["embedder_model"], claimed["embedding_dimension"], embedder)
-    await_indexes_online(driver, database=database, timeout=timeout)
-    return _report(driver, database, tuple(newly))
+    _check_embedder(claimed, (), embedder)
+    indexes = await_indexes_online(driver, database=database, timeout=timeout)
+    return _report(applied | set(newly), claimed, indexes, applied_now=tuple(newly))
 
 
 def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo) -> SchemaReport:
     """Verify, without writing, that the schema is current and built for ``embedder``."""
     _check_dimension(embedder)
-    _check_embedder(driver, database, embedder)
-    report = _report(driver, database, ())
+    state, indexes = _read_state(driver, database)
+    _check_embedder(state, indexes, embedder)
+    report = _report(_applied_versions(driver, database), state, indexes)
     if not report.up_to_date:
         raise SchemaError(
             f"the graph's schema is at version {report.version}, this graphmem needs "
@@ -228,24 +230,18 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     return report
 
 
-def schema_report(driver: neo4j.Driver, *, database: str) -> SchemaReport:
-    """The schema as it is, checked against nothing."""
-    return _report(driver, database, ())
-
-
 def await_indexes_online(
     driver: neo4j.Driver, *, database: str, timeout: float = 300.0, interval: float = 0.2
 ) -> tuple[IndexState, ...]:
     """Wait until every index and constraint graphmem creates is ONLINE."""
-    expected = {name for m in MIGRATIONS for name in m.creates}
     deadline = time.monotonic() + timeout
     while True:
-        states = _index_states(driver, database, sorted(expected))
+        states = _index_states(driver, database)
         failed = [s for s in states if s.state == "FAILED"]
         if failed:
             details = "; ".join(f"{s.name}: {s.failure}" for s in failed)
             raise SchemaError(f"index population failed: {details}")
-        missing = expected - {s.name for s in states}
+        missing = set(_ALL_INDEXES) - {s.name for s in states}
         pending = [s for s in states if s.state != "ONLINE"]
         if not missing and not pending:
             return states
@@ -264,42 +260,47 @@ def _check_dimension(embedder: EmbedderInfo) -> None:
         )
 
 
-def _check_embedder(driver: neo4j.Driver, database: str, embedder: EmbedderInfo) -> None:
+def _read_state(
+    driver: neo4j.Driver, database: str
+) -> tuple[Mapping[str, Any] | None, tuple[IndexState, ...]]:
+    """The recorded embedder (if any) and the states of graphmem's indexes."""
     rows = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
-    if rows:
-        _compare(rows[0]["embedder_model"], rows[0]["embedding_dimension"], embedder)
+    return (rows[0] if rows else None), _index_states(driver, database)
+
+
+def _check_embedder(
+    state: Mapping[str, Any] | None, indexes: Sequence[IndexState], embedder: EmbedderInfo
+) -> None:
+    """Refuse ``embedder`` if the recorded one, or an existing vector index, differs."""
+    if state is not None and state["embedder_model"] is not None:
+        model, dimension = state["embedder_model"], int(state["embedding_dimension"])
+        if dimension != embedder.dimension or model != embedder.model_id:
+            raise EmbedderMismatchError(
+                graph_model=model,
+                graph_dimension=dimension,
+                embedder_model=embedder.model_id,
+                embedder_dimension=embedder.dimension,
+            )
     # Vector indexes made by hand or by an interrupted run, before the embedder was recorded.
-    for state in _index_states(driver, database, sorted(VECTOR_INDEXES)):
-        dimension = state.options.get("indexConfig", {}).get("vector.dimensions")
+    for index in indexes:
+        if index.name not in VECTOR_INDEXES:
+            continue
+        dimension = index.options.get("indexConfig", {}).get("vector.dimensions")
         if dimension is not None and int(dimension) != embedder.dimension:
             raise EmbedderMismatchError(
-                graph_model=f"unrecorded model (index {state.name})",
+                graph_model=f"unrecorded model (index {index.name})",
                 graph_dimension=int(dimension),
                 embedder_model=embedder.model_id,
                 embedder_dimension=embedder.dimension,
             )
 
 
-def _compare(model: str | None, dimension: int | None, embedder: EmbedderInfo) -> None:
-    if model is None or dimension is None:
-        return
-    if int(dimension) != embedder.dimension or model != embedder.model_id:
-        raise EmbedderMismatchError(
-            graph_model=model,
-            graph_dimension=int(dimension),
-            embedder_model=embedder.model_id,
-            embedder_dimension=embedder.dimension,
-        )
-
-
 def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:
     return {int(r["version"]) for r in db.execute(driver, database, query("migrations_applied"))}
 
 
-def _index_states(
-    driver: neo4j.Driver, database: str, names: Sequence[str]
-) -> tuple[IndexState, ...]:
-    rows = db.execute(driver, database, query("index_states"), names=list(names))
+def _index_states(driver: neo4j.Driver, database: str) -> tuple[IndexState, ...]:
+    rows = db.execute(driver, database, query("index_states"), names=list(_ALL_INDEXES))
     return tuple(
         IndexState(
             name=r["name"],
@@ -315,20 +316,23 @@ def _index_states(
     )
 
 
-def _report(driver: neo4j.Driver, database: str, applied_now: tuple[int, ...]) -> SchemaReport:
-    applied = _applied_versions(driver, database)
+def _report(
+    applied: set[int],
+    state: Mapping[str, Any] | None,
+    indexes: tuple[IndexState, ...],
+    *,
+    applied_now: tuple[int, ...] = (),
+) -> SchemaReport:
     version = 0
     for migration in MIGRATIONS:  # the highest version with all earlier ones applied
         if migration.version not in applied:
             break
         version = migration.version
-    state = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
-    expected = sorted({name for m in MIGRATIONS for name in m.creates})
     return SchemaReport(
         version=version,
         latest_version=LATEST_VERSION,
         applied_now=applied_now,
-        embedder_model=state[0]["embedder_model"] if state else None,
-        embedding_dimension=state[0]["embedding_dimension"] if state else None,
-        indexes=_index_states(driver, database, expected),
+        embedder_model=state["embedder_model"] if state else None,
+        embedding_dimension=state["embedding_dimension"] if state else None,
+        indexes=indexes,
     )

@@ -127,10 +127,6 @@ class GraphmemSettings(BaseSettings):
     def local_home(self) -> Path:
         return (self.local_neo4j_home or self.data_dir / "neo4j").expanduser().resolve()
 
-    def __repr_args__(self) -> Any:
-        # SecretStr already masks the password; this keeps the repr short and safe.
-        return [(k, v) for k, v in super().__repr_args__() if k != "neo4j_password"]
-
 
 def load_settings(**overrides: Any) -> GraphmemSettings:
     """Read the settings from the environment and ``.env``, with ``overrides`` on top.

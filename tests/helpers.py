@@ -17,24 +17,16 @@ class FakeEmbedder:
     """Hash-seeded unit vectors: equal texts get equal vectors, different texts differ."""
 
     def __init__(self, dimension: int = 384, model_id: str = "fake/hash-embedder") -> None:
-        self._dimension = dimension
-        self._model_id = model_id
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
+        self.dimension = dimension
+        self.model_id = model_id
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows = []
         for text in texts:
             seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            rows.append(np.random.default_rng(seed).standard_normal(self._dimension))
+            rows.append(np.random.default_rng(seed).standard_normal(self.dimension))
         return check_vectors(
-            np.array(rows, dtype=np.float32).reshape(-1, self._dimension), self._dimension
+            np.array(rows, dtype=np.float32).reshape(-1, self.dimension), self.dimension
         )
 
 
