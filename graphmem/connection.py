@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import neo4j
 from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable
@@ -34,26 +34,45 @@ class Neo4jTarget:
         return f"{self.uri} (database {self.database!r}, {self.mode})"
 
 
+def _driver_options(target: Neo4jTarget, connection_timeout: float) -> dict[str, Any]:
+    return {
+        "auth": (target.user, target.password.get_secret_value()),
+        "connection_timeout": connection_timeout,
+        "user_agent": f"graphmem/{__version__}",
+        # A fresh graph lacks the labels and properties that queries name; the server's
+        # "does not exist" hints about that are noise, everything else is kept.
+        "notifications_disabled_classifications": [
+            neo4j.NotificationDisabledClassification.UNRECOGNIZED
+        ],
+    }
+
+
 def open_driver(
     target: Neo4jTarget, *, verify: bool = True, connection_timeout: float = 15.0
 ) -> neo4j.Driver:
     """Open a driver to ``target``; with ``verify``, fail now if it does not answer."""
-    driver = neo4j.GraphDatabase.driver(
-        target.uri,
-        auth=(target.user, target.password.get_secret_value()),
-        connection_timeout=connection_timeout,
-        user_agent=f"graphmem/{__version__}",
-        # A fresh graph lacks the labels and properties that queries name; the server's
-        # "does not exist" hints about that are noise, everything else is kept.
-        notifications_disabled_classifications=[
-            neo4j.NotificationDisabledClassification.UNRECOGNIZED
-        ],
-    )
+    driver = neo4j.GraphDatabase.driver(target.uri, **_driver_options(target, connection_timeout))
     if verify:
         try:
             driver.verify_connectivity()
         except (Neo4jError, DriverError, OSError) as exc:
             driver.close()
+            raise _unavailable(target, exc) from exc
+    return driver
+
+
+async def open_async_driver(
+    target: Neo4jTarget, *, verify: bool = True, connection_timeout: float = 15.0
+) -> neo4j.AsyncDriver:
+    """The async twin of :func:`open_driver`."""
+    driver = neo4j.AsyncGraphDatabase.driver(
+        target.uri, **_driver_options(target, connection_timeout)
+    )
+    if verify:
+        try:
+            await driver.verify_connectivity()
+        except (Neo4jError, DriverError, OSError) as exc:
+            await driver.close()
             raise _unavailable(target, exc) from exc
     return driver
 

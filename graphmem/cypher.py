@@ -14,6 +14,10 @@ with a header of ``//`` lines::
 ``name`` must match the file name, ``mode`` is ``read`` or ``write`` (reads are routed as
 reads), and ``params`` must list exactly the ``$parameters`` the body uses. ``example`` is
 optional JSON used by the test-suite to run analyst queries.
+
+Runtime queries may include a shared predicate from ``graphmem/queries/fragments`` with
+``{{fragment_name}}``; it is expanded when the file is loaded, before the parameters are
+checked, so the one definition of, say, "visible at this time" serves every query that needs it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ _HEADER_KEY = re.compile(r"^//\s*(name|mode|params|returns|example)\s*:\s*(.*)$"
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _COMMENT = re.compile(r"//[^\n]*")
+_INCLUDE = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+FRAGMENT_DIR = QUERY_DIR / "fragments"
 
 
 class CypherFileError(ValueError):
@@ -63,8 +69,13 @@ class CypherQuery:
             )
 
 
-def parse_cypher(source: str, *, path: Path | None = None) -> CypherQuery:
-    """Parse a ``.cypher`` file's text into a :class:`CypherQuery`."""
+def parse_cypher(
+    source: str, *, path: Path | None = None, fragments: Mapping[str, str] | None = None
+) -> CypherQuery:
+    """Parse a ``.cypher`` file's text into a :class:`CypherQuery`.
+
+    ``{{name}}`` in the body is replaced by ``fragments[name]``.
+    """
     keyed: dict[str, str] = {}
     description: list[str] = []
     body: list[str] = []
@@ -91,6 +102,7 @@ def parse_cypher(source: str, *, path: Path | None = None) -> CypherQuery:
         raise CypherFileError(f"{where}: mode must be 'read' or 'write', not {mode!r}")
     declared = tuple(p.strip().lstrip("$") for p in keyed["params"].split(",") if p.strip())
     text = "\n".join(body).strip()
+    text = _expand(text, fragments or {}, where)
     if not text:
         raise CypherFileError(f"{where}: no query after the header")
     code = _COMMENT.sub("", _STRING.sub("''", text))
@@ -119,18 +131,41 @@ def parse_cypher(source: str, *, path: Path | None = None) -> CypherQuery:
     )
 
 
-def load_dir(directory: Path) -> dict[str, CypherQuery]:
+def _expand(text: str, fragments: Mapping[str, str], where: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in fragments:
+            raise CypherFileError(f"{where}: unknown fragment {{{{{name}}}}}")
+        return fragments[name]
+
+    return _INCLUDE.sub(replace, text)
+
+
+def load_fragments(directory: Path) -> dict[str, str]:
+    """The predicates of ``directory/*.cypher`` by file name, comment lines dropped."""
+    fragments = {}
+    for path in sorted(directory.glob("*.cypher")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        fragments[path.stem] = "\n".join(
+            line for line in lines if line.strip() and not line.strip().startswith("//")
+        ).strip()
+    return fragments
+
+
+def load_dir(
+    directory: Path, *, fragments: Mapping[str, str] | None = None
+) -> dict[str, CypherQuery]:
     """Every ``.cypher`` file of ``directory``, by name."""
     queries = {}
     for path in sorted(directory.glob("*.cypher")):
-        query = parse_cypher(path.read_text(encoding="utf-8"), path=path)
+        query = parse_cypher(path.read_text(encoding="utf-8"), path=path, fragments=fragments)
         queries[query.name] = query
     return queries
 
 
 @cache
 def _package_queries() -> dict[str, CypherQuery]:
-    return load_dir(QUERY_DIR)
+    return load_dir(QUERY_DIR, fragments=load_fragments(FRAGMENT_DIR))
 
 
 def query(name: str) -> CypherQuery:

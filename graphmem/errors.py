@@ -73,3 +73,42 @@ class QueryNotFoundError(GraphmemError):
 
 class OptionalDependencyError(GraphmemError):
     """An optional extra (for example ``graphmem[llm]``) is needed but not installed."""
+
+
+class InvalidInputError(GraphmemError, ValueError):
+    """An argument is malformed: empty or oversized text, a naive datetime, a bad namespace,
+    an unusable vector, a malformed message. Nothing was written."""
+
+
+class NotFoundError(InvalidInputError, LookupError):
+    """No fact or episode with that id exists in the namespace."""
+
+    def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.ids = ids
+
+
+class RetiredFactError(InvalidInputError):
+    """The operation needs a believed (active) fact, but the fact is already retired."""
+
+    def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.ids = ids
+
+
+class ForgottenError(InvalidInputError):
+    """The fact was erased with ``forget``; only its tombstone remains."""
+
+    def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.ids = ids
+
+
+class BadLinesError(InvalidInputError):
+    """Some lines of a JSONL input are malformed; each problem names its line number."""
+
+    def __init__(self, problems: list[tuple[int, str]]) -> None:
+        shown = "; ".join(f"line {n}: {why}" for n, why in problems[:10])
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        super().__init__(f"{len(problems)} malformed line(s): {shown}{more}")
+        self.problems = problems

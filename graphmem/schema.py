@@ -106,6 +106,15 @@ _M2 = (
     ("episode_content", _fulltext("episode_content", "Episode", "content")),
 )
 _M3 = tuple((name, _vector(name, label)) for name, label in VECTOR_INDEXES.items())
+_M4 = (
+    ("graphmem_lock_key", _unique("graphmem_lock_key", "GraphmemLock", "key")),
+    ("fact_ns_pinned", _range("fact_ns_pinned", "Fact", "ns", "pinned")),
+    ("tombstone_ns_fact_id", _range("tombstone_ns_fact_id", "Tombstone", "ns", "fact_id")),
+    (
+        "tombstone_ns_episode_id",
+        _range("tombstone_ns_episode_id", "Tombstone", "ns", "episode_id"),
+    ),
+)
 
 
 def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
@@ -121,6 +130,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(1, "constraints and range indexes", _M1),
     _migration(2, "fulltext indexes on Fact.text and Episode.content", _M2),
     _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
+    _migration(4, "write locks, pinned facts and tombstone lookups", _M4),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 _ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))

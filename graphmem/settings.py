@@ -87,6 +87,19 @@ class GraphmemSettings(BaseSettings):
         False, description="Allow sentence-transformers to fetch a model from the hub."
     )
 
+    # --- recall and context ------------------------------------------------------------------
+    context_tokenizer: str | None = Field(
+        None,
+        description="Tokenizer that counts context budgets: a tokenizer.json path or "
+        "'tiktoken:<encoding>'; default: the embedding model's WordPiece tokenizer.",
+    )
+    recall_fusion: Literal["rrf", "linear"] = "rrf"
+    recall_min_score: float = Field(
+        0.2, ge=-1.0, le=1.0, description="Quality gate: the least cosine similarity a hit needs."
+    )
+    recall_recency_weight: float = Field(0.1, ge=0.0, le=1.0)
+    recall_recency_half_life_days: float = Field(30.0, gt=0)
+
     # --- schema and optional layers ---------------------------------------------------------
     schema_wait_timeout: float = Field(300.0, gt=0)
     graphiti_telemetry: bool = Field(

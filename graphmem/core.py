@@ -1,0 +1,948 @@
+"""The memory operations as I/O-free plans, shared by :class:`Memory` and :class:`AsyncMemory`.
+
+Each operation is a generator (a *plan*) that yields what it needs done and receives the
+answer: :class:`Embed` (texts to vectors), :class:`Extract` (facts from new episodes) and
+:class:`Transaction` (a unit of work that yields :class:`Run` statements and receives their
+rows). The sync and async clients only drive plans: validation, Cypher parameters, fusion, the
+quality gate and the shape of every result live here, once.
+
+A transaction's work is a factory, so the driver can run it again when Neo4j asks for a retry.
+Errors raised inside the work roll the transaction back: nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+import numpy.typing as npt
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from graphmem.cypher import CypherQuery, query
+from graphmem.embeddings import Vectors, check_vectors
+from graphmem.errors import (
+    DatabaseError,
+    EmbeddingError,
+    ForgottenError,
+    InvalidInputError,
+    NotFoundError,
+    RetiredFactError,
+)
+from graphmem.fulltext import lucene_query
+from graphmem.models import (
+    MAX_IDS,
+    MAX_K,
+    MAX_TEXT_CHARS,
+    AwareDatetime,
+    ContextBlock,
+    Episode,
+    Fact,
+    FactHistory,
+    FactInput,
+    Hit,
+    IngestResult,
+    Kind,
+    Message,
+    NamespaceStats,
+    Provenance,
+    RecallResult,
+    Scores,
+    SupersedesEdge,
+    Timing,
+    check_namespace,
+)
+from graphmem.ranking import (
+    Candidate,
+    RecallConfig,
+    content_words,
+    fuse,
+    index_score_to_cosine,
+    lexical_coverage,
+    passes_gate,
+    recency_factor,
+)
+from graphmem.tokens import TokenCounter
+
+T = TypeVar("T")
+Rows = list[dict[str, Any]]
+
+#: Who a write is attributed to on its relationships when it comes through the client.
+API_ACTOR = "api"
+
+
+# --- the steps a plan yields ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Run:
+    """One statement inside a transaction; answered with its rows as dicts."""
+
+    query: CypherQuery
+    params: dict[str, Any]
+
+
+Work = Generator[Run, Rows, T]
+
+
+@dataclass(frozen=True)
+class Transaction(Generic[T]):
+    """A read or write transaction running ``work()``; answered with its return value."""
+
+    mode: Literal["read", "write"]
+    work: Callable[[], Work[T]]
+
+
+@dataclass(frozen=True)
+class Embed:
+    """Texts to embed; answered with a float32 array, one unit row per text."""
+
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Extract:
+    """New episodes for the configured extractor; answered with a list of ExtractedFact."""
+
+    episodes: tuple[Episode, ...]
+
+
+Step = Run | Embed | Extract | Transaction[Any]
+Plan = Generator[Embed | Extract | Transaction[Any], Any, T]
+
+
+# --- the extractor interface ----------------------------------------------------------------------
+class ExtractedFact(BaseModel):
+    """An atomic fact an extractor found, with the episodes (by id) it came from."""
+
+    text: str
+    episode_ids: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+    valid_from: AwareDatetime | None = None
+
+
+class Extractor(Protocol):
+    """Derives atomic facts from verbatim episodes (for example with an LLM)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def extract(self, episodes: Sequence[Episode]) -> Sequence[ExtractedFact]: ...
+
+
+# --- validation -----------------------------------------------------------------------------------
+def validate(model: type[BaseModel], data: Mapping[str, Any], what: str) -> Any:
+    """``model`` from ``data``, with pydantic's errors as one InvalidInputError."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInputError(f"invalid {what}: {_describe(exc)}") from exc
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+_AWARE = TypeAdapter(AwareDatetime)
+
+
+def aware(name: str, value: datetime | str | None) -> datetime | None:
+    """A time-zone-aware UTC datetime from a datetime or an ISO-8601 string, or None."""
+    if value is None:
+        return None
+    try:
+        return _AWARE.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInputError(f"invalid {name}: {_describe(exc)}") from exc
+
+
+def namespace(ns: str | None, default: str | None) -> str:
+    chosen = ns if ns is not None else default
+    if chosen is None:
+        raise InvalidInputError("no namespace: pass ns=... or give the client a default ns")
+    try:
+        return check_namespace(chosen)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from None
+
+
+def _ids(name: str, ids: Iterable[str]) -> list[str]:
+    if isinstance(ids, str):
+        ids = [ids]
+    result = list(ids)
+    if len(result) > MAX_IDS:
+        raise InvalidInputError(f"{name}: at most {MAX_IDS} ids, got {len(result)}")
+    for item in result:
+        if not isinstance(item, str) or not item.strip():
+            raise InvalidInputError(f"{name}: ids must be non-empty strings, got {item!r}")
+    return result
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_hash(message: Message, session_id: str | None) -> str:
+    """What makes two messages the same message: session, role, speaker, time and content."""
+    key = [
+        session_id,
+        message.role,
+        message.speaker,
+        message.occurred_at.isoformat() if message.occurred_at else None,
+        message.content,
+    ]
+    return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
+    return None if metadata is None else json.dumps(metadata, sort_keys=True)
+
+
+# --- plan results that are not public models ------------------------------------------------------
+@dataclass
+class _RecallReads:
+    candidates: list[Candidate]
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    exact: bool = False
+    seen: int = 0
+
+
+class MemoryCore:
+    """Validation and plans for every memory operation; the clients drive the plans."""
+
+    def __init__(
+        self,
+        *,
+        dimension: int,
+        default_ns: str | None = None,
+        config: RecallConfig | None = None,
+        has_extractor: bool = False,
+    ) -> None:
+        if default_ns is not None:
+            namespace(default_ns, None)
+        self.dimension = dimension
+        self.default_ns = default_ns
+        self.config = config or RecallConfig()
+        self.has_extractor = has_extractor
+
+    # --- write path ------------------------------------------------------------------------------
+    def remember(self, text: str, *, ns: str | None, **fields: Any) -> Plan[Fact]:
+        ns = namespace(ns, self.default_ns)
+        item = validate(FactInput, {"text": text, **fields}, "fact")
+        facts = yield from self._write_facts(ns, [item], vectors=None)
+        return facts[0]
+
+    def remember_many(
+        self,
+        items: Sequence[FactInput | Mapping[str, Any] | str],
+        *,
+        ns: str | None,
+        vectors: npt.ArrayLike | None = None,
+    ) -> Plan[list[Fact]]:
+        ns = namespace(ns, self.default_ns)
+        if isinstance(items, str | bytes):
+            raise InvalidInputError("remember_many takes a list of facts, not one string")
+        inputs = [self._fact_input(item, i) for i, item in enumerate(items)]
+        if not inputs:
+            return []
+        checked = None
+        if vectors is not None:
+            checked = self._user_vectors(vectors, len(inputs))
+        return (yield from self._write_facts(ns, inputs, vectors=checked))
+
+    def _fact_input(self, item: FactInput | Mapping[str, Any] | str, index: int) -> FactInput:
+        if isinstance(item, FactInput):
+            return item
+        data = {"text": item} if isinstance(item, str) else item
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(f"fact {index}: expected a text, a mapping or a FactInput")
+        result: FactInput = validate(FactInput, data, f"fact {index}")
+        return result
+
+    def _user_vectors(self, vectors: npt.ArrayLike, count: int) -> Vectors:
+        try:
+            checked = check_vectors(vectors, self.dimension)
+        except (EmbeddingError, ValueError, TypeError) as exc:
+            raise InvalidInputError(f"invalid vectors: {exc}") from exc
+        if len(checked) != count:
+            raise InvalidInputError(f"{count} facts but {len(checked)} vectors")
+        return checked
+
+    def _write_facts(
+        self,
+        ns: str,
+        inputs: Sequence[FactInput],
+        *,
+        vectors: Vectors | None,
+        derived_from: Sequence[Sequence[str]] | None = None,
+        actor: str = API_ACTOR,
+    ) -> Plan[list[Fact]]:
+        superseded: dict[str, int] = {}
+        for i, item in enumerate(inputs):
+            for old in item.supersedes:
+                if old in superseded:
+                    raise InvalidInputError(
+                        f"facts {superseded[old]} and {i} both supersede {old!r}; "
+                        "a fact is superseded once"
+                    )
+                superseded[old] = i
+        if vectors is None:
+            vectors = yield Embed(tuple(item.text for item in inputs))
+        rows = [
+            {
+                "id": str(uuid.uuid4()),
+                "ns": ns,
+                "text": item.text,
+                "text_hash": text_hash(item.text),
+                "embedding": vector.tolist(),
+                "source": item.source,
+                "tags": list(item.tags),
+                "valid_from": item.valid_from,
+                "valid_to": item.valid_to,
+                "metadata": _metadata_json(item.metadata),
+                "pinned": item.pinned,
+                "reason": item.reason,
+                "supersedes": list(item.supersedes),
+                "references": list(item.references),
+                "derived_from": list(derived_from[i]) if derived_from else [],
+            }
+            for i, (item, vector) in enumerate(zip(inputs, vectors, strict=True))
+        ]
+        targets = sorted({t for item in inputs for t in (*item.supersedes, *item.references)})
+
+        def work() -> Work[list[Fact]]:
+            if superseded:
+                yield Run(query("fact_lock"), {"ns": ns, "ids": sorted(superseded)})
+            if targets:
+                found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
+                _check_targets(found, set(superseded))
+            created = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
+            for row, out in zip(rows, created, strict=True):
+                if out["superseded"] != len(row["supersedes"]) or out["referenced"] != len(
+                    row["references"]
+                ):
+                    raise DatabaseError("a superseded or referenced fact changed during the write")
+            return [Fact.model_validate(out["fact"]) for out in created]
+
+        facts: list[Fact] = yield Transaction("write", work)
+        return facts
+
+    def ingest(
+        self,
+        messages: Iterable[Message | Mapping[str, Any] | str],
+        *,
+        ns: str | None,
+        session_id: str | None = None,
+    ) -> Plan[IngestResult]:
+        ns = namespace(ns, self.default_ns)
+        if isinstance(messages, str | bytes):
+            raise InvalidInputError("ingest takes a list of messages, not one string")
+        if session_id is not None:
+            _ids("session_id", [session_id])
+        parsed = [self._message(m, i) for i, m in enumerate(messages)]
+        rows: list[dict[str, Any]] = []
+        for i, message in enumerate(parsed):
+            session = message.session_id if message.session_id is not None else session_id
+            rows.append(
+                {
+                    "i": i,
+                    "id": str(uuid.uuid4()),
+                    "ns": ns,
+                    "content": message.content,
+                    "content_hash": content_hash(message, session),
+                    "role": message.role,
+                    "speaker": message.speaker,
+                    "session_id": session,
+                    "external_id": message.external_id,
+                    "occurred_at": message.occurred_at,
+                    "metadata": _metadata_json(message.metadata),
+                }
+            )
+        if not rows:
+            return IngestResult(ns=ns)
+        # Repeats inside this batch: the first occurrence stands for the others.
+        fresh: list[dict[str, Any]] = []
+        repeats: list[str] = []
+        by_key: dict[tuple[Any, ...], str] = {}
+        for row in rows:
+            keys: list[tuple[Any, ...]] = [("hash", row["content_hash"])]
+            if row["external_id"] is not None:
+                keys.append(("ext", row["session_id"], row["external_id"]))
+            first = next((by_key[k] for k in keys if k in by_key), None)
+            if first is not None:
+                repeats.append(first)
+                continue
+            for k in keys:
+                by_key[k] = row["id"]
+            fresh.append(row)
+
+        def existing(candidates: list[dict[str, Any]]) -> Work[dict[int, str]]:
+            probe = [
+                {k: r[k] for k in ("i", "session_id", "external_id", "content_hash")}
+                for r in candidates
+            ]
+            found = yield Run(query("episode_existing"), {"ns": ns, "rows": probe})
+            return {r["i"]: r["existing"] for r in found if r["existing"] is not None}
+
+        # Skip what is stored already before embedding; check again under the lock.
+        stored = yield Transaction("read", lambda: existing(fresh))
+        repeats += [stored[r["i"]] for r in fresh if r["i"] in stored]
+        fresh = [r for r in fresh if r["i"] not in stored]
+        if fresh:
+            vectors = yield Embed(tuple(r["content"] for r in fresh))
+            for row, vector in zip(fresh, vectors, strict=True):
+                row["embedding"] = vector.tolist()
+
+        def write() -> Work[tuple[list[Episode], list[str]]]:
+            yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
+            raced = yield from existing(fresh)
+            todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
+            created = (yield Run(query("episode_create"), {"episodes": todo})) if todo else []
+            return [Episode.model_validate(r["episode"]) for r in created], list(raced.values())
+
+        episodes: list[Episode] = []
+        if fresh:
+            episodes, raced = yield Transaction("write", write)
+            repeats += raced
+        facts: list[Fact] = []
+        if episodes and self.has_extractor:
+            facts = yield from self._derive(ns, episodes)
+        return IngestResult(
+            ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
+        )
+
+    def _message(self, item: Message | Mapping[str, Any] | str, index: int) -> Message:
+        if isinstance(item, Message):
+            return item
+        data = {"content": item} if isinstance(item, str) else item
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(f"message {index}: expected a text, a mapping or a Message")
+        result: Message = validate(Message, data, f"message {index}")
+        return result
+
+    def _derive(self, ns: str, episodes: list[Episode]) -> Plan[list[Fact]]:
+        extracted: Sequence[ExtractedFact] = yield Extract(tuple(episodes))
+        known = {e.id for e in episodes}
+        inputs, sources = [], []
+        for i, item in enumerate(extracted):
+            unknown = set(item.episode_ids) - known
+            if unknown or not item.episode_ids:
+                raise InvalidInputError(
+                    f"extracted fact {i} names episodes that were not given: {sorted(unknown)}"
+                )
+            inputs.append(
+                validate(
+                    FactInput,
+                    {"text": item.text, "tags": item.tags, "valid_from": item.valid_from},
+                    f"extracted fact {i}",
+                )
+            )
+            sources.append(item.episode_ids)
+        if not inputs:
+            return []
+        return (
+            yield from self._write_facts(
+                ns, inputs, vectors=None, derived_from=sources, actor="extractor"
+            )
+        )
+
+    # --- recall -----------------------------------------------------------------------------------
+    def recall(
+        self,
+        text: str,
+        *,
+        ns: str | None,
+        k: int = 10,
+        kinds: Sequence[Kind] = ("fact", "episode"),
+        as_of: datetime | str | None = None,
+        valid_at: datetime | str | None = None,
+        include_retired: bool = False,
+        tags: Sequence[str] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        expand_references: bool = True,
+        min_score: float | None = None,
+        config: RecallConfig | None = None,
+        track_access: bool = True,
+    ) -> Plan[RecallResult]:
+        began = time.perf_counter()
+        ns = namespace(ns, self.default_ns)
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInputError("the recall query is empty or only whitespace")
+        if len(text) > MAX_TEXT_CHARS:
+            raise InvalidInputError(
+                f"the recall query has {len(text)} characters; the maximum is {MAX_TEXT_CHARS}"
+            )
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InvalidInputError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        if isinstance(kinds, str):
+            kinds = (kinds,)  # type: ignore[assignment]
+        wanted = tuple(dict.fromkeys(kinds))
+        if not wanted or any(kind not in ("fact", "episode") for kind in wanted):
+            raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
+        tag_list = None if tags is None else _ids("tags", tags)
+        if tag_list is not None:
+            wanted = tuple(kind for kind in wanted if kind == "fact")  # episodes have no tags
+        filters = {
+            "as_of": aware("as_of", as_of),
+            "valid_at": aware("valid_at", valid_at),
+            "since": aware("since", since),
+            "until": aware("until", until),
+        }
+        cfg = config or self.config
+        if min_score is not None:
+            if not -1.0 <= min_score <= 1.0:
+                raise InvalidInputError(f"min_score must lie in [-1, 1], got {min_score!r}")
+            cfg = cfg.model_copy(update={"min_score": min_score})
+
+        started = time.perf_counter()
+        vector = (yield Embed((text,)))[0].tolist()
+        embed_ms = (time.perf_counter() - started) * 1000
+
+        fact_filters = {**filters, "include_retired": include_retired, "tags": tag_list}
+        started = time.perf_counter()
+        reads: _RecallReads = yield Transaction(
+            "read",
+            lambda: self._recall_reads(
+                ns, text, vector, k, wanted, filters, fact_filters, expand_references, cfg
+            ),
+        )
+        db_ms = (time.perf_counter() - started) * 1000
+        now = filters["as_of"] or datetime.now(UTC)
+        hits, gated = _assemble(text, reads, k, now, cfg)
+
+        stamp_ms = 0.0
+        if hits and track_access:
+            started = time.perf_counter()
+            fact_ids = [h.id for h in hits if h.kind == "fact"]
+            episode_ids = [h.id for h in hits if h.kind == "episode"]
+            yield Transaction(
+                "write",
+                lambda: _single(
+                    Run(
+                        query("access_stamp"),
+                        {"ns": ns, "fact_ids": fact_ids, "episode_ids": episode_ids},
+                    )
+                ),
+            )
+            stamp_ms = (time.perf_counter() - started) * 1000
+        return RecallResult(
+            query=text,
+            ns=ns,
+            hits=tuple(hits),
+            as_of=filters["as_of"],
+            valid_at=filters["valid_at"],
+            candidates=reads.seen,
+            gated=gated,
+            exact_fallback=reads.exact,
+            timing=Timing(
+                embed_ms=embed_ms,
+                db_ms=db_ms,
+                stamp_ms=stamp_ms,
+                total_ms=(time.perf_counter() - began) * 1000,
+            ),
+        )
+
+    def _recall_reads(
+        self,
+        ns: str,
+        text: str,
+        vector: list[float],
+        k: int,
+        kinds: Sequence[Kind],
+        filters: dict[str, Any],
+        fact_filters: dict[str, Any],
+        expand: bool,
+        cfg: RecallConfig,
+    ) -> Work[_RecallReads]:
+        pool, candidates = cfg.pool(k), cfg.candidates(k)
+        lucene = lucene_query(text)
+        use_vector = "vector" in cfg.retrievers
+        use_fulltext = "fulltext" in cfg.retrievers and lucene is not None
+        found = yield Run(
+            query("recall_search"),
+            {
+                **fact_filters,
+                "ns": ns,
+                "vector": vector,
+                "query": lucene,
+                "candidates": candidates,
+                "pool": pool,
+                "facts": "fact" in kinds,
+                "episodes": "episode" in kinds,
+                "use_vector": use_vector,
+                "use_fulltext": use_fulltext,
+                "expand": expand,
+            },
+        )
+        row = found[0]
+        reads = _RecallReads(
+            candidates=[],
+            facts={d["fact"]["id"]: d for d in row["fact_details"]},
+            episodes={d["episode"]["id"]: d for d in row["episode_details"]},
+        )
+        lists: list[tuple[str, Literal["fact", "episode"], list[tuple[str, float]]]] = []
+        kind: Kind
+        for kind, prefix in (("fact", "f"), ("episode", "e")):
+            if kind not in kinds:
+                continue
+            params = {"ns": ns, **(fact_filters if kind == "fact" else filters), "pool": pool}
+            for retriever, letter, enabled in (
+                ("vector", "v", use_vector),
+                ("fulltext", "f", use_fulltext),
+            ):
+                if not enabled:
+                    continue
+                hits = row[f"{prefix}{letter}_hits"]
+                if len(hits) < pool and row[f"{prefix}{letter}_fetched"] >= candidates:
+                    # The filters hid most of what the index returned: score exactly instead.
+                    reads.exact = True
+                    if retriever == "vector":
+                        hits = yield Run(
+                            query(f"recall_{kind}_exact"), {**params, "vector": vector}
+                        )
+                    else:
+                        hits = yield Run(
+                            query(f"recall_{kind}_fulltext_all"), {**params, "query": lucene}
+                        )
+                ranked = [
+                    (
+                        h["id"],
+                        index_score_to_cosine(h["score"]) if retriever == "vector" else h["score"],
+                    )
+                    for h in hits
+                ]
+                lists.append((retriever, kind, sorted(ranked, key=lambda x: -x[1])))
+        fused = fuse(lists, cfg)
+        reads.candidates = fused[:pool]
+        reads.seen = len(fused)
+        missing_facts = [
+            c.id for c in reads.candidates if c.kind == "fact" and c.id not in reads.facts
+        ]
+        if missing_facts:
+            rows = yield Run(
+                query("recall_fact_details"),
+                {
+                    "ids": missing_facts,
+                    "vector": vector,
+                    "expand": expand,
+                    **fact_filters,
+                    "ns": ns,
+                },
+            )
+            reads.facts.update({r["fact"]["id"]: r for r in rows})
+        missing_episodes = [
+            c.id for c in reads.candidates if c.kind == "episode" and c.id not in reads.episodes
+        ]
+        if missing_episodes:
+            rows = yield Run(
+                query("recall_episode_details"),
+                {"ns": ns, "ids": missing_episodes, "vector": vector},
+            )
+            reads.episodes.update({r["episode"]["id"]: r for r in rows})
+        return reads
+
+    # --- context --------------------------------------------------------------------------------
+    def context(
+        self,
+        text: str,
+        *,
+        ns: str | None,
+        budget_tokens: int,
+        counter: TokenCounter,
+        k: int = 20,
+        pinned_limit: int = 50,
+        **recall_options: Any,
+    ) -> Plan[ContextBlock]:
+        ns = namespace(ns, self.default_ns)
+        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
+            raise InvalidInputError(f"budget_tokens must be an integer, got {budget_tokens!r}")
+        if budget_tokens < 1:
+            raise InvalidInputError(f"budget_tokens must be at least 1, got {budget_tokens}")
+        result: RecallResult = yield from self.recall(text, ns=ns, k=k, **recall_options)
+        filters = {
+            "as_of": result.as_of,
+            "valid_at": result.valid_at,
+            "include_retired": False,
+            "tags": None,
+            "since": None,
+            "until": None,
+        }
+        pinned_rows: Rows = yield Transaction(
+            "read",
+            lambda: _single(
+                Run(query("pinned_facts"), {"ns": ns, "limit": pinned_limit, **filters})
+            ),
+        )
+        pinned = [Fact.model_validate(r["fact"]) for r in pinned_rows]
+        return build_context(pinned, result.hits, budget_tokens, counter)
+
+    # --- reads ------------------------------------------------------------------------------------
+    def get(self, item_id: str, *, ns: str | None) -> Plan[Fact | Episode]:
+        ns = namespace(ns, self.default_ns)
+        (item_id,) = _ids("id", [item_id])
+
+        def work() -> Work[Fact | Episode | None]:
+            rows = yield Run(query("fact_get"), {"ns": ns, "ids": [item_id]})
+            if rows:
+                return Fact.model_validate(rows[0]["fact"])
+            rows = yield Run(query("episode_get"), {"ns": ns, "ids": [item_id]})
+            if rows:
+                return Episode.model_validate(rows[0]["episode"])
+            found = yield Run(query("fact_targets"), {"ns": ns, "ids": [item_id]})
+            if found and found[0]["forgotten"]:
+                raise ForgottenError(f"{item_id!r} was forgotten", ids=(item_id,))
+            return None
+
+        item: Fact | Episode | None = yield Transaction("read", work)
+        if item is None:
+            raise NotFoundError(
+                f"no fact or episode {item_id!r} in namespace {ns!r}", ids=(item_id,)
+            )
+        return item
+
+    def history(self, fact_id: str, *, ns: str | None) -> Plan[FactHistory]:
+        ns = namespace(ns, self.default_ns)
+        (fact_id,) = _ids("id", [fact_id])
+        rows: Rows = yield Transaction(
+            "read", lambda: _single(Run(query("fact_lineage"), {"ns": ns, "id": fact_id}))
+        )
+        if not rows:
+            raise NotFoundError(f"no fact {fact_id!r} in namespace {ns!r}", ids=(fact_id,))
+        facts = sorted(
+            (Fact.model_validate(f) for f in rows[0]["facts"]), key=lambda f: f.recorded_at
+        )
+        edges = sorted(
+            (SupersedesEdge.model_validate(e) for e in rows[0]["edges"] if e is not None),
+            key=lambda e: e.at,
+        )
+        by_id = {f.id: f for f in facts}
+        head: Fact | None = by_id[fact_id]
+        seen = set()
+        while head is not None and head.superseded_by is not None and head.id not in seen:
+            seen.add(head.id)
+            head = by_id.get(head.superseded_by)
+        return FactHistory(
+            fact_id=fact_id,
+            head_id=head.id if head is not None and head.believed else None,
+            facts=tuple(facts),
+            edges=tuple(edges),
+        )
+
+    def stats(self, *, ns: str | None) -> Plan[NamespaceStats]:
+        ns = namespace(ns, self.default_ns)
+        rows: Rows = yield Transaction("read", lambda: _single(Run(query("ns_stats"), {"ns": ns})))
+        row = rows[0]
+        by_status = {s["status"]: s["n"] for s in row["statuses"]}
+        return NamespaceStats(
+            ns=ns,
+            facts=sum(by_status.values()),
+            facts_by_status=by_status,
+            **{k: row[k] for k in row if k != "statuses"},
+        )
+
+    def pin(self, fact_id: str, *, ns: str | None, pinned: bool = True) -> Plan[Fact]:
+        ns = namespace(ns, self.default_ns)
+        (fact_id,) = _ids("id", [fact_id])
+        rows: Rows = yield Transaction(
+            "write",
+            lambda: _single(Run(query("fact_pin"), {"ns": ns, "id": fact_id, "pinned": pinned})),
+        )
+        if not rows:
+            raise NotFoundError(f"no fact {fact_id!r} in namespace {ns!r}", ids=(fact_id,))
+        return Fact.model_validate(rows[0]["fact"])
+
+
+# --- helpers --------------------------------------------------------------------------------------
+def _single(run: Run) -> Work[Rows]:
+    return (yield run)
+
+
+def _check_targets(found: Rows, superseded: set[str]) -> None:
+    missing = tuple(r["id"] for r in found if r["status"] is None and not r["forgotten"])
+    if missing:
+        raise NotFoundError(
+            f"no fact with id {', '.join(map(repr, missing))} in this namespace", ids=missing
+        )
+    forgotten = tuple(r["id"] for r in found if r["forgotten"])
+    if forgotten:
+        raise ForgottenError(
+            f"fact {', '.join(map(repr, forgotten))} was forgotten and cannot be linked",
+            ids=forgotten,
+        )
+    retired = tuple(r["id"] for r in found if r["id"] in superseded and r["retired_at"] is not None)
+    if retired:
+        statuses = {r["id"]: r["status"] for r in found}
+        described = ", ".join(f"{i!r} ({statuses[i]})" for i in retired)
+        raise RetiredFactError(
+            f"cannot supersede {described}: only believed facts can be superseded; "
+            "supersede the fact that replaced it instead",
+            ids=retired,
+        )
+
+
+def _assemble(
+    text: str, reads: _RecallReads, k: int, now: datetime, cfg: RecallConfig
+) -> tuple[list[Hit], int]:
+    words = content_words(text)
+    hits: dict[tuple[str, str], Hit] = {}
+    gated = 0
+    for cand in reads.candidates:
+        detail = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
+        if detail is None:  # vanished between the index and the details (a concurrent forget)
+            continue
+        cosine = cand.vector
+        if cosine is None and detail["similarity"] is not None:
+            cosine = index_score_to_cosine(detail["similarity"])
+        fact = Fact.model_validate(detail["fact"]) if cand.kind == "fact" else None
+        episode = Episode.model_validate(detail["episode"]) if cand.kind == "episode" else None
+        body = fact.text if fact else episode.content  # type: ignore[union-attr]
+        lexical = lexical_coverage(words, body)
+        if not passes_gate(cosine, lexical, cfg):
+            gated += 1
+            continue
+        when = (
+            fact.recorded_at if fact else (episode.occurred_at or episode.recorded_at)  # type: ignore[union-attr]
+        )
+        recency = recency_factor(when, now, cfg)
+        scores = Scores(
+            vector=cosine,
+            vector_rank=cand.vector_rank,
+            fulltext=cand.fulltext,
+            fulltext_rank=cand.fulltext_rank,
+            fused=cand.fused,
+            recency=recency,
+            lexical=lexical,
+            final=cand.fused * recency,
+        )
+        hits[(cand.kind, cand.id)] = Hit(
+            kind=cand.kind,
+            id=cand.id,
+            text=body,
+            score=scores.final,
+            scores=scores,
+            provenance=_provenance(detail.get("provenance"), episode),
+            fact=fact,
+            episode=episode,
+        )
+    # One hop over REFERENCES from the facts that passed, at a discount.
+    for (kind, item_id), hit in list(hits.items()):
+        if kind != "fact":
+            continue
+        for ref in reads.facts[item_id]["references"]:
+            fact = Fact.model_validate(ref["fact"])
+            key = ("fact", fact.id)
+            score = hit.score * cfg.reference_discount
+            if key in hits and (hits[key].via == "search" or hits[key].score >= score):
+                continue  # found directly, or through a better-scoring hit
+            cosine = (
+                index_score_to_cosine(ref["similarity"]) if ref["similarity"] is not None else None
+            )
+            hits[key] = Hit(
+                kind="fact",
+                id=fact.id,
+                text=fact.text,
+                score=score,
+                scores=Scores(
+                    vector=cosine,
+                    fused=0.0,
+                    recency=1.0,
+                    lexical=lexical_coverage(words, fact.text),
+                    final=score,
+                ),
+                provenance=_provenance(ref["provenance"], None),
+                fact=fact,
+                via="reference",
+                referenced_from=item_id,
+            )
+    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.via != "search", h.id))
+    return ranked[:k], gated
+
+
+def _provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:
+    if episode is not None:
+        return Provenance(
+            episode_ids=(episode.id,),
+            external_ids=(episode.external_id,) if episode.external_id else (),
+            session_ids=(episode.session_id,) if episode.session_id else (),
+        )
+    rows = rows or ()
+    return Provenance(
+        episode_ids=tuple(r["id"] for r in rows),
+        external_ids=tuple(r["external_id"] for r in rows if r["external_id"]),
+        session_ids=tuple(dict.fromkeys(r["session_id"] for r in rows if r["session_id"])),
+    )
+
+
+# --- context formatting ---------------------------------------------------------------------------
+CONTEXT_HEADER = "Memory (newest belief per line; date, then the memory, then its id):"
+_LINE_CHARS = 600
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _LINE_CHARS else flat[: _LINE_CHARS - 1] + "…"
+
+
+def _fact_line(fact: Fact, pinned: bool) -> str:
+    when = (fact.valid_from or fact.recorded_at).date().isoformat()
+    mark = "pinned " if pinned else ""
+    return f"- [{when}] {_clip(fact.text)} ({mark}fact {fact.id})"
+
+
+def _episode_line(episode: Episode) -> str:
+    when = (episode.occurred_at or episode.recorded_at).date().isoformat()
+    who = episode.speaker or episode.role
+    ext = f", message {episode.external_id}" if episode.external_id else ""
+    return f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext})"
+
+
+def build_context(
+    pinned: Sequence[Fact], hits: Sequence[Hit], budget: int, counter: TokenCounter
+) -> ContextBlock:
+    """Pinned facts first, then the recall hits, one dated line each, never over ``budget``.
+
+    Lines are added in order while the whole block, counted by ``counter``, stays within the
+    budget; a line that does not fit is left out (and counted in ``omitted``) and shorter later
+    lines may still fit.
+    """
+    entries: list[tuple[str, str, str]] = [("fact", f.id, _fact_line(f, True)) for f in pinned]
+    shown = {f.id for f in pinned}
+    for hit in hits:
+        if hit.id in shown:
+            continue
+        shown.add(hit.id)
+        if hit.fact is not None:
+            entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned)))
+        elif hit.episode is not None:
+            entries.append(("episode", hit.id, _episode_line(hit.episode)))
+    lines: list[str] = []
+    kept: list[tuple[str, str]] = []
+    omitted = 0
+    for kind, item_id, line in entries:
+        candidate = "\n".join([CONTEXT_HEADER, *lines, line])
+        if counter.count(candidate) <= budget:
+            lines.append(line)
+            kept.append((kind, item_id))
+        else:
+            omitted += 1
+    text = "\n".join([CONTEXT_HEADER, *lines]) if lines else ""
+    tokens = counter.count(text)
+    return ContextBlock(
+        text=text,
+        tokens=tokens,
+        budget_tokens=budget,
+        tokenizer=counter.name,
+        fact_ids=tuple(i for kind, i in kept if kind == "fact"),
+        episode_ids=tuple(i for kind, i in kept if kind == "episode"),
+        omitted=omitted,
+    )

@@ -1,0 +1,524 @@
+"""The Python clients: :class:`Memory` (sync) and :class:`AsyncMemory` (async).
+
+Both have the same methods with the same arguments and results; all logic lives in
+:mod:`graphmem.core`, and each client only carries out the plans it returns (embedding,
+extraction and Neo4j transactions). Three lines for an agent::
+
+    with Memory(ns="user-42") as memory:
+        memory.remember("The user works at Microsoft.")
+        print(memory.context("where does the user work?", budget_tokens=300).text)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import neo4j
+
+from graphmem.connection import Neo4jTarget, open_async_driver
+from graphmem.core import (
+    Embed,
+    Extract,
+    Extractor,
+    MemoryCore,
+    Plan,
+    Rows,
+    Run,
+    Transaction,
+    Work,
+)
+from graphmem.db import driver_errors
+from graphmem.embeddings import Embedder
+from graphmem.errors import GraphmemError
+from graphmem.graph import Graph
+from graphmem.models import (
+    ContextBlock,
+    Episode,
+    Fact,
+    FactHistory,
+    FactInput,
+    IngestResult,
+    Kind,
+    Message,
+    NamespaceStats,
+    RecallResult,
+)
+from graphmem.ranking import RecallConfig
+from graphmem.servers import resolve_target
+from graphmem.settings import GraphmemSettings, load_settings
+from graphmem.tokens import TokenCounter, counter_from_setting
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+T = TypeVar("T")
+
+
+class _ClientBase:
+    """Settings, embedder, extractor, token counter and the shared core."""
+
+    def __init__(
+        self,
+        settings: GraphmemSettings | None = None,
+        *,
+        ns: str | None = None,
+        embedder: Embedder | None = None,
+        extractor: Extractor | None = None,
+        recall_config: RecallConfig | None = None,
+        token_counter: TokenCounter | None = None,
+        target: Neo4jTarget | None = None,
+        apply_schema: bool = True,
+    ) -> None:
+        self.settings = settings or load_settings()
+        if embedder is None:
+            from graphmem.embeddings import SentenceTransformerEmbedder
+
+            embedder = SentenceTransformerEmbedder.from_settings(self.settings)
+        self.embedder = embedder
+        self.extractor = extractor
+        self._counter = token_counter
+        self._target = target
+        self._apply_schema = apply_schema
+        config = recall_config or RecallConfig(
+            fusion=self.settings.recall_fusion,
+            min_score=self.settings.recall_min_score,
+            recency_weight=self.settings.recall_recency_weight,
+            recency_half_life_days=self.settings.recall_recency_half_life_days,
+        )
+        self._core = MemoryCore(
+            dimension=embedder.dimension,
+            default_ns=ns,
+            config=config,
+            has_extractor=extractor is not None,
+        )
+
+    @property
+    def ns(self) -> str | None:
+        """The namespace used when a call does not name one."""
+        return self._core.default_ns
+
+    @property
+    def recall_config(self) -> RecallConfig:
+        return self._core.config
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = counter_from_setting(self.settings.context_tokenizer)
+        return self._counter
+
+    def _open_graph(self) -> Graph:
+        return Graph.open(
+            self.settings,
+            self.embedder,
+            apply_schema=self._apply_schema,
+            target=self._target or resolve_target(self.settings),
+        )
+
+
+class Memory(_ClientBase):
+    """Synchronous graphmem client. Connects on first use (or :meth:`connect`); close it, or
+    use it as a context manager.
+
+    Every method takes ``ns``, the namespace; it defaults to the client's ``ns``.
+    """
+
+    _graph: Graph | None = None
+
+    def connect(self) -> Memory:
+        """Connect to Neo4j and apply (or check) the schema now rather than on first use."""
+        if self._graph is None:
+            self._graph = self._open_graph()
+        return self
+
+    def close(self) -> None:
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
+
+    def __enter__(self) -> Memory:
+        return self.connect()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- driving plans ----------------------------------------------------------------------------
+    def _run(self, plan: Plan[T]) -> T:
+        value: Any = None
+        while True:
+            try:
+                step = plan.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            if isinstance(step, Embed):
+                value = self.embedder.embed(step.texts)
+            elif isinstance(step, Extract):
+                value = self._extract(step)
+            else:
+                value = self._transaction(step)
+
+    def _extract(self, step: Extract) -> Any:
+        if self.extractor is None:  # pragma: no cover - the core only asks when configured
+            raise GraphmemError("no extractor is configured")
+        return self.extractor.extract(step.episodes)
+
+    def _transaction(self, step: Transaction[T]) -> T:
+        graph = self.connect()._graph
+        assert graph is not None
+
+        def body(tx: neo4j.ManagedTransaction) -> T:
+            work = step.work()
+            rows: Rows | None = None
+            while True:
+                try:
+                    run: Run = work.send(rows)  # type: ignore[arg-type]
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                run.query.check_params(run.params)
+                rows = tx.run(run.query.text, run.params).data()
+
+        with driver_errors(), graph.driver.session(database=graph.database) as session:
+            if step.mode == "read":
+                return session.execute_read(body)
+            return session.execute_write(body)
+
+    # --- the memory API ---------------------------------------------------------------------------
+    def remember(
+        self,
+        text: str,
+        *,
+        ns: str | None = None,
+        source: str | None = None,
+        tags: Sequence[str] = (),
+        valid_from: datetime | str | None = None,
+        valid_to: datetime | str | None = None,
+        supersedes: Sequence[str] = (),
+        references: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        pinned: bool = False,
+        reason: str | None = None,
+    ) -> Fact:
+        """Store one fact as said (append-only) and return it; searchable on return.
+
+        ``supersedes`` names believed facts this one replaces: in the same transaction they
+        are retired (``status='superseded'``, ``retired_at``, ``valid_to``, ``superseded_by``)
+        and linked by ``SUPERSEDES`` with ``reason``. ``references`` adds ``REFERENCES`` edges.
+        """
+        return self._run(
+            self._core.remember(
+                text,
+                ns=ns,
+                source=source,
+                tags=tuple(tags),
+                valid_from=valid_from,
+                valid_to=valid_to,
+                supersedes=tuple(supersedes),
+                references=tuple(references),
+                metadata=metadata,
+                pinned=pinned,
+                reason=reason,
+            )
+        )
+
+    def remember_many(
+        self,
+        facts: Sequence[FactInput | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        vectors: npt.ArrayLike | None = None,
+    ) -> list[Fact]:
+        """Store many facts in one transaction (embedded in batches); all or nothing.
+
+        ``vectors`` (one row per fact) skips the embedder, for callers that already have
+        embeddings from the same model.
+        """
+        return self._run(self._core.remember_many(facts, ns=ns, vectors=vectors))
+
+    def ingest(
+        self,
+        messages: Iterable[Message | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        session_id: str | None = None,
+    ) -> IngestResult:
+        """Store messages verbatim as episodes; re-sent messages are not stored twice."""
+        return self._run(self._core.ingest(messages, ns=ns, session_id=session_id))
+
+    def recall(
+        self,
+        query: str,
+        *,
+        ns: str | None = None,
+        k: int = 10,
+        kinds: Sequence[Kind] = ("fact", "episode"),
+        as_of: datetime | str | None = None,
+        valid_at: datetime | str | None = None,
+        include_retired: bool = False,
+        tags: Sequence[str] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        expand_references: bool = True,
+        min_score: float | None = None,
+        config: RecallConfig | None = None,
+        track_access: bool = True,
+    ) -> RecallResult:
+        """Hybrid search over believed facts and episodes, best first, scores broken down.
+
+        ``as_of`` answers from what was believed at that transaction time; ``valid_at`` from
+        what was true at that valid time; ``include_retired`` also returns retired facts.
+        """
+        return self._run(
+            self._core.recall(
+                query,
+                ns=ns,
+                k=k,
+                kinds=kinds,
+                as_of=as_of,
+                valid_at=valid_at,
+                include_retired=include_retired,
+                tags=tags,
+                since=since,
+                until=until,
+                expand_references=expand_references,
+                min_score=min_score,
+                config=config,
+                track_access=track_access,
+            )
+        )
+
+    def context(
+        self, query: str, *, ns: str | None = None, budget_tokens: int, **recall_options: Any
+    ) -> ContextBlock:
+        """A prompt-ready block: pinned facts, then what recall finds, within the budget."""
+        return self._run(
+            self._core.context(
+                query,
+                ns=ns,
+                budget_tokens=budget_tokens,
+                counter=self.token_counter,
+                **recall_options,
+            )
+        )
+
+    def get(self, id: str, *, ns: str | None = None) -> Fact | Episode:
+        """The fact or episode with this id."""
+        return self._run(self._core.get(id, ns=ns))
+
+    def history(self, id: str, *, ns: str | None = None) -> FactHistory:
+        """The fact's SUPERSEDES chain both ways, with times, reasons and actors."""
+        return self._run(self._core.history(id, ns=ns))
+
+    def stats(self, *, ns: str | None = None) -> NamespaceStats:
+        """Counts of facts (by status), episodes, sessions and relationships."""
+        return self._run(self._core.stats(ns=ns))
+
+    def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
+        """Pin a fact so that ``context`` always shows it first (``pinned=False`` unpins)."""
+        return self._run(self._core.pin(id, ns=ns, pinned=pinned))
+
+
+class AsyncMemory(_ClientBase):
+    """Asynchronous graphmem client with the same methods as :class:`Memory`.
+
+    Embedding and extraction run in a worker thread so the event loop stays free.
+    """
+
+    _driver: neo4j.AsyncDriver | None = None
+    _database: str = "neo4j"
+
+    async def connect(self) -> AsyncMemory:
+        if self._driver is None:
+            graph = await asyncio.to_thread(self._open_graph)  # schema work is synchronous
+            target = graph.target
+            graph.close()
+            self._database = target.database
+            self._driver = await open_async_driver(
+                target, connection_timeout=self.settings.neo4j_connection_timeout
+            )
+        return self
+
+    async def close(self) -> None:
+        if self._driver is not None:
+            await self._driver.close()
+            self._driver = None
+
+    async def __aenter__(self) -> AsyncMemory:
+        return await self.connect()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _run(self, plan: Plan[T]) -> T:
+        value: Any = None
+        while True:
+            try:
+                step = plan.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            if isinstance(step, Embed):
+                value = await asyncio.to_thread(self.embedder.embed, step.texts)
+            elif isinstance(step, Extract):
+                if self.extractor is None:  # pragma: no cover
+                    raise GraphmemError("no extractor is configured")
+                value = await asyncio.to_thread(self.extractor.extract, step.episodes)
+            else:
+                value = await self._transaction(step)
+
+    async def _transaction(self, step: Transaction[T]) -> T:
+        driver = (await self.connect())._driver
+        assert driver is not None
+
+        async def body(tx: neo4j.AsyncManagedTransaction) -> T:
+            work: Work[T] = step.work()
+            rows: Rows | None = None
+            while True:
+                try:
+                    run: Run = work.send(rows)  # type: ignore[arg-type]
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                run.query.check_params(run.params)
+                result = await tx.run(run.query.text, run.params)
+                rows = await result.data()
+
+        with driver_errors():
+            async with driver.session(database=self._database) as session:
+                if step.mode == "read":
+                    return await session.execute_read(body)
+                return await session.execute_write(body)
+
+    async def remember(
+        self,
+        text: str,
+        *,
+        ns: str | None = None,
+        source: str | None = None,
+        tags: Sequence[str] = (),
+        valid_from: datetime | str | None = None,
+        valid_to: datetime | str | None = None,
+        supersedes: Sequence[str] = (),
+        references: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        pinned: bool = False,
+        reason: str | None = None,
+    ) -> Fact:
+        """See :meth:`Memory.remember`."""
+        return await self._run(
+            self._core.remember(
+                text,
+                ns=ns,
+                source=source,
+                tags=tuple(tags),
+                valid_from=valid_from,
+                valid_to=valid_to,
+                supersedes=tuple(supersedes),
+                references=tuple(references),
+                metadata=metadata,
+                pinned=pinned,
+                reason=reason,
+            )
+        )
+
+    async def remember_many(
+        self,
+        facts: Sequence[FactInput | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        vectors: npt.ArrayLike | None = None,
+    ) -> list[Fact]:
+        """See :meth:`Memory.remember_many`."""
+        return await self._run(self._core.remember_many(facts, ns=ns, vectors=vectors))
+
+    async def ingest(
+        self,
+        messages: Iterable[Message | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        session_id: str | None = None,
+    ) -> IngestResult:
+        """See :meth:`Memory.ingest`."""
+        return await self._run(self._core.ingest(messages, ns=ns, session_id=session_id))
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        ns: str | None = None,
+        k: int = 10,
+        kinds: Sequence[Kind] = ("fact", "episode"),
+        as_of: datetime | str | None = None,
+        valid_at: datetime | str | None = None,
+        include_retired: bool = False,
+        tags: Sequence[str] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        expand_references: bool = True,
+        min_score: float | None = None,
+        config: RecallConfig | None = None,
+        track_access: bool = True,
+    ) -> RecallResult:
+        """See :meth:`Memory.recall`."""
+        return await self._run(
+            self._core.recall(
+                query,
+                ns=ns,
+                k=k,
+                kinds=kinds,
+                as_of=as_of,
+                valid_at=valid_at,
+                include_retired=include_retired,
+                tags=tags,
+                since=since,
+                until=until,
+                expand_references=expand_references,
+                min_score=min_score,
+                config=config,
+                track_access=track_access,
+            )
+        )
+
+    async def context(
+        self, query: str, *, ns: str | None = None, budget_tokens: int, **recall_options: Any
+    ) -> ContextBlock:
+        """See :meth:`Memory.context`."""
+        return await self._run(
+            self._core.context(
+                query,
+                ns=ns,
+                budget_tokens=budget_tokens,
+                counter=self.token_counter,
+                **recall_options,
+            )
+        )
+
+    async def get(self, id: str, *, ns: str | None = None) -> Fact | Episode:
+        """See :meth:`Memory.get`."""
+        return await self._run(self._core.get(id, ns=ns))
+
+    async def history(self, id: str, *, ns: str | None = None) -> FactHistory:
+        """See :meth:`Memory.history`."""
+        return await self._run(self._core.history(id, ns=ns))
+
+    async def stats(self, *, ns: str | None = None) -> NamespaceStats:
+        """See :meth:`Memory.stats`."""
+        return await self._run(self._core.stats(ns=ns))
+
+    async def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
+        """See :meth:`Memory.pin`."""
+        return await self._run(self._core.pin(id, ns=ns, pinned=pinned))
+
+
+__all__ = ["AsyncMemory", "Memory"]

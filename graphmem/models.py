@@ -1,0 +1,372 @@
+"""The public models: what the client accepts and returns (pydantic, validated, JSON-ready).
+
+Input limits (each violation is an :class:`~graphmem.errors.InvalidInputError` and writes
+nothing):
+
+* a namespace matches :data:`NAMESPACE_PATTERN`: 1 to 128 characters from letters, digits
+  and ``. _ - : @``, starting with a letter or digit;
+* a fact's text and a recall query are 1 to :data:`MAX_TEXT_CHARS` characters and not only
+  whitespace; an episode's content is at most :data:`MAX_EPISODE_CHARS`;
+* every datetime carries a time zone (naive datetimes are ambiguous and refused); values are
+  stored in UTC;
+* ``valid_to`` must be after ``valid_from``;
+* at most :data:`MAX_TAGS` tags of at most :data:`MAX_LABEL_CHARS` characters each; sources,
+  roles, speakers, session and external ids are at most :data:`MAX_LABEL_CHARS` characters;
+* ``metadata`` is a JSON object of at most :data:`MAX_METADATA_BYTES` bytes once encoded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
+
+NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+MAX_TEXT_CHARS = 10_000
+MAX_EPISODE_CHARS = 100_000
+MAX_LABEL_CHARS = 256
+MAX_TAGS = 32
+MAX_METADATA_BYTES = 16_384
+MAX_IDS = 1_000
+MAX_K = 200
+
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+
+FactStatus = Literal["active", "superseded", "merged", "retracted"]
+Kind = Literal["fact", "episode"]
+
+
+# --- reusable field types -----------------------------------------------------------------------
+def _native_time(value: Any) -> Any:
+    """Neo4j's DateTime to Python's datetime; anything else unchanged."""
+    to_native = getattr(value, "to_native", None)
+    return to_native() if callable(to_native) else value
+
+
+def _aware_utc(value: datetime) -> datetime:
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise ValueError(
+            "naive datetime (no time zone): give one with a zone, e.g. "
+            "datetime.now(timezone.utc) or '2026-03-01T09:00:00+00:00'"
+        )
+    return value.astimezone(UTC)
+
+
+def check_namespace(value: str) -> str:
+    if not isinstance(value, str) or not _NAMESPACE.match(value):
+        raise ValueError(
+            f"namespace {value!r} is not allowed: use 1 to 128 letters, digits and . _ - : @, "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def _text(limit: int) -> Any:
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ValueError("text is empty or only whitespace")
+        if len(value) > limit:
+            raise ValueError(f"text has {len(value)} characters; the maximum is {limit}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    try:
+        encoded = json.dumps(value, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+    if len(encoded.encode()) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata is over {MAX_METADATA_BYTES} bytes once encoded as JSON")
+    return value
+
+
+def _tags(value: tuple[str, ...]) -> tuple[str, ...]:
+    for tag in value:
+        if not tag.strip():
+            raise ValueError("tags must not be empty")
+    return tuple(dict.fromkeys(value))
+
+
+AwareDatetime = Annotated[datetime, AfterValidator(_aware_utc)]
+StoredDatetime = Annotated[datetime, BeforeValidator(_native_time)]
+Namespace = Annotated[str, AfterValidator(check_namespace)]
+FactText = Annotated[str, _text(MAX_TEXT_CHARS)]
+EpisodeText = Annotated[str, _text(MAX_EPISODE_CHARS)]
+Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+Id = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+Tags = Annotated[
+    tuple[Annotated[str, Field(max_length=MAX_LABEL_CHARS)], ...],
+    Field(max_length=MAX_TAGS),
+    AfterValidator(_tags),
+]
+Metadata = Annotated[dict[str, Any] | None, AfterValidator(_metadata)]
+
+
+def _metadata_from_graph(value: Any) -> Any:
+    if isinstance(value, str):
+        return json.loads(value)
+    return value
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+# --- inputs -------------------------------------------------------------------------------------
+class FactInput(_Input):
+    """One fact to remember (the batch form of :meth:`Memory.remember` takes a list of them)."""
+
+    text: FactText
+    source: Label | None = None
+    tags: Tags = ()
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+    supersedes: tuple[Id, ...] = Field(default=(), max_length=MAX_IDS)
+    references: tuple[Id, ...] = Field(default=(), max_length=MAX_IDS)
+    metadata: Metadata = None
+    pinned: bool = False
+    reason: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> FactInput:
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError(
+                f"valid_to ({self.valid_to.isoformat()}) must be after valid_from "
+                f"({self.valid_from.isoformat()})"
+            )
+        if len(set(self.supersedes)) != len(self.supersedes):
+            raise ValueError("supersedes lists the same id twice")
+        if set(self.supersedes) & set(self.references):
+            raise ValueError("a fact cannot both supersede and reference the same id")
+        return self
+
+
+class Message(_Input):
+    """One verbatim message for :meth:`Memory.ingest`.
+
+    ``content`` is stored as given. ``external_id`` is the caller's own id of the message;
+    re-sending a message with the same namespace, session and external id (or, without an
+    external id, the same content hash) does not store it twice.
+    """
+
+    content: EpisodeText
+    role: Label = "user"
+    speaker: Label | None = None
+    occurred_at: AwareDatetime | None = None
+    external_id: Id | None = None
+    session_id: Id | None = None
+    metadata: Metadata = None
+
+
+# --- stored nodes -------------------------------------------------------------------------------
+class Fact(_Output):
+    """A :Fact node (without its embedding)."""
+
+    id: str
+    ns: str
+    text: str
+    status: FactStatus
+    recorded_at: StoredDatetime
+    retired_at: StoredDatetime | None = None
+    valid_from: StoredDatetime | None = None
+    valid_to: StoredDatetime | None = None
+    superseded_by: str | None = None
+    source: str | None = None
+    tags: tuple[str, ...] = ()
+    access_count: int = 0
+    last_accessed_at: StoredDatetime | None = None
+    text_hash: str
+    metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
+    pinned: bool = False
+
+    @property
+    def believed(self) -> bool:
+        """Whether graphmem believes it now (not retired)."""
+        return self.retired_at is None
+
+
+class Episode(_Output):
+    """An :Episode node: one verbatim message (without its embedding)."""
+
+    id: str
+    ns: str
+    content: str
+    role: str
+    speaker: str | None = None
+    session_id: str | None = None
+    external_id: str | None = None
+    occurred_at: StoredDatetime | None = None
+    recorded_at: StoredDatetime
+    content_hash: str
+    access_count: int = 0
+    last_accessed_at: StoredDatetime | None = None
+    metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
+
+
+# --- recall -------------------------------------------------------------------------------------
+class Scores(_Output):
+    """How a hit scored. ``vector`` is the cosine similarity (-1..1) to the query; ``fulltext``
+    the Lucene score (absent when the text did not match); ranks are 1-based within each
+    retriever's candidates; ``fused`` the fusion score, ``recency`` the multiplier applied to it,
+    and ``lexical`` the share of the query's words found in the text (used by the quality
+    gate)."""
+
+    vector: float | None = None
+    vector_rank: int | None = None
+    fulltext: float | None = None
+    fulltext_rank: int | None = None
+    fused: float
+    recency: float
+    lexical: float
+    final: float
+
+
+class Provenance(_Output):
+    """Where a hit came from: the episodes (verbatim messages) behind it."""
+
+    episode_ids: tuple[str, ...] = ()
+    external_ids: tuple[str, ...] = ()
+    session_ids: tuple[str, ...] = ()
+
+
+class Hit(_Output):
+    kind: Kind
+    id: str
+    text: str
+    score: float
+    scores: Scores
+    provenance: Provenance
+    fact: Fact | None = None
+    episode: Episode | None = None
+    #: "search" for a direct match, "reference" for a fact reached over REFERENCES.
+    via: Literal["search", "reference"] = "search"
+    referenced_from: str | None = None
+
+    @property
+    def time(self) -> datetime | None:
+        """The hit's date: when the fact was recorded, or when the message was sent."""
+        if self.fact is not None:
+            return self.fact.valid_from or self.fact.recorded_at
+        if self.episode is not None:
+            return self.episode.occurred_at or self.episode.recorded_at
+        return None
+
+
+class Timing(_Output):
+    """Milliseconds spent embedding the query, in database reads, and stamping access."""
+
+    embed_ms: float = 0.0
+    db_ms: float = 0.0
+    stamp_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class RecallResult(_Output):
+    """The hits of one recall, best first, with what the search did to find them."""
+
+    query: str
+    ns: str
+    hits: tuple[Hit, ...]
+    as_of: datetime | None = None
+    valid_at: datetime | None = None
+    #: Candidates seen before the quality gate, and how many it dropped.
+    candidates: int = 0
+    gated: int = 0
+    #: True when over-fetching the indexes was not enough and exact scoring ran instead.
+    exact_fallback: bool = False
+    timing: Timing = Timing()
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> Hit:
+        return self.hits[index]
+
+    def iter_hits(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    @property
+    def texts(self) -> list[str]:
+        return [hit.text for hit in self.hits]
+
+
+class ContextBlock(_Output):
+    """A prompt-ready block of memory within a token budget."""
+
+    text: str
+    tokens: int
+    budget_tokens: int
+    tokenizer: str
+    fact_ids: tuple[str, ...] = ()
+    episode_ids: tuple[str, ...] = ()
+    #: Lines that matched but did not fit in the budget.
+    omitted: int = 0
+
+
+# --- writes, reads and audit --------------------------------------------------------------------
+class IngestResult(_Output):
+    ns: str
+    #: Episodes created by this call, in input order.
+    episodes: tuple[Episode, ...] = ()
+    #: Ids of already stored episodes that inputs matched (re-sent messages).
+    duplicates: tuple[str, ...] = ()
+    #: Facts an extractor derived from the new episodes (none without an extractor).
+    facts: tuple[Fact, ...] = ()
+
+    @property
+    def created(self) -> int:
+        return len(self.episodes)
+
+
+class SupersedesEdge(_Output):
+    """``(newer)-[:SUPERSEDES]->(older)`` with when, who and why."""
+
+    newer_id: str
+    older_id: str
+    at: StoredDatetime
+    actor: str
+    reason: str | None = None
+
+
+class FactHistory(_Output):
+    """A fact's place in its ``SUPERSEDES`` chain, both ways, oldest first."""
+
+    fact_id: str
+    #: The believed fact the chain leads to now (None if the chain ends in a retired fact).
+    head_id: str | None
+    facts: tuple[Fact, ...]
+    edges: tuple[SupersedesEdge, ...]
+
+
+class NamespaceStats(_Output):
+    ns: str
+    facts: int
+    facts_by_status: dict[str, int]
+    pinned: int
+    episodes: int
+    sessions: int
+    supersedes: int
+    contradictions_open: int
+    references: int
+    derived_from: int
+    first_recorded_at: StoredDatetime | None = None
+    last_recorded_at: StoredDatetime | None = None

@@ -1,0 +1,13 @@
+// name: episode_existing
+// mode: read
+// params: ns, rows
+// returns: i, existing
+// For each candidate message (row.i, row.session_id, row.external_id, row.content_hash), the id
+// of an already stored episode it repeats: same session and external id, or same content hash.
+UNWIND $rows AS row
+OPTIONAL MATCH (h:Episode {ns: $ns, content_hash: row.content_hash})
+WITH row, head(collect(h.id)) AS by_hash
+OPTIONAL MATCH (x:Episode {ns: $ns, external_id: row.external_id})
+WHERE coalesce(x.session_id, '') = coalesce(row.session_id, '')
+WITH row, by_hash, head(collect(x.id)) AS by_external_id
+RETURN row.i AS i, coalesce(by_external_id, by_hash) AS existing

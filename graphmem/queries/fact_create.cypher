@@ -1,0 +1,60 @@
+// name: fact_create
+// mode: write
+// params: facts, actor
+// returns: fact
+// Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
+// this transaction's time as recorded_at, and in the same transaction:
+// SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
+// and DERIVED_FROM to each row.derived_from episode. The caller has checked that the targets
+// exist in the namespace and are believed.
+UNWIND $facts AS row
+CREATE (node:Fact {
+  id: row.id,
+  ns: row.ns,
+  text: row.text,
+  text_hash: row.text_hash,
+  status: 'active',
+  recorded_at: datetime.transaction(),
+  retired_at: null,
+  valid_from: row.valid_from,
+  valid_to: row.valid_to,
+  superseded_by: null,
+  source: row.source,
+  tags: row.tags,
+  metadata: row.metadata,
+  pinned: row.pinned,
+  access_count: 0,
+  last_accessed_at: null
+})
+WITH node, row
+CALL db.create.setNodeVectorProperty(node, 'embedding', row.embedding)
+CALL (node, row) {
+  UNWIND row.supersedes AS old_id
+  MATCH (old:Fact {id: old_id})
+  WHERE old.ns = row.ns AND old.retired_at IS NULL
+  WITH node, row, old, coalesce(row.valid_from, datetime.transaction()) AS ended
+  CREATE (node)-[:SUPERSEDES {at: datetime.transaction(), actor: $actor, reason: row.reason}]->(old)
+  SET old.status = 'superseded',
+      old.retired_at = datetime.transaction(),
+      old.superseded_by = node.id,
+      old.valid_to = CASE
+        WHEN old.valid_to IS NOT NULL AND old.valid_to <= ended THEN old.valid_to
+        WHEN old.valid_from IS NOT NULL AND old.valid_from > ended THEN old.valid_from
+        ELSE ended END
+  RETURN count(old) AS superseded
+}
+CALL (node, row) {
+  UNWIND row.references AS ref_id
+  MATCH (ref:Fact {id: ref_id})
+  WHERE ref.ns = row.ns
+  CREATE (node)-[:REFERENCES {at: datetime.transaction(), actor: $actor, reason: row.reason}]->(ref)
+  RETURN count(ref) AS referenced
+}
+CALL (node, row) {
+  UNWIND row.derived_from AS episode_id
+  MATCH (e:Episode {id: episode_id})
+  WHERE e.ns = row.ns
+  CREATE (node)-[:DERIVED_FROM {at: datetime.transaction(), actor: $actor, reason: null}]->(e)
+  RETURN count(e) AS derived
+}
+RETURN {{fact_map}} AS fact, superseded, referenced, derived

@@ -1,0 +1,3 @@
+// The public properties of the :Episode `node` (everything but the embedding).
+node {.id, .ns, .content, .role, .speaker, .session_id, .external_id, .occurred_at,
+      .recorded_at, .content_hash, .access_count, .last_accessed_at, .metadata}

@@ -1,0 +1,14 @@
+// Whether the :Fact `node` may be returned by recall: in the namespace; believed now (or, with
+// $include_retired, ever), or believed at transaction time $as_of (invariant 2); true at valid
+// time $valid_at (invariant 3); carrying one of $tags; recorded in [$since, $until).
+(node.ns = $ns
+AND CASE
+  WHEN $as_of IS NULL THEN $include_retired OR node.retired_at IS NULL
+  ELSE node.recorded_at <= $as_of
+       AND ($include_retired OR node.retired_at IS NULL OR node.retired_at > $as_of)
+END
+AND ($valid_at IS NULL OR ((node.valid_from IS NULL OR node.valid_from <= $valid_at)
+                           AND (node.valid_to IS NULL OR node.valid_to > $valid_at)))
+AND ($tags IS NULL OR any(tag IN node.tags WHERE tag IN $tags))
+AND ($since IS NULL OR node.recorded_at >= $since)
+AND ($until IS NULL OR node.recorded_at < $until))

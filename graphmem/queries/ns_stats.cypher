@@ -1,0 +1,35 @@
+// name: ns_stats
+// mode: read
+// params: ns
+// returns: statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes, contradictions_open, references, derived_from
+// Counts for one namespace: facts by status, episodes, sessions and relationships.
+CALL () {
+  MATCH (f:Fact {ns: $ns})
+  WITH f.status AS status, count(*) AS n, sum(CASE WHEN f.pinned THEN 1 ELSE 0 END) AS pinned,
+       min(f.recorded_at) AS first, max(f.recorded_at) AS last
+  RETURN collect({status: status, n: n}) AS statuses, sum(pinned) AS pinned,
+         min(first) AS first_recorded_at, max(last) AS last_recorded_at
+}
+CALL () {
+  MATCH (e:Episode {ns: $ns})
+  RETURN count(e) AS episodes, count(DISTINCT e.session_id) AS sessions
+}
+CALL () {
+  MATCH (:Fact {ns: $ns})-[r:SUPERSEDES]->(:Fact {ns: $ns})
+  RETURN count(r) AS supersedes
+}
+CALL () {
+  MATCH (:Fact {ns: $ns})-[r:CONTRADICTS]->(:Fact {ns: $ns})
+  WHERE r.resolved_at IS NULL
+  RETURN count(r) AS contradictions_open
+}
+CALL () {
+  MATCH (:Fact {ns: $ns})-[r:REFERENCES]->(:Fact {ns: $ns})
+  RETURN count(r) AS references
+}
+CALL () {
+  MATCH (:Fact {ns: $ns})-[r:DERIVED_FROM]->(:Episode {ns: $ns})
+  RETURN count(r) AS derived_from
+}
+RETURN statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes,
+       contradictions_open, references, derived_from

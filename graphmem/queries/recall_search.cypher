@@ -1,0 +1,71 @@
+// name: recall_search
+// mode: read
+// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, expand, as_of, valid_at, include_retired, tags, since, until
+// returns: fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_details, episode_details
+// All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
+// the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene
+// text) are asked for $candidates entries each; the visible ones (the same filters as the
+// fallbacks) are kept, up to $pool per list. `*_fetched` is how many the index returned, so
+// the caller can tell "the index ran out" from "more may lie beyond". Details (properties,
+// cosine similarity, provenance and, with $expand, one hop of REFERENCES) come for every
+// kept candidate.
+CALL () {
+  UNWIND CASE WHEN $facts AND $use_vector THEN [1] ELSE [] END AS go
+  CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node, score
+  WITH count(*) AS fetched,
+       collect(CASE WHEN {{fact_visible}} THEN {node: node, score: score} END) AS visible
+  RETURN fetched AS fv_fetched, visible[..$pool] AS fv
+}
+CALL () {
+  UNWIND CASE WHEN $facts AND $use_fulltext AND $query IS NOT NULL THEN [1] ELSE [] END AS go
+  CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: $candidates})
+  YIELD node, score
+  WITH count(*) AS fetched,
+       collect(CASE WHEN {{fact_visible}} THEN {node: node, score: score} END) AS visible
+  RETURN fetched AS ff_fetched, visible[..$pool] AS ff
+}
+CALL () {
+  UNWIND CASE WHEN $episodes AND $use_vector THEN [1] ELSE [] END AS go
+  CALL db.index.vector.queryNodes('episode_embedding', $candidates, $vector) YIELD node, score
+  WITH count(*) AS fetched,
+       collect(CASE WHEN {{episode_visible}} THEN {node: node, score: score} END) AS visible
+  RETURN fetched AS ev_fetched, visible[..$pool] AS ev
+}
+CALL () {
+  UNWIND CASE WHEN $episodes AND $use_fulltext AND $query IS NOT NULL THEN [1] ELSE [] END AS go
+  CALL db.index.fulltext.queryNodes('episode_content', $query, {limit: $candidates})
+  YIELD node, score
+  WITH count(*) AS fetched,
+       collect(CASE WHEN {{episode_visible}} THEN {node: node, score: score} END) AS visible
+  RETURN fetched AS ef_fetched, visible[..$pool] AS ef
+}
+CALL (fv, ff) {
+  UNWIND fv + ff AS hit
+  WITH DISTINCT hit.node AS node
+  WITH node AS f, {{fact_map}} AS fact,
+       vector.similarity.cosine(node.embedding, $vector) AS similarity
+  WITH fact, similarity,
+       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.ns = $ns
+        | e {.id, .external_id, .session_id}] AS provenance,
+       CASE WHEN $expand
+         THEN [(f)-[:REFERENCES]-(node:Fact) WHERE {{fact_visible}}
+               | {fact: {{fact_map}},
+                  similarity: vector.similarity.cosine(node.embedding, $vector),
+                  provenance: [(node)-[:DERIVED_FROM]->(e:Episode) WHERE e.ns = $ns
+                               | e {.id, .external_id, .session_id}]}]
+         ELSE [] END AS references
+  RETURN collect({fact: fact, similarity: similarity, provenance: provenance,
+                  references: references}) AS fact_details
+}
+CALL (ev, ef) {
+  UNWIND ev + ef AS hit
+  WITH DISTINCT hit.node AS node
+  RETURN collect({episode: {{episode_map}},
+                  similarity: vector.similarity.cosine(node.embedding, $vector)})
+         AS episode_details
+}
+RETURN fv_fetched, [h IN fv | {id: h.node.id, score: h.score}] AS fv_hits,
+       ff_fetched, [h IN ff | {id: h.node.id, score: h.score}] AS ff_hits,
+       ev_fetched, [h IN ev | {id: h.node.id, score: h.score}] AS ev_hits,
+       ef_fetched, [h IN ef | {id: h.node.id, score: h.score}] AS ef_hits,
+       fact_details, episode_details

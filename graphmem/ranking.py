@@ -1,0 +1,160 @@
+"""Pure ranking logic of recall: fusion, recency, the lexical measure and the quality gate.
+
+Nothing here touches the database; the sync and async clients share it.
+
+* **Fusion.** Each retriever (the vector index and the fulltext index, over facts and over
+  episodes) gives a ranked list. Reciprocal rank fusion (the default) scores an item
+  ``sum(1 / (rrf_k + rank))`` over the lists it appears in, with ``rrf_k = 60``. Linear fusion
+  scores ``vector_weight * max(cosine, 0) + fulltext_weight * fulltext / best_fulltext``.
+* **Recency.** The fused score is multiplied by ``1 + recency_weight * 0.5 ** (age / half_life)``,
+  age measured from when the fact was recorded or the message was sent to the reference time
+  (``as_of`` or now). With the defaults a brand-new item gains at most 10 %.
+* **Quality gate.** A hit is kept only if its cosine similarity to the query is at least
+  ``min_score`` or at least half of the query's content words occur in its text. When nothing
+  passes, recall returns nothing rather than the least bad noise.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Retriever = Literal["vector", "fulltext"]
+
+# Lucene's English stop words plus question words, which carry no topic of their own.
+_STOP_WORD_TEXT = """
+    a an and are as at be but by for if in into is it no not of on or such that the their
+    then there these they this to was will with what when where which who whom whose why how
+    do does did done i me my we our you your he she his her its them am been being have has
+    had can could would should shall may might must about tell please any some
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+class RecallConfig(BaseModel):
+    """How recall ranks; immutable, set per client and overridable per call."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fusion: Literal["rrf", "linear"] = "rrf"
+    rrf_k: int = Field(default=60, ge=1)
+    vector_weight: float = Field(default=0.7, ge=0.0)
+    fulltext_weight: float = Field(default=0.3, ge=0.0)
+    retrievers: tuple[Retriever, ...] = Field(default=("vector", "fulltext"), min_length=1)
+    recency: bool = True
+    recency_weight: float = Field(default=0.1, ge=0.0, le=1.0)
+    recency_half_life_days: float = Field(default=30.0, gt=0)
+    min_score: float = Field(default=0.2, ge=-1.0, le=1.0)
+    min_lexical: float = Field(default=0.5, gt=0.0, le=1.0)
+    #: Candidates kept per retriever and kind: max(pool_min, k * pool_factor).
+    pool_factor: int = Field(default=3, ge=1)
+    pool_min: int = Field(default=30, ge=1)
+    #: The indexes are asked for max(candidates_min, pool * overfetch) entries before filtering.
+    overfetch: int = Field(default=4, ge=1)
+    candidates_min: int = Field(default=100, ge=1)
+    #: Score of a fact reached over REFERENCES, relative to the hit that led to it.
+    reference_discount: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    def pool(self, k: int) -> int:
+        return max(self.pool_min, k * self.pool_factor)
+
+    def candidates(self, k: int) -> int:
+        return max(self.candidates_min, self.pool(k) * self.overfetch)
+
+
+@dataclass
+class Candidate:
+    """One fact or episode on its way through fusion."""
+
+    kind: Literal["fact", "episode"]
+    id: str
+    vector: float | None = None  # cosine, -1..1
+    vector_rank: int | None = None
+    fulltext: float | None = None
+    fulltext_rank: int | None = None
+    fused: float = 0.0
+    ranks: dict[str, int] = field(default_factory=dict)
+
+
+def index_score_to_cosine(score: float) -> float:
+    """Neo4j's cosine scores are ``(1 + cos) / 2``; this gives back ``cos``."""
+    return 2.0 * score - 1.0
+
+
+def fuse(
+    lists: Iterable[tuple[str, Literal["fact", "episode"], Sequence[tuple[str, float]]]],
+    config: RecallConfig,
+) -> list[Candidate]:
+    """Fuse ranked ``(retriever, kind, [(id, score), ...])`` lists into candidates, best first.
+
+    Vector scores are cosines (-1..1); fulltext scores are Lucene scores.
+    """
+    found: dict[tuple[str, str], Candidate] = {}
+    best_fulltext: dict[str, float] = {}
+    for retriever, kind, ranked in lists:
+        for rank, (item_id, score) in enumerate(ranked, start=1):
+            cand = found.setdefault((kind, item_id), Candidate(kind=kind, id=item_id))
+            if retriever == "vector":
+                cand.vector, cand.vector_rank = score, rank
+            else:
+                cand.fulltext, cand.fulltext_rank = score, rank
+                best_fulltext[kind] = max(best_fulltext.get(kind, 0.0), score)
+    for cand in found.values():
+        if config.fusion == "rrf":
+            cand.fused = sum(
+                1.0 / (config.rrf_k + rank)
+                for rank in (cand.vector_rank, cand.fulltext_rank)
+                if rank is not None
+            )
+        else:
+            vector_part = max(cand.vector or 0.0, 0.0)
+            top = best_fulltext.get(cand.kind, 0.0)
+            fulltext_part = (cand.fulltext or 0.0) / top if top > 0 else 0.0
+            cand.fused = config.vector_weight * vector_part + config.fulltext_weight * fulltext_part
+    return sorted(found.values(), key=lambda c: (-c.fused, c.kind, c.id))
+
+
+def recency_factor(when: datetime | None, now: datetime, config: RecallConfig) -> float:
+    """``1 + weight * 0.5 ** (age_days / half_life)``; 1.0 when off or the time is unknown."""
+    if not config.recency or when is None or config.recency_weight == 0:
+        return 1.0
+    age_days = max((now - when).total_seconds(), 0.0) / 86_400
+    return 1.0 + config.recency_weight * math.pow(0.5, age_days / config.recency_half_life_days)
+
+
+def _stem(word: str) -> str:
+    """A light suffix stripper: works/working/worked -> work, moves/moved/move -> mov."""
+    for suffix in ("'s", "ies", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased, lightly stemmed words of ``text`` without stop words."""
+    return {
+        _stem(w) for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in STOP_WORDS
+    }
+
+
+def lexical_coverage(query_words: set[str], text: str) -> float:
+    """The share of the query's content words that occur in ``text`` (0 when it has none)."""
+    if not query_words:
+        return 0.0
+    return len(query_words & content_words(text)) / len(query_words)
+
+
+def passes_gate(cosine: float | None, lexical: float, config: RecallConfig) -> bool:
+    if cosine is not None and cosine >= config.min_score:
+        return True
+    return lexical >= config.min_lexical
