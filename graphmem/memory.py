@@ -91,7 +91,7 @@ class _ClientBase:
         )
         self._core = MemoryCore(
             dimension=embedder.dimension,
-            default_ns=ns,
+            default_ns=ns if ns is not None else self.settings.namespace,
             config=config,
             has_extractor=extractor is not None,
         )
@@ -124,7 +124,8 @@ class Memory(_ClientBase):
     """Synchronous graphmem client. Connects on first use (or :meth:`connect`); close it, or
     use it as a context manager.
 
-    Every method takes ``ns``, the namespace; it defaults to the client's ``ns``.
+    Every method takes ``ns``, the namespace; it defaults to the client's ``ns``, which
+    defaults to the ``GRAPHMEM_NAMESPACE`` setting (``default``).
     """
 
     _graph: Graph | None = None

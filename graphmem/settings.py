@@ -87,6 +87,12 @@ class GraphmemSettings(BaseSettings):
         False, description="Allow sentence-transformers to fetch a model from the hub."
     )
 
+    # --- memory ---------------------------------------------------------------------------------
+    namespace: str = Field(
+        "default",
+        description="The namespace the CLI and clients use when a call names none.",
+    )
+
     # --- recall and context ------------------------------------------------------------------
     context_tokenizer: str | None = Field(
         None,
@@ -122,6 +128,13 @@ class GraphmemSettings(BaseSettings):
         if not urlsplit(value).hostname:
             raise ValueError(f"URI {value!r} names no host")
         return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _check_namespace(cls, value: str) -> str:
+        from graphmem.models import check_namespace
+
+        return check_namespace(value)
 
     @field_validator("local_neo4j_heap", "local_neo4j_pagecache")
     @classmethod
