@@ -4,9 +4,11 @@
 // returns: id, text, valid_from, valid_to, recorded_at
 // example: {"ns": "demo", "valid_at": "2026-03-15T00:00:00Z", "limit": 100}
 // What was true in the world at valid time $valid_at, per what is believed now (invariant 3).
+// A superseded fact counts within its closed valid interval (the update ended it); retracted
+// and merged facts do not.
 WITH datetime($valid_at) AS v
 MATCH (f:Fact {ns: $ns})
-WHERE f.retired_at IS NULL
+WHERE (f.retired_at IS NULL OR f.status = 'superseded')
   AND (f.valid_from IS NULL OR f.valid_from <= v)
   AND (f.valid_to IS NULL OR f.valid_to > v)
 RETURN f.id AS id, f.text AS text, f.valid_from AS valid_from, f.valid_to AS valid_to,

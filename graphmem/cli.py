@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
@@ -19,6 +19,8 @@ from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
     from graphmem.embeddings import SentenceTransformerEmbedder
+    from graphmem.memory import Memory
+    from graphmem.models import Fact, FactHistory, RecallResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -274,6 +276,484 @@ def config(ctx: click.Context, as_json: bool) -> None:
     }
     data["neo4j_mode"] = settings.neo4j_mode
     emit(data, as_json=as_json)
+
+
+# --- memory commands ---------------------------------------------------------------------------
+def ns_option(func: F) -> F:
+    """Add ``--ns`` to a command; the command receives it as ``ns``."""
+    return click.option(
+        "--ns",
+        "ns",
+        metavar="NAMESPACE",
+        default=None,
+        help="Namespace to use (default: the GRAPHMEM_NAMESPACE setting).",
+    )(func)
+
+
+def _memory(ctx: click.Context, ns: str | None) -> Memory:
+    """The sync client for the settings and ``--ns``; it connects when entered."""
+    from graphmem.memory import Memory
+
+    settings = _settings(ctx)
+    return Memory(settings, ns=ns, embedder=_embedder(settings))
+
+
+def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter('must be a JSON object, e.g. \'{"key": "value"}\'')
+    return data
+
+
+def _clip(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _number(value: float | None) -> str | None:
+    return None if value is None else f"{value:.3f}"
+
+
+def _item_mapping(data: Mapping[str, Any]) -> str:
+    """A dumped fact or episode as a key/value block (metadata as compact JSON)."""
+    shown = {
+        k: (json.dumps(v, sort_keys=True) if k == "metadata" and v is not None else v)
+        for k, v in data.items()
+    }
+    shown.update({k: None for k, v in shown.items() if v == []})
+    return render_mapping(shown)
+
+
+def _fact_data(fact: Fact) -> dict[str, Any]:
+    return fact.model_dump(mode="json")
+
+
+@main.command()
+@click.argument("text")
+@click.option("--source", help="Where the fact comes from (a label of your choice).")
+@click.option("--tag", "tags", multiple=True, help="A tag for the fact; repeat for several.")
+@click.option("--valid-from", metavar="ISO", help="When it became true (ISO 8601 with zone).")
+@click.option("--valid-to", metavar="ISO", help="When it stopped being true (ISO 8601 with zone).")
+@click.option(
+    "--supersedes",
+    multiple=True,
+    metavar="ID",
+    help="Id of a believed fact this one replaces (it is retired); repeat for several.",
+)
+@click.option(
+    "--references", multiple=True, metavar="ID", help="Id of a related fact; repeat for several."
+)
+@click.option("--reason", help="Why this fact supersedes the others (kept on the edge).")
+@click.option("--pinned", is_flag=True, help="Pin it: `graphmem context` always shows it first.")
+@click.option(
+    "--metadata", metavar="JSON", callback=_json_object, help="A JSON object stored with the fact."
+)
+@ns_option
+@output_options
+@click.pass_context
+def remember(
+    ctx: click.Context,
+    text: str,
+    source: str | None,
+    tags: tuple[str, ...],
+    valid_from: str | None,
+    valid_to: str | None,
+    supersedes: tuple[str, ...],
+    references: tuple[str, ...],
+    reason: str | None,
+    pinned: bool,
+    metadata: dict[str, Any] | None,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Store one fact as said and print it (id, status, recorded_at, ...).
+
+    Facts are append-only: to change one, remember the new version with --supersedes; the
+    old one is retired, not deleted, and `graphmem history` shows the chain. Datetimes must
+    carry a time zone.
+
+    Example:
+
+        graphmem remember "The user moved to Berlin." --tag location --supersedes 3f2a...
+    """
+    with _memory(ctx, ns) as memory:
+        fact = memory.remember(
+            text,
+            source=source,
+            tags=tags,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            supersedes=supersedes,
+            references=references,
+            metadata=metadata,
+            pinned=pinned,
+            reason=reason,
+        )
+    emit(_fact_data(fact), as_json=as_json, table=_item_mapping)
+
+
+@main.command()
+@click.argument("file", type=click.File("r", encoding="utf-8"), default="-", required=False)
+@click.option("--session-id", help="Session for messages whose line names none (their session_id).")
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Write the good lines and report the malformed ones, instead of writing nothing.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="Messages per write.",
+)
+@ns_option
+@output_options
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    file: TextIO,
+    session_id: str | None,
+    skip_bad: bool,
+    batch_size: int,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Store messages from JSON Lines (a FILE, or stdin for '-' or none) as episodes.
+
+    One JSON object per line with the fields of a message: content (required), role,
+    speaker, occurred_at (ISO 8601 with zone), external_id, session_id, metadata. Blank lines
+    are ignored. Every line is checked before anything is written: a malformed line stops
+    the whole input (exit 1, nothing written) unless --skip-bad is given. Re-sent messages
+    are recognised and not stored twice.
+
+    Example:
+
+        graphmem ingest chat.jsonl --session-id s-1 --ns user-42
+    """
+    from graphmem.errors import BadLinesError
+    from graphmem.jsonl import parse_message_lines
+
+    parsed = parse_message_lines(file)
+    if parsed.problems and not skip_bad:
+        raise BadLinesError(parsed.problems)
+    for number, reason in parsed.problems:
+        click.echo(f"skipped line {number}: {reason}", err=True)
+
+    messages = parsed.messages
+    episode_ids: list[str] = []
+    duplicate_ids: list[str] = []
+    with _memory(ctx, ns) as memory:
+        with click.progressbar(
+            length=len(messages),
+            label="Ingesting",
+            file=sys.stderr,
+            hidden=not messages or not sys.stderr.isatty(),
+        ) as bar:
+            for start in range(0, len(messages), batch_size):
+                batch = messages[start : start + batch_size]
+                result = memory.ingest(batch, session_id=session_id)
+                episode_ids += [e.id for e in result.episodes]
+                duplicate_ids += result.duplicates
+                bar.update(len(batch))
+        used_ns = memory.ns
+    data = {
+        "ns": used_ns,
+        "messages": len(messages),
+        "created": len(episode_ids),
+        "duplicates": len(duplicate_ids),
+        "skipped": len(parsed.problems),
+        "bad_lines": [{"line": n, "reason": why} for n, why in parsed.problems],
+        "episode_ids": episode_ids,
+        "duplicate_ids": duplicate_ids,
+    }
+
+    def table(d: Mapping[str, Any]) -> str:
+        return render_mapping(
+            {
+                "namespace": d["ns"],
+                "messages": d["messages"],
+                "created": d["created"],
+                "duplicates": f"{d['duplicates']} (already stored, not written again)",
+                "skipped": f"{d['skipped']} malformed line(s)",
+            }
+        )
+
+    emit(data, as_json=as_json, table=table)
+
+
+def _recall_table(result: RecallResult) -> str:
+    rows = [
+        {
+            "rank": rank,
+            "kind": hit.kind if hit.via == "search" else f"{hit.kind} (ref)",
+            "score": _number(hit.score),
+            "vector": _number(hit.scores.vector),
+            "fulltext": _number(hit.scores.fulltext),
+            "date": hit.time.date().isoformat() if hit.time else None,
+            "id": hit.id,
+            "text": _clip(hit.text),
+        }
+        for rank, hit in enumerate(result.hits, start=1)
+    ]
+    timing = result.timing
+    footer = (
+        f"{len(result.hits)} hit(s) of {result.candidates} candidate(s), {result.gated} gated; "
+        f"{timing.total_ms:.1f} ms (embed {timing.embed_ms:.1f}, db {timing.db_ms:.1f}, "
+        f"stamp {timing.stamp_ms:.1f})"
+    )
+    if result.exact_fallback:
+        footer += "; exact scoring"
+    columns = ["rank", "kind", "score", "vector", "fulltext", "date", "id", "text"]
+    return render_table(rows, columns) + "\n\n" + footer
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many hits at most.")
+@click.option(
+    "--kind",
+    "kinds",
+    type=click.Choice(["fact", "episode"]),
+    multiple=True,
+    help="Search only this kind; repeat for both (default: both).",
+)
+@click.option("--as-of", metavar="ISO", help="Answer from what was believed at that time.")
+@click.option("--valid-at", metavar="ISO", help="Answer from what was true at that time.")
+@click.option("--include-retired", is_flag=True, help="Also return superseded facts.")
+@click.option("--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several.")
+@click.option("--since", metavar="ISO", help="Only what was recorded or said from then on.")
+@click.option("--until", metavar="ISO", help="Only what was recorded or said until then.")
+@click.option("--no-references", is_flag=True, help="Do not add facts reached over REFERENCES.")
+@click.option("--min-score", type=float, help="Cosine similarity a hit needs (quality gate).")
+@click.option(
+    "--fusion",
+    type=click.Choice(["rrf", "linear"]),
+    help="How the vector and fulltext rankings are combined (default: the setting).",
+)
+@ns_option
+@output_options
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: str,
+    k: int,
+    kinds: tuple[str, ...],
+    as_of: str | None,
+    valid_at: str | None,
+    include_retired: bool,
+    tags: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    no_references: bool,
+    min_score: float | None,
+    fusion: str | None,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Search facts and episodes (hybrid: vector and fulltext), best first.
+
+    Shows each hit's scores; retired facts are hidden unless --include-retired. --as-of
+    and --valid-at travel in time (ISO 8601 with zone).
+
+    Example:
+
+        graphmem recall "where does the user work?" -k 5 --kind fact
+    """
+    with _memory(ctx, ns) as memory:
+        config = None
+        if fusion is not None:
+            config = memory.recall_config.model_copy(update={"fusion": fusion})
+        result = memory.recall(
+            query,
+            k=k,
+            kinds=kinds or ("fact", "episode"),  # type: ignore[arg-type]
+            as_of=as_of,
+            valid_at=valid_at,
+            include_retired=include_retired,
+            tags=tags or None,
+            since=since,
+            until=until,
+            expand_references=not no_references,
+            min_score=min_score,
+            config=config,
+        )
+    if as_json:
+        emit(result.model_dump(mode="json"), as_json=True)
+    else:
+        click.echo(_recall_table(result))
+
+
+@main.command()
+@click.argument("query")
+@click.option("--budget", type=int, required=True, help="Most tokens the block may take.")
+@click.option(
+    "-k", "k", type=int, default=20, show_default=True, help="How many hits recall may use."
+)
+@click.option("--as-of", metavar="ISO", help="Answer from what was believed at that time.")
+@ns_option
+@output_options
+@click.pass_context
+def context(
+    ctx: click.Context,
+    query: str,
+    budget: int,
+    k: int,
+    as_of: str | None,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Print a prompt-ready memory block for QUERY within --budget tokens.
+
+    Pinned facts come first, then what recall finds, one dated line each. The block goes
+    to stdout; a line with its size goes to stderr.
+
+    Example:
+
+        graphmem context "what do I know about the user?" --budget 300
+    """
+    with _memory(ctx, ns) as memory:
+        block = memory.context(query, budget_tokens=budget, k=k, as_of=as_of)
+    if as_json:
+        emit(block.model_dump(mode="json"), as_json=True)
+        return
+    if block.text:
+        click.echo(block.text)
+    click.echo(
+        f"{block.tokens} of {block.budget_tokens} tokens ({block.tokenizer}); "
+        f"{len(block.fact_ids)} fact(s), {len(block.episode_ids)} episode(s), "
+        f"{block.omitted} left out",
+        err=True,
+    )
+
+
+@main.command()
+@click.argument("id")
+@ns_option
+@output_options
+@click.pass_context
+def get(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
+    """Show the fact or episode with this id.
+
+    Example:
+
+        graphmem get 3f2a9c1e-... --json
+    """
+    from graphmem.models import Fact
+
+    with _memory(ctx, ns) as memory:
+        item = memory.get(id)
+    data = {"kind": "fact" if isinstance(item, Fact) else "episode", **item.model_dump(mode="json")}
+    emit(data, as_json=as_json, table=_item_mapping)
+
+
+def _history_table(history: FactHistory) -> str:
+    rows = [
+        {
+            "": "*" if fact.id == history.head_id else "",
+            "recorded_at": fact.recorded_at.isoformat(timespec="seconds"),
+            "retired_at": fact.retired_at.isoformat(timespec="seconds")
+            if fact.retired_at
+            else None,
+            "status": fact.status,
+            "id": fact.id,
+            "text": _clip(fact.text),
+        }
+        for fact in history.facts
+    ]
+    chain = render_table(rows, ["", "recorded_at", "retired_at", "status", "id", "text"])
+    edges = render_table(
+        [
+            {
+                "at": edge.at.isoformat(timespec="seconds"),
+                "actor": edge.actor,
+                "newer": edge.newer_id,
+                "older": edge.older_id,
+                "reason": edge.reason,
+            }
+            for edge in history.edges
+        ],
+        ["at", "actor", "newer", "older", "reason"],
+    )
+    head = (
+        f"head (believed now): {history.head_id}, marked *"
+        if history.head_id
+        else "head: none (the chain ends in a retired fact)"
+    )
+    return f"{chain}\n\n{head}\n\nsupersedes edges (newer replaces older):\n{edges}"
+
+
+@main.command()
+@click.argument("id")
+@ns_option
+@output_options
+@click.pass_context
+def history(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
+    """Show a fact's supersession chain, oldest first, with when, who and why.
+
+    The believed fact the chain leads to now (its head) is marked with *.
+
+    Example:
+
+        graphmem history 3f2a9c1e-...
+    """
+    with _memory(ctx, ns) as memory:
+        chain = memory.history(id)
+    if as_json:
+        emit(chain.model_dump(mode="json"), as_json=True)
+    else:
+        click.echo(_history_table(chain))
+
+
+@main.command()
+@ns_option
+@output_options
+@click.pass_context
+def stats(ctx: click.Context, ns: str | None, as_json: bool) -> None:
+    """Count the namespace's facts (by status), episodes, sessions and relationships.
+
+    Example:
+
+        graphmem stats --ns user-42 --json
+    """
+    with _memory(ctx, ns) as memory:
+        counts = memory.stats()
+    data = counts.model_dump(mode="json")
+
+    def table(d: Mapping[str, Any]) -> str:
+        by_status = ", ".join(f"{k} {v}" for k, v in sorted(d["facts_by_status"].items()))
+        return render_mapping({**d, "facts_by_status": by_status or None})
+
+    emit(data, as_json=as_json, table=table)
+
+
+@main.command()
+@click.argument("id")
+@click.option("--unpin", is_flag=True, help="Unpin the fact instead.")
+@ns_option
+@output_options
+@click.pass_context
+def pin(ctx: click.Context, id: str, unpin: bool, ns: str | None, as_json: bool) -> None:
+    """Pin a fact so that `graphmem context` always shows it first (--unpin undoes it).
+
+    Example:
+
+        graphmem pin 3f2a9c1e-... --unpin
+    """
+    with _memory(ctx, ns) as memory:
+        fact = memory.pin(id, pinned=not unpin)
+    emit(_fact_data(fact), as_json=as_json, table=_item_mapping)
+
+
+# --- optional commands -------------------------------------------------------------------------
+# `graphmem bench` is registered here:
+#     from graphmem.cli_bench import bench
+#     main.add_command(bench)
 
 
 if __name__ == "__main__":  # pragma: no cover

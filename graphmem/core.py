@@ -716,7 +716,7 @@ class MemoryCore:
         rows: Rows = yield Transaction(
             "read", lambda: _single(Run(query("fact_lineage"), {"ns": ns, "id": fact_id}))
         )
-        if not rows:
+        if not rows or not rows[0]["facts"]:
             raise NotFoundError(f"no fact {fact_id!r} in namespace {ns!r}", ids=(fact_id,))
         facts = sorted(
             (Fact.model_validate(f) for f in rows[0]["facts"]), key=lambda f: f.recorded_at

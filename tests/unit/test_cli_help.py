@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 from click.testing import CliRunner
 
@@ -20,6 +22,9 @@ def test_every_command_has_help_with_an_example() -> None:
     runner = CliRunner()
     commands = _commands(main)
     assert ("neo4j", "start") in commands and ("init",) in commands and ("demo",) in commands
+    memory_commands = ["remember", "ingest", "recall", "context", "get", "history", "stats", "pin"]
+    for name in memory_commands:
+        assert (name,) in commands, f"`graphmem {name}` is missing"
     for path in commands:
         result = runner.invoke(main, [*path, "--help"])
         assert result.exit_code == 0, (path, result.output)
@@ -42,3 +47,20 @@ def test_graphmem_errors_become_one_line_and_exit_1() -> None:
     assert "Error:" in result.output and "external server" in result.output
     bad = CliRunner().invoke(main, ["config"], env={"GRAPHMEM_NEO4J_URI": "ftp://x"})
     assert bad.exit_code == 1 and "GRAPHMEM_NEO4J_URI" in bad.output
+
+
+def test_metadata_must_be_a_json_object() -> None:
+    for bad in ("[1, 2]", "{not json"):
+        result = CliRunner().invoke(main, ["remember", "a fact", "--metadata", bad])
+        assert result.exit_code == 2, result.output
+        assert "--metadata" in result.output
+
+
+def test_ingest_with_a_bad_line_writes_nothing_and_needs_no_database(tmp_path: Path) -> None:
+    path = tmp_path / "messages.jsonl"
+    path.write_text('{"content": "hello"}\n{"content": \n', encoding="utf-8")
+    env = {"GRAPHMEM_NEO4J_URI": "bolt://127.0.0.1:1"}  # nothing listens there
+    result = CliRunner().invoke(main, ["ingest", str(path)], env=env)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "Error:" in result.stderr and "line 2" in result.stderr

@@ -1,11 +1,16 @@
 // Whether the :Fact `node` may be returned by recall: in the namespace; believed now (or, with
 // $include_retired, ever), or believed at transaction time $as_of (invariant 2); true at valid
 // time $valid_at (invariant 3); carrying one of $tags; recorded in [$since, $until).
+// For a $valid_at question a superseded fact still counts within its (closed) valid interval:
+// it is what is believed about that past, while retracted and merged facts do not count.
 (node.ns = $ns
 AND CASE
-  WHEN $as_of IS NULL THEN $include_retired OR node.retired_at IS NULL
+  WHEN $as_of IS NULL
+    THEN $include_retired OR node.retired_at IS NULL
+         OR ($valid_at IS NOT NULL AND node.status = 'superseded')
   ELSE node.recorded_at <= $as_of
-       AND ($include_retired OR node.retired_at IS NULL OR node.retired_at > $as_of)
+       AND ($include_retired OR node.retired_at IS NULL OR node.retired_at > $as_of
+            OR ($valid_at IS NOT NULL AND node.status = 'superseded'))
 END
 AND ($valid_at IS NULL OR ((node.valid_from IS NULL OR node.valid_from <= $valid_at)
                            AND (node.valid_to IS NULL OR node.valid_to > $valid_at)))

@@ -1,0 +1,834 @@
+"""``graphmem bench``: ingest throughput and recall latency on synthetic memories.
+
+For each size, in one run against one Neo4j, with a fresh namespace per size and phase:
+
+1. **embedding ceiling**: texts per second through ``embedder.embed`` alone, in the ingest
+   batch size; the vectors are kept for phase 3;
+2. **end-to-end ingest**: facts per second through :meth:`Memory.remember_many`, embedding
+   included; updates are written with ``supersedes`` naming the fact they replace;
+3. **Neo4j-only writes**: the same facts through ``remember_many(..., vectors=...)`` with the
+   vectors of phase 1, so only validation, Bolt and the transaction are timed;
+4. **episodes**: messages per second through :meth:`Memory.ingest` (a tenth of the size);
+5. **recall latency**: questions about the data through :meth:`Memory.recall` on the
+   end-to-end namespace, after warm-up queries: percentiles of the total, the query
+   embedding, the read transaction and the access-stamp write.
+
+By default the run uses a throwaway local Neo4j in a temporary directory, stopped and deleted
+at the end, so nothing touches the configured graph. With ``server="configured"`` it writes
+into ``bench-<time>-...`` namespaces of the configured Neo4j, which stay there.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import secrets
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+
+from graphmem import __version__
+from graphmem.connection import Neo4jTarget, open_driver
+from graphmem.errors import DatabaseError
+from graphmem.settings import GraphmemSettings, load_settings
+from graphmem.synthetic import (
+    SyntheticFact,
+    generate_facts,
+    generate_messages,
+    generate_queries,
+)
+
+if TYPE_CHECKING:
+    import neo4j
+
+    from graphmem.embeddings import Embedder, Vectors
+    from graphmem.memory import Memory
+
+#: End-to-end ingest must reach this share of the embedding-only ceiling.
+E2E_RATIO_TARGET = 0.85
+#: Facts per second that writes with precomputed vectors must reach.
+NEO4J_ONLY_TARGET = 5_000.0
+#: The most milliseconds the recall read transaction may take at the 95th percentile ...
+DB_P95_TARGET_MS = 25.0
+#: ... in a namespace of at least this many facts.
+DB_P95_MIN_FACTS = 100_000
+
+ServerMode = Literal["scratch", "configured"]
+Progress = Callable[[str], None]
+
+
+# --- options and report ---------------------------------------------------------------------------
+class BenchOptions(BaseModel):
+    """What to measure, and against which Neo4j."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sizes: tuple[int, ...] = (10_000, 100_000)
+    queries: int = Field(default=200, ge=1)
+    warmup: int = Field(default=20, ge=0)
+    batch_size: int = Field(default=1_000, ge=1, le=10_000)
+    k: int = Field(default=10, ge=1, le=200)
+    seed: int = 0
+    update_share: float = Field(default=0.1, ge=0.0, lt=1.0)
+    #: Messages ingested per fact of the size (at least one message).
+    episodes_per_fact: float = Field(default=0.1, ge=0.0)
+    server: ServerMode = "scratch"
+    heap: str = "2g"
+    pagecache: str = "1g"
+
+    @field_validator("sizes")
+    @classmethod
+    def _check_sizes(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if not value:
+            raise ValueError("give at least one size")
+        if any(size < 1 for size in value):
+            raise ValueError(f"sizes must be positive, got {value}")
+        return value
+
+    @field_validator("heap", "pagecache")
+    @classmethod
+    def _check_memory(cls, value: str) -> str:
+        if not re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value):
+            raise ValueError(f"must be a size such as 512m or 2g, got {value!r}")
+        return value.lower()
+
+
+class Throughput(BaseModel):
+    """``items`` processed in ``seconds`` of timed work, in ``batches`` calls."""
+
+    items: int
+    seconds: float
+    batches: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def per_second(self) -> float:
+        return self.items / self.seconds if self.seconds > 0 else 0.0
+
+
+class Percentiles(BaseModel):
+    """Milliseconds."""
+
+    p50: float
+    p95: float
+    p99: float
+    mean: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Percentiles:
+        if not values:
+            return cls(p50=0.0, p95=0.0, p99=0.0, mean=0.0, max=0.0)
+        array = np.asarray(values, dtype=np.float64)
+        p50, p95, p99 = np.percentile(array, [50, 95, 99])
+        return cls(
+            p50=float(p50),
+            p95=float(p95),
+            p99=float(p99),
+            mean=float(array.mean()),
+            max=float(array.max()),
+        )
+
+
+class RecallLatency(BaseModel):
+    """Recall timings over ``queries`` measured queries (after ``warmup`` unmeasured ones)."""
+
+    queries: int
+    warmup: int
+    k: int
+    total_ms: Percentiles
+    embed_ms: Percentiles
+    db_ms: Percentiles
+    stamp_ms: Percentiles
+    db_stamp_ms: Percentiles
+    mean_hits: float
+    #: Share of queries whose answering fact (the newest version) was among the hits.
+    found_share: float
+    #: Queries for which the indexes were not enough and recall scored exactly.
+    exact_fallbacks: int
+
+
+class SizeResult(BaseModel):
+    """Everything measured at one size."""
+
+    size: int
+    updates: int
+    messages: int
+    #: Phase ("end_to_end", "neo4j_only", "episodes") to namespace.
+    namespaces: dict[str, str]
+    embedding_ceiling: Throughput
+    end_to_end: Throughput
+    neo4j_only: Throughput
+    episodes: Throughput
+    recall: RecallLatency
+    #: Facts retired by supersession in the end-to-end namespace (should equal ``updates``).
+    superseded: int
+    #: Facts and episodes in the whole database while recall ran (all namespaces).
+    graph_facts: int
+    graph_episodes: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def end_to_end_ratio(self) -> float:
+        ceiling = self.embedding_ceiling.per_second
+        return self.end_to_end.per_second / ceiling if ceiling > 0 else 0.0
+
+
+class TargetResult(BaseModel):
+    """One target at one size: ``measured`` against ``threshold``."""
+
+    name: str
+    size: int
+    measured: float
+    threshold: float
+    comparison: Literal[">=", "<="]
+    unit: str
+    status: Literal["pass", "fail", "n/a"]
+    note: str = ""
+
+
+class MachineInfo(BaseModel):
+    cpus: int | None
+    platform: str
+    python: str
+    torch_threads: int | None = None
+
+
+class ServerInfo(BaseModel):
+    mode: ServerMode
+    uri: str
+    database: str
+    neo4j_version: str
+    neo4j_edition: str | None = None
+    heap: str | None = None
+    pagecache: str | None = None
+    #: Whether the benchmark's namespaces stay in the database after the run.
+    kept: bool
+
+
+class EmbedderInfo(BaseModel):
+    model_id: str
+    dimension: int
+    device: str
+    batch_size: int
+
+
+class BenchReport(BaseModel):
+    """The result of :func:`run_bench`; JSON-ready with ``model_dump(mode="json")``."""
+
+    graphmem_version: str
+    started_at: datetime
+    finished_at: datetime
+    options: BenchOptions
+    machine: MachineInfo
+    server: ServerInfo
+    embedder: EmbedderInfo
+    namespace_prefix: str
+    sizes: list[SizeResult]
+    targets: list[TargetResult]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        """No target failed (targets that do not apply do not count)."""
+        return all(t.status != "fail" for t in self.targets)
+
+
+# --- targets --------------------------------------------------------------------------------------
+def _status(ok: bool) -> Literal["pass", "fail"]:
+    return "pass" if ok else "fail"
+
+
+def evaluate_targets(sizes: Sequence[SizeResult]) -> list[TargetResult]:
+    """The targets at each size: end-to-end at least 0.85 of the embedding ceiling, Neo4j-only
+    writes at least 5,000 facts/s, and recall's database p95 at most 25 ms from 100,000 facts.
+    """
+    targets = []
+    for result in sizes:
+        ratio = result.end_to_end_ratio
+        targets.append(
+            TargetResult(
+                name="end-to-end / embedding ceiling",
+                size=result.size,
+                measured=ratio,
+                threshold=E2E_RATIO_TARGET,
+                comparison=">=",
+                unit="ratio",
+                status=_status(ratio >= E2E_RATIO_TARGET),
+            )
+        )
+        rate = result.neo4j_only.per_second
+        targets.append(
+            TargetResult(
+                name="Neo4j-only writes",
+                size=result.size,
+                measured=rate,
+                threshold=NEO4J_ONLY_TARGET,
+                comparison=">=",
+                unit="facts/s",
+                status=_status(rate >= NEO4J_ONLY_TARGET),
+            )
+        )
+        p95 = result.recall.db_ms.p95
+        applies = result.size >= DB_P95_MIN_FACTS
+        targets.append(
+            TargetResult(
+                name="recall db p95",
+                size=result.size,
+                measured=p95,
+                threshold=DB_P95_TARGET_MS,
+                comparison="<=",
+                unit="ms",
+                status=_status(p95 <= DB_P95_TARGET_MS) if applies else "n/a",
+                note="" if applies else f"applies from {DB_P95_MIN_FACTS:,} facts",
+            )
+        )
+    return targets
+
+
+# --- markdown -------------------------------------------------------------------------------------
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def _measured(target: TargetResult) -> str:
+    if target.unit == "ratio":
+        return f"{target.measured:.2f}"
+    if target.unit == "ms":
+        return f"{_ms(target.measured)} ms"
+    return f"{_count(target.measured)} {target.unit}"
+
+
+def _threshold(target: TargetResult) -> str:
+    sign = "≥" if target.comparison == ">=" else "≤"
+    if target.unit == "ratio":
+        return f"{sign} {target.threshold:.2f}"
+    if target.unit == "ms":
+        return f"{sign} {_ms(target.threshold)} ms"
+    return f"{sign} {_count(target.threshold)} {target.unit}"
+
+
+def _table(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---:" if a == "r" else ":---" for a in align) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def render_markdown(report: BenchReport) -> str:
+    """The report as Markdown: set-up, throughput, recall latency, targets."""
+    opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
+    where = "throwaway local server" if server.mode == "scratch" else "configured server"
+    memory = (
+        f", heap {server.heap}, page cache {server.pagecache}"
+        if server.heap or server.pagecache
+        else ""
+    )
+    edition = f" {server.neo4j_edition}" if server.neo4j_edition else ""
+    threads = f", torch {machine.torch_threads} threads" if machine.torch_threads else ""
+    lines = [
+        f"# graphmem bench ({report.started_at:%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"- machine: {machine.cpus} CPUs{threads}, {machine.platform}, Python {machine.python}",
+        f"- Neo4j {server.neo4j_version}{edition} ({where} at {server.uri}{memory})",
+        f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}, "
+        f"batch {embedder.batch_size})",
+        f"- ingest batch {opts.batch_size:,} facts; updates {opts.update_share:.0%}; "
+        f"seed {opts.seed}; graphmem {report.graphmem_version}",
+        "",
+        "## Ingest throughput",
+        "",
+    ]
+    lines += _table(
+        [
+            "facts",
+            "embedding ceiling (texts/s)",
+            "end-to-end (facts/s)",
+            "ratio",
+            "Neo4j-only (facts/s)",
+            "episodes (msgs/s)",
+            "superseded",
+        ],
+        "rrrrrrr",
+        [
+            [
+                _count(r.size),
+                _count(r.embedding_ceiling.per_second),
+                _count(r.end_to_end.per_second),
+                f"{r.end_to_end_ratio:.2f}",
+                _count(r.neo4j_only.per_second),
+                f"{_count(r.episodes.per_second)} ({_count(r.messages)} msgs)",
+                f"{_count(r.superseded)} of {_count(r.updates)}",
+            ]
+            for r in report.sizes
+        ],
+    )
+    lines += ["", f"## Recall latency (ms, k={opts.k})", ""]
+    rows = []
+    for r in report.sizes:
+        rec = r.recall
+        for label, p in (
+            ("total", rec.total_ms),
+            ("embed", rec.embed_ms),
+            ("db", rec.db_ms),
+            ("stamp", rec.stamp_ms),
+            ("db + stamp", rec.db_stamp_ms),
+        ):
+            first = label == "total"
+            rows.append(
+                [
+                    _count(r.size) if first else "",
+                    f"{rec.queries} after {rec.warmup} warm-up" if first else "",
+                    label,
+                    _ms(p.p50),
+                    _ms(p.p95),
+                    _ms(p.p99),
+                    _ms(p.max),
+                ]
+            )
+    lines += _table(["facts", "queries", "part", "p50", "p95", "p99", "max"], "rrlrrrr", rows)
+    lines.append("")
+    for r in report.sizes:
+        rec = r.recall
+        lines.append(
+            f"- {_count(r.size)} facts: {rec.mean_hits:.1f} hits per query, answer found in "
+            f"{rec.found_share:.0%}, exact fallback in {rec.exact_fallbacks} of {rec.queries}; "
+            f"the database held {_count(r.graph_facts)} facts and "
+            f"{_count(r.graph_episodes)} episodes"
+        )
+    lines += ["", "## Targets", ""]
+    lines += _table(
+        ["target", "facts", "measured", "target", "result"],
+        "lrrrl",
+        [
+            [
+                t.name,
+                _count(t.size),
+                _measured(t),
+                _threshold(t),
+                t.status.upper() if t.status != "n/a" else f"n/a ({t.note})" if t.note else "n/a",
+            ]
+            for t in report.targets
+        ],
+    )
+    lines.append("")
+    if server.kept:
+        lines.append(
+            f"The benchmark's namespaces stay in the configured Neo4j: "
+            f"`{report.namespace_prefix}-*`."
+        )
+    else:
+        lines.append("The throwaway Neo4j and its data were deleted after the run.")
+    return "\n".join(lines) + "\n"
+
+
+# --- the run --------------------------------------------------------------------------------------
+def plan_batches(facts: Sequence[SyntheticFact], batch_size: int) -> list[list[int]]:
+    """Fact indices in write batches of at most ``batch_size``, in order, except that an
+    update waits for a later batch when the fact it replaces is not written yet: a batch can
+    only supersede facts stored before it."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    written: set[int] = set()
+    batches: list[list[int]] = []
+    waiting: list[int] = []
+    position = 0
+    while waiting or position < len(facts):
+        batch: list[int] = []
+        deferred: list[int] = []
+        candidates = iter(waiting)
+        while len(batch) < batch_size:
+            index = next(candidates, None)
+            if index is None:
+                if position >= len(facts):
+                    break
+                index = position
+                position += 1
+            target = facts[index].updates
+            if target is None or target in written:
+                batch.append(index)
+            else:
+                deferred.append(index)
+        waiting = deferred + list(candidates)
+        written.update(batch)
+        batches.append(batch)
+    return batches
+
+
+def _chunks(count: int, size: int) -> Iterator[range]:
+    for start in range(0, count, size):
+        yield range(start, min(start + size, count))
+
+
+def _fact_item(fact: SyntheticFact, ids: dict[int, str]) -> dict[str, Any]:
+    item: dict[str, Any] = {"text": fact.text, "tags": [fact.topic], "source": "graphmem bench"}
+    if fact.updates is not None:
+        item["supersedes"] = [ids[fact.updates]]
+        item["reason"] = "newer information"
+    return item
+
+
+def _ticker(say: Progress, label: str, total: int, unit: str) -> Callable[[int, float], None]:
+    """Reports progress about every tenth of ``total`` (and at the end)."""
+    step = max(1, total // 10)
+    state = {"next": step}
+
+    def tick(done: int, seconds: float) -> None:
+        if done >= state["next"] or done >= total:
+            rate = done / seconds if seconds > 0 else 0.0
+            say(f"  {label}: {done:,}/{total:,} {unit}, {rate:,.0f}/s")
+            while state["next"] <= done:
+                state["next"] += step
+
+    return tick
+
+
+def _embed_ceiling(
+    embedder: Embedder, texts: Sequence[str], batch_size: int, say: Progress
+) -> tuple[Throughput, Vectors]:
+    embedder.embed(list(texts[: min(len(texts), 32)]))  # load and warm the model, untimed
+    tick = _ticker(say, "embedding ceiling", len(texts), "texts")
+    parts = []
+    seconds = 0.0
+    batches = 0
+    for chunk in _chunks(len(texts), batch_size):
+        batch = list(texts[chunk.start : chunk.stop])
+        began = time.perf_counter()
+        parts.append(embedder.embed(batch))
+        seconds += time.perf_counter() - began
+        batches += 1
+        tick(chunk.stop, seconds)
+    vectors = np.vstack(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
+    return Throughput(items=len(texts), seconds=seconds, batches=batches), vectors
+
+
+def _write_facts(
+    memory: Memory,
+    ns: str,
+    facts: Sequence[SyntheticFact],
+    batches: Sequence[Sequence[int]],
+    vectors: Vectors | None,
+    label: str,
+    say: Progress,
+) -> tuple[Throughput, dict[int, str]]:
+    ids: dict[int, str] = {}
+    tick = _ticker(say, label, len(facts), "facts")
+    seconds = 0.0
+    for batch in batches:
+        items = [_fact_item(facts[i], ids) for i in batch]
+        rows = None if vectors is None else vectors[np.asarray(batch, dtype=np.intp)]
+        began = time.perf_counter()
+        created = memory.remember_many(items, ns=ns, vectors=rows)
+        seconds += time.perf_counter() - began
+        if len(created) != len(batch):
+            raise DatabaseError(f"{label}: wrote {len(created)} of {len(batch)} facts")
+        ids.update(zip(batch, (fact.id for fact in created), strict=True))
+        tick(len(ids), seconds)
+    return Throughput(items=len(facts), seconds=seconds, batches=len(batches)), ids
+
+
+def _ingest(
+    memory: Memory, ns: str, size: int, seed: int, batch_size: int, say: Progress
+) -> Throughput:
+    messages = generate_messages(size, seed=seed)
+    tick = _ticker(say, "episodes", size, "messages")
+    seconds = 0.0
+    batches = 0
+    for chunk in _chunks(len(messages), batch_size):
+        batch = [messages[i].as_message() for i in chunk]
+        began = time.perf_counter()
+        result = memory.ingest(batch, ns=ns)
+        seconds += time.perf_counter() - began
+        batches += 1
+        if result.created != len(batch):
+            raise DatabaseError(f"episodes: stored {result.created} of {len(batch)} messages")
+        tick(chunk.stop, seconds)
+    return Throughput(items=len(messages), seconds=seconds, batches=batches)
+
+
+def _recall(
+    memory: Memory,
+    ns: str,
+    facts: Sequence[SyntheticFact],
+    ids: dict[int, str],
+    options: BenchOptions,
+    seed: int,
+    say: Progress,
+) -> RecallLatency:
+    queries = generate_queries(facts, options.warmup + options.queries, seed=seed)
+    for query in queries[: options.warmup]:
+        memory.recall(query.text, ns=ns, k=options.k)
+    timings: dict[str, list[float]] = {"total": [], "embed": [], "db": [], "stamp": [], "sum": []}
+    hits = found = fallbacks = 0
+    tick = _ticker(say, "recall", options.queries, "queries")
+    began = time.perf_counter()
+    for done, query in enumerate(queries[options.warmup :], start=1):
+        result = memory.recall(query.text, ns=ns, k=options.k)
+        timing = result.timing
+        timings["total"].append(timing.total_ms)
+        timings["embed"].append(timing.embed_ms)
+        timings["db"].append(timing.db_ms)
+        timings["stamp"].append(timing.stamp_ms)
+        timings["sum"].append(timing.db_ms + timing.stamp_ms)
+        hits += len(result.hits)
+        found += ids[query.fact_index] in {hit.id for hit in result.hits}
+        fallbacks += result.exact_fallback
+        tick(done, time.perf_counter() - began)
+    measured = max(1, options.queries)
+    return RecallLatency(
+        queries=options.queries,
+        warmup=options.warmup,
+        k=options.k,
+        total_ms=Percentiles.of(timings["total"]),
+        embed_ms=Percentiles.of(timings["embed"]),
+        db_ms=Percentiles.of(timings["db"]),
+        stamp_ms=Percentiles.of(timings["stamp"]),
+        db_stamp_ms=Percentiles.of(timings["sum"]),
+        mean_hits=hits / measured,
+        found_share=found / measured,
+        exact_fallbacks=fallbacks,
+    )
+
+
+def _graph_counts(driver: neo4j.Driver, database: str) -> tuple[int, int]:
+    records, _, _ = driver.execute_query(
+        "CALL () { MATCH (f:Fact) RETURN count(f) AS facts } "
+        "CALL () { MATCH (e:Episode) RETURN count(e) AS episodes } "
+        "RETURN facts, episodes",
+        database_=database,
+    )
+    return int(records[0]["facts"]), int(records[0]["episodes"])
+
+
+def _bench_size(
+    memory: Memory,
+    embedder: Embedder,
+    driver: neo4j.Driver,
+    database: str,
+    size: int,
+    options: BenchOptions,
+    prefix: str,
+    say: Progress,
+) -> SizeResult:
+    # Each size gets its own data, so that no namespace repeats another size's vectors.
+    seed = options.seed * 1_000_003 + size
+    facts = generate_facts(size, seed=seed, update_share=options.update_share)
+    updates = sum(fact.is_update for fact in facts)
+    messages = max(1, round(size * options.episodes_per_fact))
+    namespaces = {
+        phase: f"{prefix}-{size}-{phase.replace('_', '-')}"
+        for phase in ("end_to_end", "neo4j_only", "episodes")
+    }
+    say(f"{size:,} facts ({updates:,} updates), {messages:,} messages")
+    batches = plan_batches(facts, options.batch_size)
+    texts = [fact.text for fact in facts]
+
+    ceiling, vectors = _embed_ceiling(embedder, texts, options.batch_size, say)
+    end_to_end, ids = _write_facts(
+        memory, namespaces["end_to_end"], facts, batches, None, "end-to-end", say
+    )
+    neo4j_only, _ = _write_facts(
+        memory, namespaces["neo4j_only"], facts, batches, vectors, "Neo4j-only", say
+    )
+    episodes = _ingest(memory, namespaces["episodes"], messages, seed + 1, options.batch_size, say)
+    graph_facts, graph_episodes = _graph_counts(driver, database)
+    recall = _recall(memory, namespaces["end_to_end"], facts, ids, options, seed + 2, say)
+    stats = memory.stats(ns=namespaces["end_to_end"])
+    return SizeResult(
+        size=size,
+        updates=updates,
+        messages=messages,
+        namespaces=namespaces,
+        embedding_ceiling=ceiling,
+        end_to_end=end_to_end,
+        neo4j_only=neo4j_only,
+        episodes=episodes,
+        recall=recall,
+        superseded=stats.facts_by_status.get("superseded", 0),
+        graph_facts=graph_facts,
+        graph_episodes=graph_episodes,
+    )
+
+
+def _server_version(driver: neo4j.Driver, database: str) -> tuple[str, str | None]:
+    try:
+        records, _, _ = driver.execute_query(
+            "CALL dbms.components() YIELD name, versions, edition "
+            "RETURN versions[0] AS version, edition",
+            database_=database,
+        )
+    except Exception:  # an old or restricted server: the version is only informative
+        return "unknown", None
+    if not records:
+        return "unknown", None
+    return str(records[0]["version"]), records[0]["edition"]
+
+
+def _machine() -> MachineInfo:
+    torch = sys.modules.get("torch")  # loaded by the embedder, if it uses torch
+    threads = int(torch.get_num_threads()) if torch is not None else None
+    return MachineInfo(
+        cpus=os.cpu_count(),
+        platform=platform.platform(terse=True),
+        python=platform.python_version(),
+        torch_threads=threads,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def scratch_neo4j(
+    settings: GraphmemSettings, *, heap: str, pagecache: str, say: Progress
+) -> Iterator[tuple[GraphmemSettings, Neo4jTarget]]:
+    """A local Neo4j in a new temporary home on a free port; stopped and deleted on exit."""
+    from graphmem.neo4j_local import LocalNeo4jServer
+
+    home = Path(tempfile.mkdtemp(prefix="graphmem-bench-"))
+    try:
+        scratch = load_settings(
+            **{
+                **settings.model_dump(),
+                "neo4j_uri": "local",
+                "local_neo4j_home": home,
+                "local_neo4j_port": _free_port(),
+                "local_neo4j_heap": heap,
+                "local_neo4j_pagecache": pagecache,
+            }
+        )
+        server = LocalNeo4jServer(scratch)
+        say(f"starting a throwaway Neo4j in {home} (heap {heap}, page cache {pagecache})")
+        try:
+            started = server.start()
+            say(f"Neo4j ready at {started.status.uri} after {started.seconds:.0f} s")
+            yield scratch, server.target()
+        finally:
+            say("stopping the throwaway Neo4j")
+            server.stop()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def run_bench(
+    options: BenchOptions | None = None,
+    *,
+    settings: GraphmemSettings | None = None,
+    target: Neo4jTarget | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> BenchReport:
+    """Run the benchmark and return its report.
+
+    With ``options.server == "scratch"`` (the default) a throwaway local Neo4j is started and
+    deleted afterwards; with ``"configured"`` the run uses ``target`` (default: the Neo4j the
+    settings name) and leaves its ``bench-...`` namespaces there. ``progress`` receives one
+    line per step.
+    """
+    options = options or BenchOptions()
+    settings = settings or load_settings()
+    say: Progress = progress or (lambda _line: None)
+    if options.server == "scratch":
+        if target is not None:
+            raise ValueError("a target is only used with server='configured'")
+        with scratch_neo4j(settings, heap=options.heap, pagecache=options.pagecache, say=say) as (
+            scratch,
+            scratch_target,
+        ):
+            return _run(options, scratch, scratch_target, embedder, say)
+    if target is None:
+        from graphmem.servers import resolve_target
+
+        target = resolve_target(settings)
+    return _run(options, settings, target, embedder, say)
+
+
+def _run(
+    options: BenchOptions,
+    settings: GraphmemSettings,
+    target: Neo4jTarget,
+    embedder: Embedder | None,
+    say: Progress,
+) -> BenchReport:
+    from graphmem.memory import Memory
+
+    started = datetime.now(UTC)
+    if embedder is None:
+        from graphmem.embeddings import SentenceTransformerEmbedder
+
+        say(f"loading the embedder ({settings.embedding_model or 'default model'})")
+        embedder = SentenceTransformerEmbedder.from_settings(settings)
+    prefix = f"bench-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+    scratch = options.server == "scratch"
+    driver = open_driver(target, connection_timeout=settings.neo4j_connection_timeout)
+    try:
+        version, edition = _server_version(driver, target.database)
+        server = ServerInfo(
+            mode=options.server,
+            uri=target.uri,
+            database=target.database,
+            neo4j_version=version,
+            neo4j_edition=edition,
+            heap=options.heap if scratch else None,
+            pagecache=options.pagecache if scratch else None,
+            kept=not scratch,
+        )
+        say(f"Neo4j {version} at {target.uri}; namespaces {prefix}-*")
+        results = []
+        with Memory(settings, target=target, embedder=embedder) as memory:
+            for size in options.sizes:
+                results.append(
+                    _bench_size(
+                        memory, embedder, driver, target.database, size, options, prefix, say
+                    )
+                )
+    finally:
+        driver.close()
+    return BenchReport(
+        graphmem_version=__version__,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        options=options,
+        machine=_machine(),
+        server=server,
+        embedder=EmbedderInfo(
+            model_id=embedder.model_id,
+            dimension=embedder.dimension,
+            device=settings.embedding_device,
+            batch_size=settings.embedding_batch_size,
+        ),
+        namespace_prefix=prefix,
+        sizes=results,
+        targets=evaluate_targets(results),
+    )
+
+
+__all__ = [
+    "BenchOptions",
+    "BenchReport",
+    "SizeResult",
+    "TargetResult",
+    "evaluate_targets",
+    "plan_batches",
+    "render_markdown",
+    "run_bench",
+    "scratch_neo4j",
+]

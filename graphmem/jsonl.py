@@ -1,0 +1,76 @@
+"""Messages from JSON Lines: one JSON object per line, each a :class:`~graphmem.models.Message`.
+
+Parsing is pure and checks every line before anything is written: blank lines are ignored,
+and each malformed line is reported with its 1-based line number and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from graphmem.models import Message
+
+
+@dataclass(frozen=True)
+class ParsedLines:
+    """The messages of the good lines, in input order, and one problem per bad line."""
+
+    messages: list[Message] = field(default_factory=list)
+    #: The 1-based line number of each message in ``messages``.
+    line_numbers: list[int] = field(default_factory=list)
+    #: ``(line_number, reason)`` for each malformed line.
+    problems: list[tuple[int, str]] = field(default_factory=list)
+
+
+def parse_message_lines(lines: Iterable[str]) -> ParsedLines:
+    """Parse and validate every line: JSON syntax first, then the fields of a Message.
+
+    A datetime without a time zone is an error, like everywhere in graphmem.
+    """
+    result = ParsedLines()
+    for number, raw in enumerate(lines, start=1):
+        line = raw.lstrip("\ufeff") if number == 1 else raw
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result.problems.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        if not isinstance(data, dict):
+            result.problems.append((number, f"expected a JSON object, got {_json_type(data)}"))
+            continue
+        try:
+            message = Message.model_validate(data)
+        except ValidationError as exc:
+            result.problems.append((number, describe_validation_error(exc)))
+            continue
+        result.messages.append(message)
+        result.line_numbers.append(number)
+    return result
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """Pydantic's errors as one line: ``field: message; field: message``."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null"

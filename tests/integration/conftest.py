@@ -1,0 +1,96 @@
+"""The memory clients for behavioural tests: every test using ``memory`` runs twice, once
+through :class:`Memory` and once through :class:`AsyncMemory`, with the same assertions."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.graph import Graph
+from graphmem.memory import AsyncMemory, Memory
+from graphmem.settings import GraphmemSettings
+
+
+class Client:
+    """Calls the sync client directly, or runs the async client's coroutines on one loop."""
+
+    def __init__(self, client: Memory | AsyncMemory, loop: asyncio.AbstractEventLoop | None):
+        self.raw = client
+        self.loop = loop
+        self.kind = "async" if loop is not None else "sync"
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.raw, name)
+        if self.loop is None or not callable(attr):
+            return attr
+        loop = self.loop
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return loop.run_until_complete(attr(*args, **kwargs))
+
+        return call
+
+
+def make_client(
+    kind: str,
+    *,
+    settings: GraphmemSettings,
+    graph: Graph,
+    embedder: SentenceTransformerEmbedder,
+    **options: Any,
+) -> Client:
+    if kind == "sync":
+        return Client(
+            Memory(settings, target=graph.target, embedder=embedder, **options).connect(), None
+        )
+    loop = asyncio.new_event_loop()
+    client = AsyncMemory(settings, target=graph.target, embedder=embedder, **options)
+    loop.run_until_complete(client.connect())
+    return Client(client, loop)
+
+
+def close_client(client: Client) -> None:
+    if client.loop is None:
+        client.raw.close()
+        return
+    client.loop.run_until_complete(client.raw.close())  # type: ignore[arg-type]
+    client.loop.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def memory(
+    request: pytest.FixtureRequest,
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+) -> Iterator[Client]:
+    """A connected client (sync or async) whose default namespace is this test's own."""
+    client = make_client(
+        request.param, settings=test_settings, graph=graph, embedder=embedder, ns=ns
+    )
+    yield client
+    close_client(client)
+
+
+@pytest.fixture
+def client_factory(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> Iterator[Callable[..., Client]]:
+    """Builds more clients (closed at the end), for tests that need other options."""
+    made: list[Client] = []
+
+    def build(kind: str, **options: Any) -> Client:
+        client = make_client(
+            kind, settings=test_settings, graph=graph, embedder=embedder, **options
+        )
+        made.append(client)
+        return client
+
+    yield build
+    for client in made:
+        close_client(client)

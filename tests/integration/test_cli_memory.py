@@ -1,0 +1,375 @@
+"""The memory commands (`remember`, `ingest`, `recall`, `context`, `get`, `history`, `stats`,
+`pin`) against the real Neo4j, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphmem.cli import main
+from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.graph import Graph
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def cli(
+    graph: Graph,
+    ns: str,
+    embedder: SentenceTransformerEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Invoke:
+    """Runs `graphmem ...` against the test server with this test's namespace as default.
+
+    The commands share the session's embedder (the same model the CLI would load).
+    """
+    monkeypatch.setattr("graphmem.cli._embedder", lambda settings: embedder)
+    env = {
+        "GRAPHMEM_NEO4J_URI": graph.target.uri,
+        "GRAPHMEM_NEO4J_USER": graph.target.user,
+        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
+        "GRAPHMEM_NEO4J_DATABASE": graph.database,
+        "GRAPHMEM_NAMESPACE": ns,
+    }
+
+    def invoke(*args: str, input: str | None = None) -> Result:
+        return CliRunner().invoke(main, list(args), env=env, input=input)
+
+    return invoke
+
+
+def _json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _stats(cli: Invoke, *args: str) -> dict[str, Any]:
+    data: dict[str, Any] = _json(cli("stats", "--json", *args))
+    return data
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any] | str]) -> Path:
+    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+MESSAGES: list[dict[str, Any] | str] = [
+    {"content": "I adopted a beagle named Biscuit.", "external_id": "m1", "session_id": "s1"},
+    {
+        "content": "Biscuit loves long walks by the river.",
+        "role": "assistant",
+        "occurred_at": "2026-03-01T09:00:00+00:00",
+        "external_id": "m2",
+        "session_id": "s1",
+    },
+    {"content": "My sister lives in Lisbon.", "speaker": "Ana", "metadata": {"channel": "sms"}},
+]
+
+
+def test_remember_then_recall_finds_it(cli: Invoke, ns: str) -> None:
+    fact = _json(
+        cli(
+            "remember",
+            "The user works at Microsoft as a data engineer.",
+            "--tag",
+            "work",
+            "--source",
+            "chat",
+            "--metadata",
+            '{"confidence": 0.9}',
+            "--json",
+        )
+    )
+    assert fact["status"] == "active" and fact["ns"] == ns
+    assert fact["tags"] == ["work"] and fact["source"] == "chat"
+    assert fact["metadata"] == {"confidence": 0.9}
+    assert fact["recorded_at"]
+
+    result = _json(cli("recall", "where does the user work?", "--json"))
+    assert result["ns"] == ns
+    assert result["hits"][0]["id"] == fact["id"]
+    assert result["hits"][0]["kind"] == "fact"
+    assert {"vector", "fulltext", "final"} <= set(result["hits"][0]["scores"])
+    assert result["timing"]["total_ms"] > 0
+
+    table = cli("recall", "where does the user work?", "--fusion", "linear", "--tag", "work")
+    assert table.exit_code == 0, table.output
+    assert "RANK" in table.stdout and "FULLTEXT" in table.stdout
+    assert fact["id"] in table.stdout and "Microsoft" in table.stdout
+    assert "ms (embed" in table.stdout
+
+    episodes_only = _json(cli("recall", "where does the user work?", "--kind", "episode", "--json"))
+    assert episodes_only["hits"] == []
+
+    shown = cli("remember", "The user drinks green tea.")
+    assert shown.exit_code == 0, shown.output
+    assert "status" in shown.stdout and "active" in shown.stdout and "recorded_at" in shown.stdout
+
+
+def test_supersedes_builds_a_chain_and_recall_hides_the_old_fact(cli: Invoke) -> None:
+    old = _json(cli("remember", "The user lives in Paris.", "--json"))
+    new = _json(
+        cli(
+            "remember",
+            "The user lives in Berlin.",
+            "--supersedes",
+            old["id"],
+            "--reason",
+            "moved in March",
+            "--json",
+        )
+    )
+
+    chain = _json(cli("history", old["id"], "--json"))
+    assert chain["head_id"] == new["id"]
+    assert [f["id"] for f in chain["facts"]] == [old["id"], new["id"]]
+    assert [f["status"] for f in chain["facts"]] == ["superseded", "active"]
+    (edge,) = chain["edges"]
+    assert edge["newer_id"] == new["id"] and edge["older_id"] == old["id"]
+    assert edge["reason"] == "moved in March" and edge["actor"] == "api"
+
+    table = cli("history", new["id"])
+    assert table.exit_code == 0, table.output
+    assert "RECORDED_AT" in table.stdout and "RETIRED_AT" in table.stdout
+    assert "superseded" in table.stdout and "moved in March" in table.stdout
+    head_line = next(line for line in table.stdout.splitlines() if line.startswith("*"))
+    assert new["id"] in head_line
+
+    believed = _json(cli("recall", "which city does the user live in?", "--json"))
+    ids = [hit["id"] for hit in believed["hits"]]
+    assert new["id"] in ids and old["id"] not in ids
+
+    everything = _json(
+        cli("recall", "which city does the user live in?", "--include-retired", "--json")
+    )
+    assert {new["id"], old["id"]} <= {hit["id"] for hit in everything["hits"]}
+
+    again = cli("remember", "The user lives in Rome.", "--supersedes", old["id"])
+    assert again.exit_code == 1
+    assert "Error:" in again.stderr and "superseded" in again.stderr
+
+
+def test_ingest_creates_episodes_and_a_rerun_reports_duplicates(
+    cli: Invoke, ns: str, tmp_path: Path
+) -> None:
+    path = _write_jsonl(tmp_path / "chat.jsonl", MESSAGES)
+    first = _json(cli("ingest", str(path), "--json"))
+    assert first["ns"] == ns
+    assert first["created"] == 3 and first["duplicates"] == 0 and first["skipped"] == 0
+    assert len(first["episode_ids"]) == 3
+
+    second = _json(cli("ingest", str(path), "--json", "--batch-size", "2"))
+    assert second["created"] == 0 and second["duplicates"] == 3
+    assert sorted(second["duplicate_ids"]) == sorted(first["episode_ids"])
+
+    people = cli("ingest", str(path))
+    assert people.exit_code == 0, people.output
+    assert "created" in people.stdout and "duplicates  3" in people.stdout
+
+    stats = _stats(cli)
+    assert stats["episodes"] == 3 and stats["sessions"] == 1
+
+    episode = _json(cli("get", first["episode_ids"][1], "--json"))
+    assert episode["kind"] == "episode"
+    assert episode["content"] == "Biscuit loves long walks by the river."
+    assert episode["role"] == "assistant" and episode["external_id"] == "m2"
+
+    hits = _json(cli("recall", "what is the dog called?", "--kind", "episode", "--json"))
+    assert hits["hits"] and hits["hits"][0]["kind"] == "episode"
+
+
+def test_ingest_in_small_batches_with_a_session_id(cli: Invoke, tmp_path: Path) -> None:
+    rows: list[dict[str, Any] | str] = [{"content": f"Message number {i}."} for i in range(7)]
+    path = _write_jsonl(tmp_path / "many.jsonl", rows)
+    result = _json(cli("ingest", str(path), "--batch-size", "3", "--session-id", "s-9", "--json"))
+    assert result["created"] == 7 and result["messages"] == 7
+    stats = _stats(cli)
+    assert stats["episodes"] == 7 and stats["sessions"] == 1
+    episode = _json(cli("get", result["episode_ids"][6], "--json"))
+    assert episode["session_id"] == "s-9" and episode["content"] == "Message number 6."
+
+
+def test_a_malformed_line_writes_nothing_unless_skip_bad(cli: Invoke, tmp_path: Path) -> None:
+    rows: list[dict[str, Any] | str] = [
+        {"content": "The first message is fine."},
+        '{"content": "broken',
+        {"content": "The third message is fine too."},
+    ]
+    path = _write_jsonl(tmp_path / "bad.jsonl", rows)
+
+    refused = cli("ingest", str(path), "--json")
+    assert refused.exit_code == 1
+    assert refused.stdout == ""
+    assert "Error:" in refused.stderr and "line 2" in refused.stderr
+    assert _stats(cli)["episodes"] == 0
+
+    skipped = cli("ingest", str(path), "--skip-bad", "--json")
+    data = _json(skipped)
+    assert data["created"] == 2 and data["skipped"] == 1
+    assert data["bad_lines"][0]["line"] == 2
+    assert "line 2" in skipped.stderr
+    assert _stats(cli)["episodes"] == 2
+
+
+def test_a_naive_datetime_in_a_line_is_refused(cli: Invoke, tmp_path: Path) -> None:
+    rows: list[dict[str, Any] | str] = [
+        {"content": "fine"},
+        {"content": "when?", "occurred_at": "2026-03-01T09:00:00"},
+    ]
+    result = cli("ingest", str(_write_jsonl(tmp_path / "naive.jsonl", rows)))
+    assert result.exit_code == 1
+    assert "line 2" in result.stderr and "naive datetime" in result.stderr
+    assert _stats(cli)["episodes"] == 0
+
+
+def test_ingest_reads_stdin(cli: Invoke) -> None:
+    text = '{"content": "From standard input."}\n\n{"content": "Second line from stdin."}\n'
+    result = _json(cli("ingest", "--json", input=text))
+    assert result["created"] == 2
+    dash = _json(cli("ingest", "-", "--json", input=text))
+    assert dash["created"] == 0 and dash["duplicates"] == 2
+    assert _stats(cli)["episodes"] == 2
+
+
+def test_context_respects_the_budget(cli: Invoke) -> None:
+    texts = [
+        "The user's favourite colour is green.",
+        "The user plays the cello in an amateur orchestra.",
+        "The user is allergic to peanuts.",
+        "The user prefers answers in British English.",
+    ]
+    for text in texts:
+        assert cli("remember", text).exit_code == 0
+    pinned = _json(cli("remember", "The user's name is Dana.", "--pinned", "--json"))
+
+    big = _json(cli("context", "what do I know about the user?", "--budget", "500", "--json"))
+    assert big["tokens"] <= 500 and big["budget_tokens"] == 500
+    assert big["fact_ids"][0] == pinned["id"]
+    assert len(big["fact_ids"]) == 5
+
+    half = big["tokens"] // 2
+    small = _json(cli("context", "what do I know about the user?", "--budget", str(half), "--json"))
+    assert 0 < small["tokens"] <= half
+    assert small["omitted"] > 0 and 0 < len(small["fact_ids"]) < 5
+    assert small["fact_ids"][0] == pinned["id"]
+
+    printed = cli("context", "what do I know about the user?", "--budget", "500")
+    assert printed.exit_code == 0, printed.output
+    assert printed.stdout.startswith("Memory")
+    assert "Dana" in printed.stdout and "tokens" in printed.stderr
+
+    zero = cli("context", "what do I know about the user?", "--budget", "0")
+    assert zero.exit_code == 1 and "Error:" in zero.stderr and "budget" in zero.stderr
+
+
+def test_get_pin_and_unknown_ids(cli: Invoke) -> None:
+    fact = _json(cli("remember", "The user has two cats.", "--json"))
+    shown = _json(cli("get", fact["id"], "--json"))
+    assert shown["kind"] == "fact" and shown["text"] == "The user has two cats."
+
+    assert _json(cli("pin", fact["id"], "--json"))["pinned"] is True
+    assert _stats(cli)["pinned"] == 1
+    assert _json(cli("pin", fact["id"], "--unpin", "--json"))["pinned"] is False
+    assert _stats(cli)["pinned"] == 0
+
+    for command in ("get", "history", "pin"):
+        missing = cli(command, "no-such-id")
+        assert missing.exit_code == 1, (command, missing.output)
+        assert missing.stderr.startswith("Error:") and "no-such-id" in missing.stderr
+        assert missing.stdout == ""
+
+
+def test_stats_counts(cli: Invoke, ns: str, tmp_path: Path) -> None:
+    empty = _stats(cli)
+    assert empty["ns"] == ns and empty["facts"] == 0 and empty["episodes"] == 0
+
+    old = _json(cli("remember", "The user runs on Sundays.", "--json"))
+    cli("remember", "The user runs on Saturdays.", "--supersedes", old["id"])
+    cli("remember", "The user likes jazz.", "--references", old["id"])
+    _json(cli("ingest", str(_write_jsonl(tmp_path / "m.jsonl", MESSAGES)), "--json"))
+
+    stats = _stats(cli)
+    assert stats["facts"] == 3
+    assert stats["facts_by_status"] == {"active": 2, "superseded": 1}
+    assert stats["supersedes"] == 1 and stats["references"] == 1
+    assert stats["episodes"] == 3 and stats["sessions"] == 1
+
+    table = cli("stats")
+    assert table.exit_code == 0, table.output
+    assert "active 2, superseded 1" in table.stdout
+
+
+def test_ns_option_overrides_the_setting(cli: Invoke, ns: str) -> None:
+    other = f"{ns}-other"
+    _json(cli("remember", "The user speaks Portuguese.", "--ns", other, "--json"))
+    assert _stats(cli)["facts"] == 0
+    assert _stats(cli, "--ns", other)["facts"] == 1
+    hits = _json(cli("recall", "which language?", "--ns", other, "--json"))
+    assert hits["ns"] == other and hits["hits"]
+
+    bad = cli("stats", "--ns", "no spaces allowed")
+    assert bad.exit_code == 1 and "Error:" in bad.stderr and "namespace" in bad.stderr
+
+
+def test_bad_input_is_refused_and_nothing_is_written(cli: Invoke) -> None:
+    naive = cli("remember", "The user started a new job.", "--valid-from", "2026-01-01T09:00:00")
+    assert naive.exit_code == 1
+    assert naive.stderr.startswith("Error:") and "naive datetime" in naive.stderr
+
+    backwards = cli(
+        "remember",
+        "The user lived in Oslo.",
+        "--valid-from",
+        "2026-01-01T00:00:00+00:00",
+        "--valid-to",
+        "2025-01-01T00:00:00+00:00",
+    )
+    assert backwards.exit_code == 1 and "valid_to" in backwards.stderr
+
+    unknown = cli("remember", "The user moved again.", "--supersedes", "no-such-fact")
+    assert unknown.exit_code == 1 and "no-such-fact" in unknown.stderr
+
+    empty = cli("remember", "   ")
+    assert empty.exit_code == 1 and "Error:" in empty.stderr
+
+    not_object = cli("remember", "The user has a boat.", "--metadata", "[1]")
+    assert not_object.exit_code == 2 and "JSON object" in not_object.output
+
+    naive_recall = cli("recall", "job", "--as-of", "2026-01-01T09:00:00")
+    assert naive_recall.exit_code == 1 and "as_of" in naive_recall.stderr
+
+    bad_k = cli("recall", "job", "-k", "0")
+    assert bad_k.exit_code == 1 and "k must be" in bad_k.stderr
+
+    assert _stats(cli)["facts"] == 0
+
+
+def test_valid_time_travel(cli: Invoke) -> None:
+    fact = _json(
+        cli(
+            "remember",
+            "The user worked at Contoso.",
+            "--valid-from",
+            "2020-01-01T00:00:00+00:00",
+            "--valid-to",
+            "2022-01-01T00:00:00Z",
+            "--json",
+        )
+    )
+    assert fact["valid_from"].startswith("2020-01-01T00:00:00")
+    assert fact["valid_to"].startswith("2022-01-01T00:00:00")
+    then = _json(
+        cli("recall", "where did the user work?", "--valid-at", "2021-06-01T00:00:00Z", "--json")
+    )
+    assert fact["id"] in [hit["id"] for hit in then["hits"]]
+    later = _json(
+        cli("recall", "where did the user work?", "--valid-at", "2024-06-01T00:00:00Z", "--json")
+    )
+    assert fact["id"] not in [hit["id"] for hit in later["hits"]]

@@ -1,0 +1,474 @@
+"""Behaviour of the memory clients against the real Neo4j; each test runs sync and async."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graphmem.errors import (
+    ForgottenError,
+    InvalidInputError,
+    NotFoundError,
+    RetiredFactError,
+)
+from graphmem.graph import Graph
+from graphmem.models import MAX_TEXT_CHARS, Episode, Fact
+from graphmem.ranking import RecallConfig
+from tests.integration.conftest import Client
+
+WORK_QUESTION = "where does the user work"
+
+
+def _pause() -> datetime:
+    """A moment strictly between two transactions (the database clock has ms resolution)."""
+    time.sleep(0.02)
+    moment = datetime.now(UTC)
+    time.sleep(0.02)
+    return moment
+
+
+def _node_counts(graph: Graph, ns: str) -> dict[str, int]:
+    rows = graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns = $ns RETURN labels(n)[0] AS label, count(*) AS n "
+        "UNION ALL MATCH (a {ns: $ns})-[r]->() RETURN type(r) AS label, count(r) AS n",
+        ns=ns,
+        database_=graph.database,
+    ).records
+    return {r["label"]: r["n"] for r in rows}
+
+
+# --- append-only writes ------------------------------------------------------------------------
+def test_remember_is_append_only_and_searchable_at_once(memory: Client, ns: str) -> None:
+    first = memory.remember("The user likes green tea.", source="chat", tags=["taste"])
+    second = memory.remember("The user likes green tea.", source="chat", tags=["taste"])
+    assert first.id != second.id
+    assert first.status == second.status == "active"
+    assert first.ns == ns and first.tags == ("taste",) and first.source == "chat"
+    assert first.recorded_at.tzinfo is not None and first.retired_at is None
+    hits = memory.recall("green tea", kinds=["fact"]).hits
+    assert {h.id for h in hits} == {first.id, second.id}
+    assert memory.stats().facts == 2
+
+
+def test_remember_many_writes_all_in_one_transaction(memory: Client) -> None:
+    facts = memory.remember_many(
+        [
+            "Ana lives in Lisbon.",
+            {"text": "Ana is the user's sister.", "tags": ["family"], "pinned": True},
+        ]
+    )
+    assert [f.text for f in facts] == ["Ana lives in Lisbon.", "Ana is the user's sister."]
+    assert facts[1].pinned and facts[1].tags == ("family",)
+    assert facts[0].recorded_at == facts[1].recorded_at  # one transaction, one time
+    assert memory.get(facts[0].id) == facts[0].model_copy()
+
+
+def test_precomputed_vectors_skip_the_embedder(memory: Client) -> None:
+    texts = ["Vectors given by the caller.", "A second fact with a given vector."]
+    vectors = memory.raw.embedder.embed(texts)
+    facts = memory.remember_many(texts, vectors=vectors)
+    hits = memory.recall("vectors given by the caller", kinds=["fact"]).hits
+    assert hits[0].id == facts[0].id
+    assert hits[0].scores.vector == pytest.approx(
+        float(vectors[0] @ memory.raw.embedder.embed(["vectors given by the caller"])[0]),
+        abs=1e-3,
+    )
+
+
+# --- supersession and history ------------------------------------------------------------------
+def test_google_then_microsoft(memory: Client) -> None:
+    google = memory.remember("I work at Google")
+    before_update = _pause()
+    microsoft = memory.remember(
+        "I work at Microsoft", supersedes=[google.id], reason="the user changed jobs"
+    )
+
+    hits = memory.recall(WORK_QUESTION).hits
+    assert hits[0].id == microsoft.id
+    assert google.id not in {h.id for h in hits}
+
+    with_retired = [h.id for h in memory.recall(WORK_QUESTION, include_retired=True).hits]
+    assert with_retired.index(microsoft.id) < with_retired.index(google.id)
+
+    then = memory.recall(WORK_QUESTION, as_of=before_update).hits
+    assert then[0].id == google.id
+    assert microsoft.id not in {h.id for h in then}
+
+    old = memory.get(google.id)
+    assert isinstance(old, Fact)
+    assert old.status == "superseded"
+    assert old.superseded_by == microsoft.id
+    assert old.retired_at == microsoft.recorded_at
+    assert old.valid_to == microsoft.recorded_at
+    assert old.text == "I work at Google"  # stored as said, never overwritten
+
+
+def test_history_walks_the_chain_both_ways(memory: Client) -> None:
+    a = memory.remember("The user's phone is a Pixel 6.")
+    b = memory.remember("The user's phone is a Pixel 8.", supersedes=[a.id], reason="upgrade")
+    c = memory.remember("The user's phone is an iPhone 15.", supersedes=[b.id], reason="switch")
+    for start in (a.id, b.id, c.id):
+        history = memory.history(start)
+        assert [f.id for f in history.facts] == [a.id, b.id, c.id]
+        assert history.head_id == c.id
+        assert [(e.newer_id, e.older_id, e.reason, e.actor) for e in history.edges] == [
+            (b.id, a.id, "upgrade", "api"),
+            (c.id, b.id, "switch", "api"),
+        ]
+        assert history.edges[0].at == b.recorded_at
+    assert memory.stats().supersedes == 2
+
+
+def test_superseding_badly_is_refused_and_writes_nothing(
+    memory: Client, graph: Graph, ns: str, client_factory: Callable[..., Client]
+) -> None:
+    old = memory.remember("The office is in Porto.")
+    new = memory.remember("The office is in Braga.", supersedes=[old.id])
+    other_ns = client_factory(memory.kind, ns=f"{ns}-other")
+    elsewhere = other_ns.remember("A fact in another namespace.")
+    before = _node_counts(graph, ns)
+
+    with pytest.raises(RetiredFactError, match="superseded"):
+        memory.remember("The office is in Faro.", supersedes=[old.id])
+    with pytest.raises(NotFoundError, match="no fact"):
+        memory.remember("The office is in Faro.", supersedes=["no-such-id"])
+    with pytest.raises(NotFoundError):
+        memory.remember("The office is in Faro.", supersedes=[elsewhere.id])
+    with pytest.raises(NotFoundError):
+        memory.remember("The office is in Faro.", references=[elsewhere.id])
+    with pytest.raises(RetiredFactError):  # one bad item spoils the whole batch
+        memory.remember_many(["Fine fact.", {"text": "Bad.", "supersedes": [old.id]}])
+    with pytest.raises(InvalidInputError, match="superseded once"):
+        memory.remember_many(
+            [{"text": "One.", "supersedes": [new.id]}, {"text": "Two.", "supersedes": [new.id]}]
+        )
+
+    # A forgotten fact leaves only a tombstone; linking to it is refused.
+    gone = memory.remember("A secret that will be erased.")
+    graph.driver.execute_query(
+        "MATCH (f:Fact {id: $id}) CREATE (:Tombstone {ns: f.ns, fact_id: f.id, "
+        "text_hash: f.text_hash, at: datetime(), reason: 'test'}) DETACH DELETE f",
+        id=gone.id,
+        database_=graph.database,
+    )
+    before = _node_counts(graph, ns)
+    with pytest.raises(ForgottenError):
+        memory.remember("Update of the secret.", supersedes=[gone.id])
+    with pytest.raises(ForgottenError):
+        memory.get(gone.id)
+    assert _node_counts(graph, ns) == before
+    assert memory.get(new.id).status == "active"
+
+
+def test_references_are_followed_one_hop(memory: Client) -> None:
+    sister = memory.remember("Ana is the user's older sister.")
+    city = memory.remember("Her rent is paid on the first of the month.", references=[sister.id])
+    hits = memory.recall("who is Ana", kinds=["fact"]).hits
+    assert hits[0].id == sister.id
+    via = {h.id: h for h in hits}
+    assert via[city.id].via == "reference" and via[city.id].referenced_from == sister.id
+    plain = memory.recall("who is Ana", kinds=["fact"], expand_references=False).hits
+    assert city.id not in {h.id for h in plain}
+    assert memory.stats().references == 1
+
+
+# --- time travel -------------------------------------------------------------------------------
+def test_as_of_follows_a_scripted_timeline(memory: Client) -> None:
+    t0 = _pause()
+    v1 = memory.remember("The project deadline is in May.")
+    t1 = _pause()
+    v2 = memory.remember("The project deadline is in June.", supersedes=[v1.id])
+    t2 = _pause()
+    v3 = memory.remember("The project deadline is in August.", supersedes=[v2.id])
+    question = "when is the project deadline"
+
+    def believed(at: datetime | None) -> list[str]:
+        return [h.id for h in memory.recall(question, as_of=at, kinds=["fact"]).hits]
+
+    assert believed(t0) == []
+    assert believed(t1) == [v1.id]
+    assert believed(t2) == [v2.id]
+    assert believed(None) == [v3.id]
+    assert believed(datetime.now(UTC)) == [v3.id]
+    everything = memory.recall(question, include_retired=True, kinds=["fact"]).hits
+    assert {h.id for h in everything} == {v1.id, v2.id, v3.id}
+
+
+def test_valid_at_answers_what_was_true_then(memory: Client) -> None:
+    def at(year: int, month: int = 1) -> datetime:
+        return datetime(year, month, 1, tzinfo=UTC)
+
+    paris = memory.remember("Alice lives in Paris.", valid_from=at(2019), valid_to=at(2022, 6))
+    berlin = memory.remember("Alice lives in Berlin.", valid_from=at(2022, 6))
+    rome = memory.remember("Alice lives in Rome.", valid_from=at(2025), supersedes=[berlin.id])
+    question = "where does Alice live"
+
+    def true_at(when: datetime) -> list[str]:
+        return [h.id for h in memory.recall(question, valid_at=when, kinds=["fact"]).hits]
+
+    assert true_at(at(2018)) == []
+    assert true_at(at(2020)) == [paris.id]
+    assert true_at(at(2023)) == [berlin.id]  # superseded, but true within its interval
+    assert true_at(at(2026)) == [rome.id]
+    closed = memory.get(berlin.id)
+    assert isinstance(closed, Fact) and closed.valid_to == at(2025)
+    assert memory.recall(question, kinds=["fact"]).hits[0].id == rome.id
+
+
+def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
+    memory: Client,
+) -> None:
+    tiny = RecallConfig(candidates_min=3, overfetch=1, pool_min=3, pool_factor=1)
+    olds = memory.remember_many([f"Locker {i} holds a red umbrella." for i in range(12)])
+    before = _pause()
+    memory.remember_many(
+        [
+            {"text": f"Locker {i} now holds a blue helmet.", "supersedes": [old.id]}
+            for i, old in enumerate(olds)
+        ]
+    )
+    # The index ranks the current (blue helmet) facts first; at `before` only the old ones
+    # were believed, so filtering leaves nothing and exact scoring must take over.
+    question = "which locker holds a blue helmet"
+    result = memory.recall(question, as_of=before, config=tiny, k=3, kinds=["fact"])
+    assert result.exact_fallback
+    assert len(result.hits) == 3
+    assert all(h.id in {o.id for o in olds} for h in result.hits)
+    current = memory.recall(question, config=tiny, k=3, kinds=["fact"])
+    assert current.hits and all("blue helmet" in h.text for h in current.hits)
+
+
+# --- namespaces ---------------------------------------------------------------------------------
+def test_namespaces_never_leak(
+    memory: Client, ns: str, client_factory: Callable[..., Client]
+) -> None:
+    other = client_factory(memory.kind, ns=f"{ns}-b")
+    mine = memory.remember("The launch code word is pineapple.")
+    theirs = other.remember("The launch code word is pineapple.")
+    memory.ingest([{"content": "pineapple pineapple", "external_id": "m1"}])
+    assert [h.id for h in other.recall("launch code word pineapple").hits] == [theirs.id]
+    assert {h.id for h in memory.recall("pineapple").hits} >= {mine.id}
+    assert theirs.id not in {h.id for h in memory.recall("pineapple", include_retired=True).hits}
+    with pytest.raises(NotFoundError):
+        other.get(mine.id)
+    with pytest.raises(NotFoundError):
+        other.history(mine.id)
+    assert other.stats().episodes == 0
+    assert memory.stats(ns=f"{ns}-b").facts == 1
+
+
+# --- episodes -------------------------------------------------------------------------------------
+def _messages() -> list[dict[str, Any]]:
+    start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    return [
+        {
+            "content": "I just adopted a greyhound called Biscuit!",
+            "role": "user",
+            "speaker": "Maya",
+            "external_id": "msg-1",
+            "occurred_at": start,
+        },
+        {
+            "content": "Congratulations! How old is Biscuit?",
+            "role": "assistant",
+            "external_id": "msg-2",
+            "occurred_at": start + timedelta(minutes=1),
+        },
+        {
+            "content": "Biscuit is three years old.",
+            "role": "user",
+            "speaker": "Maya",
+            "external_id": "msg-3",
+            "occurred_at": start + timedelta(minutes=2),
+        },
+    ]
+
+
+def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
+    first = memory.ingest(_messages(), session_id="s1")
+    assert first.created == 3 and first.duplicates == () and first.facts == ()
+    assert [e.external_id for e in first.episodes] == ["msg-1", "msg-2", "msg-3"]
+    assert first.episodes[0].speaker == "Maya" and first.episodes[0].session_id == "s1"
+    again = memory.ingest(_messages(), session_id="s1")
+    assert again.created == 0
+    assert set(again.duplicates) == {e.id for e in first.episodes}
+    # Same external id in the same session, even with edited content: the same message.
+    edited = [{**_messages()[0], "content": "edited"}]
+    assert memory.ingest(edited, session_id="s1").created == 0
+    # Without external ids, the content hash (with session, role, speaker and time) decides.
+    plain = [{"content": "No id on this one.", "occurred_at": "2026-03-02T10:00:00+00:00"}]
+    assert memory.ingest(plain + plain, session_id="s1").created == 1
+    assert memory.ingest(plain, session_id="s1").created == 0
+    assert memory.stats().episodes == 4 and memory.stats().sessions == 1
+
+    hits = memory.recall("what kind of dog did Maya adopt", kinds=["episode"]).hits
+    assert hits[0].id == first.episodes[0].id
+    assert hits[0].provenance.external_ids == ("msg-1",)
+    assert hits[0].provenance.session_ids == ("s1",)
+    assert isinstance(hits[0].episode, Episode) and hits[0].fact is None
+
+
+def test_an_extractor_derives_facts_with_provenance(
+    memory: Client, client_factory: Callable[..., Client], ns: str
+) -> None:
+    class Extractor:
+        name = "test-extractor"
+
+        def extract(self, episodes: Any) -> list[Any]:
+            from graphmem.core import ExtractedFact
+
+            return [
+                ExtractedFact(text=f"Maya said: {e.content}", episode_ids=(e.id,))
+                for e in episodes
+                if e.role == "user"
+            ]
+
+    client = client_factory(memory.kind, ns=ns, extractor=Extractor())
+    result = client.ingest(_messages(), session_id="s9")
+    assert len(result.facts) == 2
+    hits = client.recall("greyhound called Biscuit", kinds=["fact"]).hits
+    assert hits[0].provenance.external_ids == ("msg-1",)
+    assert hits[0].provenance.session_ids == ("s9",)
+    assert client.stats().derived_from == 2
+
+
+# --- recall details ----------------------------------------------------------------------------
+def test_recall_breaks_scores_down_and_stamps_access_once(
+    memory: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fact = memory.remember("The user's favourite cheese is Roquefort.")
+    writes: list[str] = []
+    original = memory.raw._transaction
+
+    def counting(step: Any) -> Any:
+        if step.mode == "write":
+            writes.append(step.mode)
+        return original(step)
+
+    monkeypatch.setattr(memory.raw, "_transaction", counting)
+    result = memory.recall("favourite cheese Roquefort")
+    hit = result.hits[0]
+    assert hit.id == fact.id and hit.kind == "fact"
+    assert hit.scores.vector is not None and hit.scores.vector > 0.5
+    assert hit.scores.fulltext is not None and hit.scores.vector_rank == 1
+    assert hit.scores.fused > 0 and hit.scores.recency >= 1.0
+    assert hit.score == pytest.approx(hit.scores.fused * hit.scores.recency)
+    assert writes == ["write"]  # one batched access stamp for the whole recall
+    assert result.timing.embed_ms > 0 and result.timing.db_ms > 0
+    stamped = memory.get(fact.id)
+    assert isinstance(stamped, Fact)
+    assert stamped.access_count == 1 and stamped.last_accessed_at is not None
+    memory.recall("favourite cheese", track_access=False)
+    assert memory.get(fact.id).access_count == 1
+
+
+def test_quality_gate_returns_nothing_rather_than_noise(memory: Client) -> None:
+    memory.remember_many(
+        ["The user is allergic to peanuts.", "The user's sister Ana lives in Lisbon."]
+    )
+    result = memory.recall("quantum chromodynamics lecture notes")
+    assert result.hits == ()
+    assert result.gated >= 1
+
+
+def test_linear_fusion_and_tag_filters(memory: Client) -> None:
+    tagged = memory.remember("Dentist appointment on Friday at 10.", tags=["calendar"])
+    memory.remember("Dentist recommended a softer toothbrush.", tags=["health"])
+    linear = memory.raw.recall_config.model_copy(update={"fusion": "linear"})
+    hits = memory.recall("dentist appointment", config=linear).hits
+    assert hits[0].id == tagged.id
+    assert hits[0].scores.fused == pytest.approx(
+        0.7 * max(hits[0].scores.vector or 0, 0) + 0.3 * 1.0, abs=1e-6
+    )
+    only = memory.recall("dentist", tags=["calendar"]).hits
+    assert [h.id for h in only] == [tagged.id]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'what\'s C++ (and "C#")?',
+        "AND OR NOT",
+        "title:foo~2 bar^3 [a TO b] {x}",
+        "a/b\\c && d || e!",
+    ],
+)
+def test_lucene_syntax_in_queries_is_plain_text(memory: Client, text: str) -> None:
+    memory.remember("C++ and C# are both languages the user writes: foo/bar [a TO b].")
+    memory.recall(text)  # must neither fail nor change meaning
+
+
+# --- context --------------------------------------------------------------------------------------
+def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) -> None:
+    pinned = memory.remember("The user's name is Dana.", pinned=True)
+    memory.remember_many([f"Dana played tennis on day {i} of the tournament." for i in range(30)])
+    counter = memory.raw.token_counter
+    for budget in (40, 120, 400):
+        block = memory.context("tennis tournament", budget_tokens=budget)
+        assert block.tokens == counter.count(block.text) <= budget
+        if block.text:
+            lines = block.text.splitlines()[1:]
+            assert pinned.id in lines[0] and "pinned" in lines[0]
+            assert all(line.startswith("- [20") for line in lines)  # dated
+            assert block.fact_ids[0] == pinned.id
+    small = memory.context("tennis tournament", budget_tokens=120)
+    large = memory.context("tennis tournament", budget_tokens=400)
+    assert len(large.fact_ids) > len(small.fact_ids) and small.omitted > 0
+    unpinned = memory.pin(pinned.id, pinned=False)
+    assert not unpinned.pinned
+
+
+# --- bad input ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda m: m.remember(""), "empty"),
+        (lambda m: m.remember(" \n\t "), "empty"),
+        (lambda m: m.remember("x" * (MAX_TEXT_CHARS + 1)), "maximum"),
+        (lambda m: m.remember("naive", valid_from=datetime(2026, 1, 1)), "naive"),
+        (lambda m: m.remember("naive str", valid_to="2026-01-01T00:00:00"), "naive"),
+        (
+            lambda m: m.remember(
+                "backwards",
+                valid_from=datetime(2026, 2, 1, tzinfo=UTC),
+                valid_to=datetime(2026, 1, 1, tzinfo=UTC),
+            ),
+            "after valid_from",
+        ),
+        (lambda m: m.remember("bad ns", ns="has space"), "namespace"),
+        (lambda m: m.remember("bad ns", ns="ünï/cödé"), "namespace"),
+        (lambda m: m.remember("unknown", supersedes=["nope"]), "no fact"),
+        (lambda m: m.remember("unknown ref", references=["nope"]), "no fact"),
+        (lambda m: m.remember("meta", metadata={"x": float("nan")}), "JSON"),
+        (lambda m: m.remember_many(["ok", ""]), "fact 1"),
+        (
+            lambda m: m.remember_many(["a", "b"], vectors=np.full((2, 384), np.nan)),
+            "NaN",
+        ),
+        (lambda m: m.remember_many(["a", "b"], vectors=np.ones((2, 12))), "dimension"),
+        (lambda m: m.remember_many(["a", "b"], vectors=np.ones((3, 384))), "3 vectors"),
+        (lambda m: m.ingest([{"content": "no zone", "occurred_at": "2026-01-01T10:00"}]), "naive"),
+        (lambda m: m.ingest([{"text": "wrong field"}]), "content"),
+        (lambda m: m.ingest("a plain string"), "list of messages"),
+        (lambda m: m.recall(" "), "empty"),
+        (lambda m: m.recall("q", as_of=datetime(2026, 1, 1)), "naive"),
+        (lambda m: m.recall("q", k=0), "k must be"),
+        (lambda m: m.recall("q", kinds=["facts"]), "kinds"),
+        (lambda m: m.context("q", budget_tokens=0), "budget"),
+        (lambda m: m.get("no-such-id"), "no fact or episode"),
+        (lambda m: m.history("no-such-id"), "no fact"),
+    ],
+)
+def test_bad_input_is_a_typed_error_and_changes_nothing(
+    memory: Client, graph: Graph, ns: str, call: Callable[[Client], Any], match: str
+) -> None:
+    memory.remember("An existing fact.")
+    before = _node_counts(graph, ns)
+    with pytest.raises(InvalidInputError, match=match):
+        call(memory)
+    assert _node_counts(graph, ns) == before

@@ -1,0 +1,106 @@
+"""The JSON Lines parsing behind `graphmem ingest`: every line checked, numbered from 1."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from graphmem.jsonl import parse_message_lines
+
+
+def test_good_lines_become_messages_in_order() -> None:
+    lines = [
+        '{"content": "hello", "role": "user", "external_id": "m1"}\n',
+        '{"content": "hi there", "role": "assistant", "speaker": "bot",'
+        ' "occurred_at": "2026-03-01T09:00:00+01:00", "session_id": "s1",'
+        ' "metadata": {"channel": "web"}}\n',
+    ]
+    parsed = parse_message_lines(lines)
+    assert parsed.problems == []
+    assert [m.content for m in parsed.messages] == ["hello", "hi there"]
+    assert parsed.line_numbers == [1, 2]
+    first, second = parsed.messages
+    assert first.role == "user" and first.external_id == "m1"
+    assert second.speaker == "bot" and second.session_id == "s1"
+    assert second.occurred_at == datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
+    assert second.metadata == {"channel": "web"}
+
+
+def test_blank_lines_are_ignored_but_still_counted() -> None:
+    parsed = parse_message_lines(
+        ["\n", '{"content": "a"}\n', "   \n", "\t\r\n", '{"content": "b"}']
+    )
+    assert parsed.problems == []
+    assert [m.content for m in parsed.messages] == ["a", "b"]
+    assert parsed.line_numbers == [2, 5]
+
+
+def test_empty_input_has_nothing() -> None:
+    parsed = parse_message_lines([])
+    assert parsed.messages == [] and parsed.problems == []
+
+
+def test_bad_json_is_reported_with_its_line_number() -> None:
+    parsed = parse_message_lines(['{"content": "ok"}\n', '{"content": \n', '{"content": "ok 2"}'])
+    assert [m.content for m in parsed.messages] == ["ok", "ok 2"]
+    assert len(parsed.problems) == 1
+    number, reason = parsed.problems[0]
+    assert number == 2
+    assert reason.startswith("invalid JSON")
+
+
+def test_json_that_is_not_an_object_is_refused() -> None:
+    parsed = parse_message_lines(['"just text"', "[1, 2]", "42", "null", "true"])
+    assert parsed.messages == []
+    assert [n for n, _ in parsed.problems] == [1, 2, 3, 4, 5]
+    reasons = [why for _, why in parsed.problems]
+    assert all("expected a JSON object" in why for why in reasons)
+    assert "a string" in reasons[0] and "an array" in reasons[1] and "null" in reasons[3]
+
+
+def test_missing_content_is_refused() -> None:
+    parsed = parse_message_lines(['{"role": "user"}'])
+    assert parsed.messages == []
+    assert parsed.problems == [(1, "content: Field required")]
+
+
+def test_empty_content_and_unknown_fields_are_refused() -> None:
+    parsed = parse_message_lines(['{"content": "   "}', '{"content": "x", "colour": "red"}'])
+    assert [n for n, _ in parsed.problems] == [1, 2]
+    assert "empty" in parsed.problems[0][1]
+    assert "colour" in parsed.problems[1][1]
+
+
+def test_a_naive_datetime_is_refused() -> None:
+    lines = [
+        '{"content": "fine", "occurred_at": "2026-03-01T09:00:00Z"}',
+        '{"content": "naive", "occurred_at": "2026-03-01T09:00:00"}',
+    ]
+    parsed = parse_message_lines(lines)
+    assert [m.content for m in parsed.messages] == ["fine"]
+    assert len(parsed.problems) == 1
+    number, reason = parsed.problems[0]
+    assert number == 2
+    assert "occurred_at" in reason and "naive datetime" in reason
+
+
+def test_line_numbers_count_every_line_including_blank_and_bad_ones() -> None:
+    text = (
+        '{"content": "one"}\n'
+        "\n"
+        "not json\n"
+        '{"content": "four"}\n'
+        "\n"
+        '{"role": "user"}\n'
+        '{"content": "seven", "occurred_at": "2026-01-01T00:00:00"}\n'
+        '{"content": "eight"}\n'
+    )
+    parsed = parse_message_lines(text.splitlines(keepends=True))
+    assert [m.content for m in parsed.messages] == ["one", "four", "eight"]
+    assert parsed.line_numbers == [1, 4, 8]
+    assert [n for n, _ in parsed.problems] == [3, 6, 7]
+
+
+def test_a_byte_order_mark_on_the_first_line_is_ignored() -> None:
+    parsed = parse_message_lines(['\ufeff{"content": "with bom"}\n'])
+    assert parsed.problems == []
+    assert parsed.messages[0].content == "with bom"
