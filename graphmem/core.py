@@ -76,6 +76,20 @@ Rows = list[dict[str, Any]]
 API_ACTOR = "api"
 
 
+class VectorParam(list[float]):
+    """A vector as a Cypher parameter: a plain list to the driver, with a short ``repr``.
+
+    The Neo4j Python driver formats the ``repr`` of every parameter for its debug log even
+    when debug logging is off; for thousands of 384-d vectors that costs more than sending
+    them. This keeps the log line short and the write path fast.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)}-d vector>"
+
+
 # --- the steps a plan yields ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Run:
@@ -297,13 +311,13 @@ class MemoryCore:
                 superseded[old] = i
         if vectors is None:
             vectors = yield Embed(tuple(item.text for item in inputs))
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "id": str(uuid.uuid4()),
                 "ns": ns,
                 "text": item.text,
                 "text_hash": text_hash(item.text),
-                "embedding": vector.tolist(),
+                "embedding": VectorParam(vector.tolist()),
                 "source": item.source,
                 "tags": list(item.tags),
                 "valid_from": item.valid_from,
@@ -400,7 +414,7 @@ class MemoryCore:
         if fresh:
             vectors = yield Embed(tuple(r["content"] for r in fresh))
             for row, vector in zip(fresh, vectors, strict=True):
-                row["embedding"] = vector.tolist()
+                row["embedding"] = VectorParam(vector.tolist())
 
         def write() -> Work[tuple[list[Episode], list[str]]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
@@ -505,7 +519,7 @@ class MemoryCore:
             cfg = cfg.model_copy(update={"min_score": min_score})
 
         started = time.perf_counter()
-        vector = (yield Embed((text,)))[0].tolist()
+        vector = VectorParam((yield Embed((text,)))[0].tolist())
         embed_ms = (time.perf_counter() - started) * 1000
 
         fact_filters = {**filters, "include_retired": include_retired, "tags": tag_list}

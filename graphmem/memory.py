@@ -136,6 +136,14 @@ class Memory(_ClientBase):
             self._graph = self._open_graph()
         return self
 
+    @property
+    def graph(self) -> Graph:
+        """The open graph (connecting if needed): its schema report, and named queries such
+        as the analyst library in ``cypher/`` through :meth:`Graph.execute`."""
+        graph = self.connect()._graph
+        assert graph is not None
+        return graph
+
     def close(self) -> None:
         if self._graph is not None:
             self._graph.close()
@@ -173,8 +181,7 @@ class Memory(_ClientBase):
         return self.extractor.extract(step.episodes)
 
     def _transaction(self, step: Transaction[T]) -> T:
-        graph = self.connect()._graph
-        assert graph is not None
+        graph = self.graph
 
         def body(tx: neo4j.ManagedTransaction) -> T:
             work = step.work()

@@ -36,4 +36,4 @@ def test_demo_writes_and_reads_back(graph: Graph) -> None:
     result = CliRunner().invoke(main, ["demo"], env=_env(graph))
     assert result.exit_code == 0, result.output
     assert "demo OK" in result.output
-    assert "The user works at Microsoft" in result.output
+    assert "The user now works at Microsoft" in result.output

@@ -8,11 +8,12 @@ import neo4j
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.cypher import query
 from graphmem.embeddings import SentenceTransformerEmbedder
-from graphmem.facts import new_fact_rows
 from graphmem.fulltext import lucene_query
 from graphmem.graph import Graph
+from graphmem.memory import Memory
+from graphmem.models import Fact
+from graphmem.settings import GraphmemSettings
 
 TEXTS = [
     "I work at Google as a site reliability engineer.",
@@ -22,16 +23,38 @@ TEXTS = [
 ]
 
 
-def _rows(ns: str, texts: list[str], embedder: SentenceTransformerEmbedder) -> list[dict[str, Any]]:
-    return new_fact_rows(ns, texts, embedder.embed(texts), source="test", tags=["t"])
+def _write(
+    graph: Graph,
+    settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+    texts: list[str],
+) -> list[Fact]:
+    with Memory(settings, target=graph.target, embedder=embedder, ns=ns) as memory:
+        return memory.remember_many([{"text": t, "source": "test", "tags": ["t"]} for t in texts])
+
+
+def _search(graph: Graph, procedure: str, **params: Any) -> list[dict[str, Any]]:
+    """Index hits of one namespace, best first, straight from the index procedure."""
+    call = {
+        "vector": "CALL db.index.vector.queryNodes('fact_embedding', 100, $vector)",
+        "fulltext": "CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: 100})",
+    }[procedure]
+    records, _, _ = graph.driver.execute_query(
+        f"{call} YIELD node, score WHERE node.ns = $ns "
+        "RETURN node.text AS text, score ORDER BY score DESC",
+        params,
+        database_=graph.database,
+        routing_=neo4j.RoutingControl.READ,
+    )
+    return [dict(r) for r in records]
 
 
 def test_write_then_read_back_through_both_index_procedures(
-    graph: Graph, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
 ) -> None:
-    rows = _rows(ns, TEXTS, embedder)
-    written = graph.execute(query("fact_create_batch"), facts=rows)
-    assert [r["id"] for r in written] == [r["id"] for r in rows]
+    written = _write(graph, test_settings, embedder, ns, TEXTS)
+    assert [f.text for f in written] == TEXTS
 
     stored, _, _ = graph.driver.execute_query(
         "MATCH (f:Fact {ns: $ns}) RETURN f.status AS status, f.recorded_at AS recorded_at, "
@@ -71,22 +94,17 @@ def test_write_then_read_back_through_both_index_procedures(
     assert [h["text"] for h in hits] == [TEXTS[1]]  # "cellos" stems to "cello"
 
 
-def test_named_search_queries_stay_inside_their_namespace(
-    graph: Graph, embedder: SentenceTransformerEmbedder, ns: str
+def test_index_hits_filtered_by_namespace_stay_inside_it(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
 ) -> None:
     other = ns + "-other"
-    graph.execute(query("fact_create_batch"), facts=_rows(ns, TEXTS[:2], embedder))
-    graph.execute(query("fact_create_batch"), facts=_rows(other, TEXTS, embedder))
+    _write(graph, test_settings, embedder, ns, TEXTS[:2])
+    _write(graph, test_settings, embedder, other, TEXTS)
     vector = embedder.embed(["moving house"])[0].tolist()
-    hits = graph.execute(query("fact_vector_search"), ns=ns, vector=vector, candidates=100, k=10)
+    hits = _search(graph, "vector", ns=ns, vector=vector)
     assert {h["text"] for h in hits} == set(TEXTS[:2])
-    hits = graph.execute(
-        query("fact_fulltext_search"), ns=ns, query=lucene_query("Porto"), candidates=100, k=10
-    )
-    assert hits == []
-    hits = graph.execute(
-        query("fact_fulltext_search"), ns=other, query=lucene_query("Porto"), candidates=100, k=10
-    )
+    assert _search(graph, "fulltext", ns=ns, query=lucene_query("Porto")) == []
+    hits = _search(graph, "fulltext", ns=other, query=lucene_query("Porto"))
     assert [h["text"] for h in hits] == [TEXTS[2]]
 
 
@@ -98,18 +116,14 @@ def test_any_user_text_is_a_valid_fulltext_query(graph: Graph, text: str) -> Non
     escaped = lucene_query(text)
     if escaped is None:
         return
-    graph.execute(
-        query("fact_fulltext_search"), ns="no-such-namespace", query=escaped, candidates=5, k=5
-    )
+    _search(graph, "fulltext", ns="no-such-namespace", query=escaped)
 
 
 def test_lucene_syntax_in_user_text_is_taken_literally(
-    graph: Graph, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
 ) -> None:
     texts = ["The budget is 2+2 million (approx.) for project:alpha", "Nothing to see here"]
-    graph.execute(query("fact_create_batch"), facts=_rows(ns, texts, embedder))
+    _write(graph, test_settings, embedder, ns, texts)
     for user_text in ("project:alpha", "2+2", "(approx.)", "alpha AND NOT budget"):
-        hits = graph.execute(
-            query("fact_fulltext_search"), ns=ns, query=lucene_query(user_text), candidates=10, k=10
-        )
+        hits = _search(graph, "fulltext", ns=ns, query=lucene_query(user_text))
         assert [h["text"] for h in hits] == [texts[0]], user_text

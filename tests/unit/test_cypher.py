@@ -4,15 +4,23 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.cypher import QUERY_DIR, CypherFileError, load_dir, parse_cypher, query
+from graphmem.cypher import (
+    FRAGMENT_DIR,
+    QUERY_DIR,
+    CypherFileError,
+    load_dir,
+    load_fragments,
+    parse_cypher,
+    query,
+)
 from graphmem.errors import QueryNotFoundError
 
 ANALYST_DIR = Path(__file__).resolve().parents[2] / "cypher"
 
 
 def test_every_runtime_query_parses_and_declares_its_parameters() -> None:
-    queries = load_dir(QUERY_DIR)
-    assert {"fact_create_batch", "fact_vector_search", "fact_fulltext_search"} <= set(queries)
+    queries = load_dir(QUERY_DIR, fragments=load_fragments(FRAGMENT_DIR))
+    assert {"fact_create", "recall_search", "episode_create", "access_stamp"} <= set(queries)
     for q in queries.values():
         assert q.mode in ("read", "write")
         assert q.description, f"{q.name} has no description"
@@ -28,7 +36,8 @@ def test_analyst_queries_are_all_reads_scoped_to_a_namespace() -> None:
 
 
 def test_query_lookup() -> None:
-    assert query("fact_vector_search").mode == "read"
+    assert query("recall_search").mode == "read"
+    assert query("fact_create").mode == "write"
     with pytest.raises(QueryNotFoundError):
         query("no_such_query")
 
@@ -79,3 +88,12 @@ def test_name_must_match_the_file(tmp_path: Path) -> None:
     path.write_text(GOOD)
     with pytest.raises(CypherFileError, match="differs from the file name"):
         load_dir(tmp_path)
+
+
+def test_fragments_are_expanded_and_unknown_ones_refused() -> None:
+    body = "// name: f\n// mode: read\n// params: ns\nMATCH (node) WHERE {{visible}} RETURN node"
+    q = parse_cypher(body, fragments={"visible": "(node.ns = $ns)"})
+    assert "WHERE (node.ns = $ns) RETURN" in q.text
+    with pytest.raises(CypherFileError, match="unknown fragment"):
+        parse_cypher(body, fragments={})
+    assert "fact_visible" in load_fragments(FRAGMENT_DIR)
