@@ -226,8 +226,13 @@ class _RecallReads:
     candidates: list[Candidate]
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    widened: bool = False
     exact: bool = False
     seen: int = 0
+
+    def add_details(self, row: Mapping[str, Any]) -> None:
+        self.facts.update((d["fact"]["id"], d) for d in row["fact_details"])
+        self.episodes.update((d["episode"]["id"], d) for d in row["episode_details"])
 
 
 class MemoryCore:
@@ -557,6 +562,7 @@ class MemoryCore:
             valid_at=filters["valid_at"],
             candidates=reads.seen,
             gated=gated,
+            widened=reads.widened,
             exact_fallback=reads.exact,
             timing=Timing(
                 embed_ms=embed_ms,
@@ -582,52 +588,67 @@ class MemoryCore:
         lucene = lucene_query(text)
         use_vector = "vector" in cfg.retrievers
         use_fulltext = "fulltext" in cfg.retrievers and lucene is not None
+        search = {
+            **fact_filters,
+            "ns": ns,
+            "vector": vector,
+            "query": lucene,
+            "pool": pool,
+            "expand": expand,
+        }
         found = yield Run(
             query("recall_search"),
             {
-                **fact_filters,
-                "ns": ns,
-                "vector": vector,
-                "query": lucene,
+                **search,
                 "candidates": candidates,
-                "pool": pool,
                 "facts": "fact" in kinds,
                 "episodes": "episode" in kinds,
                 "use_vector": use_vector,
                 "use_fulltext": use_fulltext,
-                "expand": expand,
             },
         )
         row = found[0]
-        reads = _RecallReads(
-            candidates=[],
-            facts={d["fact"]["id"]: d for d in row["fact_details"]},
-            episodes={d["episode"]["id"]: d for d in row["episode_details"]},
-        )
+        reads = _RecallReads(candidates=[])
+        reads.add_details(row)
         lists: list[tuple[str, Literal["fact", "episode"], list[tuple[str, float]]]] = []
         kind: Kind
         for kind, prefix in (("fact", "f"), ("episode", "e")):
             if kind not in kinds:
                 continue
-            params = {"ns": ns, **(fact_filters if kind == "fact" else filters), "pool": pool}
-            for retriever, letter, enabled in (
-                ("vector", "v", use_vector),
-                ("fulltext", "f", use_fulltext),
+            for retriever, enabled, widen in (
+                ("vector", use_vector, cfg.vector_widen),
+                ("fulltext", use_fulltext, cfg.fulltext_widen),
             ):
                 if not enabled:
                     continue
-                hits = row[f"{prefix}{letter}_hits"]
-                if len(hits) < pool and row[f"{prefix}{letter}_fetched"] >= candidates:
-                    # The filters hid most of what the index returned: score exactly instead.
+                key = f"{prefix}{retriever[0]}"
+                hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], candidates
+                for factor in widen:
+                    if len(hits) >= k or fetched < asked:
+                        break  # enough visible candidates, or the index has no more
+                    # The filters hid most of what the index returned: ask for more.
+                    asked = candidates * factor
+                    wider = yield Run(
+                        query("recall_search"),
+                        {
+                            **search,
+                            "candidates": asked,
+                            "facts": kind == "fact",
+                            "episodes": kind == "episode",
+                            "use_vector": retriever == "vector",
+                            "use_fulltext": retriever == "fulltext",
+                        },
+                    )
+                    hits, fetched = wider[0][f"{key}_hits"], wider[0][f"{key}_fetched"]
+                    reads.add_details(wider[0])
+                    reads.widened = True
+                if retriever == "vector" and len(hits) < k and fetched >= asked:
+                    # Still short: score every visible node of the namespace exactly.
+                    params = {"ns": ns, **(fact_filters if kind == "fact" else filters)}
+                    hits = yield Run(
+                        query(f"recall_{kind}_exact"), {**params, "vector": vector, "pool": pool}
+                    )
                     reads.exact = True
-                    if retriever == "vector":
-                        hits = yield Run(
-                            query(f"recall_{kind}_exact"), {**params, "vector": vector}
-                        )
-                    else:
-                        hits = yield Run(
-                            query(f"recall_{kind}_fulltext_all"), {**params, "query": lucene}
-                        )
                 ranked = [
                     (
                         h["id"],

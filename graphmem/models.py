@@ -291,7 +291,9 @@ class RecallResult(_Output):
     #: Candidates seen before the quality gate, and how many it dropped.
     candidates: int = 0
     gated: int = 0
-    #: True when over-fetching the indexes was not enough and exact scoring ran instead.
+    #: True when the filters hid so much that the indexes were asked again for more.
+    widened: bool = False
+    #: True when even that was not enough and exact scoring ran instead.
     exact_fallback: bool = False
     timing: Timing = Timing()
 

@@ -59,6 +59,11 @@ class RecallConfig(BaseModel):
     #: The indexes are asked for max(candidates_min, pool * overfetch) entries before filtering.
     overfetch: int = Field(default=4, ge=1)
     candidates_min: int = Field(default=100, ge=1)
+    #: When filters leave fewer than ``k`` visible candidates in a list, the index is asked
+    #: again for ``candidates * factor`` entries, for each factor in turn; a vector list still
+    #: short after that is scored exactly over the namespace, a fulltext list is kept as it is.
+    vector_widen: tuple[int, ...] = (10,)
+    fulltext_widen: tuple[int, ...] = (10,)
     #: Score of a fact reached over REFERENCES, relative to the hit that led to it.
     reference_discount: float = Field(default=0.5, ge=0.0, le=1.0)
 

@@ -8,31 +8,35 @@
 // fallbacks) are kept, up to $pool per list. `*_fetched` is how many the index returned, so
 // the caller can tell "the index ran out" from "more may lie beyond". Details (properties,
 // cosine similarity, provenance and, with $expand, one hop of REFERENCES) come for every
-// kept candidate.
-CALL () {
-  UNWIND CASE WHEN $facts AND $use_vector THEN [1] ELSE [] END AS go
+// kept candidate. A kind the namespace holds none of is not searched at all.
+WITH EXISTS { MATCH (f:Fact {ns: $ns}) } AS has_facts,
+     EXISTS { MATCH (e:Episode {ns: $ns}) } AS has_episodes
+CALL (has_facts) {
+  UNWIND CASE WHEN has_facts AND $facts AND $use_vector THEN [1] ELSE [] END AS go
   CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node, score
   WITH count(*) AS fetched,
        collect(CASE WHEN {{fact_visible}} THEN {node: node, score: score} END) AS visible
   RETURN fetched AS fv_fetched, visible[..$pool] AS fv
 }
-CALL () {
-  UNWIND CASE WHEN $facts AND $use_fulltext AND $query IS NOT NULL THEN [1] ELSE [] END AS go
+CALL (has_facts) {
+  UNWIND CASE WHEN has_facts AND $facts AND $use_fulltext AND $query IS NOT NULL
+              THEN [1] ELSE [] END AS go
   CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: $candidates})
   YIELD node, score
   WITH count(*) AS fetched,
        collect(CASE WHEN {{fact_visible}} THEN {node: node, score: score} END) AS visible
   RETURN fetched AS ff_fetched, visible[..$pool] AS ff
 }
-CALL () {
-  UNWIND CASE WHEN $episodes AND $use_vector THEN [1] ELSE [] END AS go
+CALL (has_episodes) {
+  UNWIND CASE WHEN has_episodes AND $episodes AND $use_vector THEN [1] ELSE [] END AS go
   CALL db.index.vector.queryNodes('episode_embedding', $candidates, $vector) YIELD node, score
   WITH count(*) AS fetched,
        collect(CASE WHEN {{episode_visible}} THEN {node: node, score: score} END) AS visible
   RETURN fetched AS ev_fetched, visible[..$pool] AS ev
 }
-CALL () {
-  UNWIND CASE WHEN $episodes AND $use_fulltext AND $query IS NOT NULL THEN [1] ELSE [] END AS go
+CALL (has_episodes) {
+  UNWIND CASE WHEN has_episodes AND $episodes AND $use_fulltext AND $query IS NOT NULL
+              THEN [1] ELSE [] END AS go
   CALL db.index.fulltext.queryNodes('episode_content', $query, {limit: $candidates})
   YIELD node, score
   WITH count(*) AS fetched,

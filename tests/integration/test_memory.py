@@ -223,7 +223,9 @@ def test_valid_at_answers_what_was_true_then(memory: Client) -> None:
 def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
     memory: Client,
 ) -> None:
-    tiny = RecallConfig(candidates_min=3, overfetch=1, pool_min=3, pool_factor=1)
+    tiny = RecallConfig(
+        candidates_min=3, overfetch=1, pool_min=3, pool_factor=1, vector_widen=(), fulltext_widen=()
+    )
     olds = memory.remember_many([f"Locker {i} holds a red umbrella." for i in range(12)])
     before = _pause()
     memory.remember_many(
@@ -241,6 +243,16 @@ def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
     assert all(h.id in {o.id for o in olds} for h in result.hits)
     current = memory.recall(question, config=tiny, k=3, kinds=["fact"])
     assert current.hits and all("blue helmet" in h.text for h in current.hits)
+    # Asking the index again for ten times as many candidates finds the old facts too.
+    wider = memory.recall(
+        question,
+        as_of=before,
+        config=tiny.model_copy(update={"vector_widen": (10,)}),
+        k=3,
+        kinds=["fact"],
+    )
+    assert wider.widened and not wider.exact_fallback
+    assert [h.id for h in wider.hits] == [h.id for h in result.hits]
 
 
 # --- namespaces ---------------------------------------------------------------------------------
