@@ -13,6 +13,10 @@ For each size, in one run against one Neo4j, with a fresh namespace per size and
    end-to-end namespace, after warm-up queries: percentiles of the total, the query
    embedding, the read transaction and the access-stamp write.
 
+Before the first size, an untimed warm-up writes facts (with random vectors), messages and
+recalls into a namespace of its own, so that the first measured phase does not pay for a
+cold server's query planning and JIT compilation.
+
 By default the run uses a throwaway local Neo4j in a temporary directory, stopped and deleted
 at the end, so nothing touches the configured graph. With ``server="configured"`` it writes
 into ``bench-<time>-...`` namespaces of the configured Neo4j, which stay there.
@@ -77,6 +81,9 @@ class BenchOptions(BaseModel):
     sizes: tuple[int, ...] = (10_000, 100_000)
     queries: int = Field(default=200, ge=1)
     warmup: int = Field(default=20, ge=0)
+    #: Facts written (with random vectors, untimed) before the first size, so that the first
+    #: measured phase does not pay for a cold server's query planning and JIT compilation.
+    warmup_facts: int = Field(default=3_000, ge=0)
     batch_size: int = Field(default=1_000, ge=1, le=10_000)
     k: int = Field(default=10, ge=1, le=200)
     seed: int = 0
@@ -94,7 +101,8 @@ class BenchOptions(BaseModel):
             raise ValueError("give at least one size")
         if any(size < 1 for size in value):
             raise ValueError(f"sizes must be positive, got {value}")
-        return value
+        # Smallest first: a size's recall then runs beside the smaller sizes' data only.
+        return tuple(sorted(set(value)))
 
     @field_validator("heap", "pagecache")
     @classmethod
@@ -169,6 +177,8 @@ class SizeResult(BaseModel):
     namespaces: dict[str, str]
     embedding_ceiling: Throughput
     end_to_end: Throughput
+    #: Seconds of ``end_to_end`` spent in the embedder (the rest is validation and Neo4j).
+    end_to_end_embed_seconds: float = 0.0
     neo4j_only: Throughput
     episodes: Throughput
     recall: RecallLatency
@@ -330,6 +340,23 @@ def _table(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> 
     return lines
 
 
+def _per_item_ms(seconds: float, items: int) -> str:
+    return f"{1000 * seconds / items:.2f} ms" if items else "-"
+
+
+def _split(r: SizeResult) -> str:
+    """Where end-to-end time went, per fact, beside the two phases that isolate each part."""
+    e2e = r.end_to_end
+    rest = max(0.0, e2e.seconds - r.end_to_end_embed_seconds)
+    return (
+        f"end-to-end {_per_item_ms(e2e.seconds, e2e.items)} per fact = "
+        f"{_per_item_ms(r.end_to_end_embed_seconds, e2e.items)} embedding + "
+        f"{_per_item_ms(rest, e2e.items)} validation and Neo4j; "
+        f"ceiling {_per_item_ms(r.embedding_ceiling.seconds, r.embedding_ceiling.items)} "
+        f"per text; Neo4j-only {_per_item_ms(r.neo4j_only.seconds, r.neo4j_only.items)} per fact"
+    )
+
+
 def render_markdown(report: BenchReport) -> str:
     """The report as Markdown: set-up, throughput, recall latency, targets."""
     opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
@@ -349,7 +376,8 @@ def render_markdown(report: BenchReport) -> str:
         f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}, "
         f"batch {embedder.batch_size})",
         f"- ingest batch {opts.batch_size:,} facts; updates {opts.update_share:.0%}; "
-        f"seed {opts.seed}; graphmem {report.graphmem_version}",
+        f"untimed warm-up {opts.warmup_facts:,} facts; seed {opts.seed}; "
+        f"graphmem {report.graphmem_version}",
         "",
         "## Ingest throughput",
         "",
@@ -378,6 +406,9 @@ def render_markdown(report: BenchReport) -> str:
             for r in report.sizes
         ],
     )
+    lines.append("")
+    for r in report.sizes:
+        lines.append(f"- {_count(r.size)} facts: {_split(r)}")
     lines += ["", f"## Recall latency (ms, k={opts.k})", ""]
     rows = []
     for r in report.sizes:
@@ -498,6 +529,29 @@ def _ticker(say: Progress, label: str, total: int, unit: str) -> Callable[[int, 
     return tick
 
 
+class _TimedEmbedder:
+    """An embedder that adds the seconds its calls take to ``seconds``."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        began = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - began
+
+
 def _embed_ceiling(
     embedder: Embedder, texts: Sequence[str], batch_size: int, say: Progress
 ) -> tuple[Throughput, Vectors]:
@@ -605,6 +659,23 @@ def _recall(
     )
 
 
+def _warm_up(
+    memory: Memory, embedder: Embedder, ns: str, options: BenchOptions, say: Progress
+) -> None:
+    """Untimed writes, ingest and recalls in their own namespace, through the same calls."""
+    count = options.warmup_facts
+    say(f"warming up: {count:,} facts with random vectors, messages and recalls in {ns}")
+    facts = generate_facts(count, seed=options.seed - 1, update_share=options.update_share)
+    rows = np.random.default_rng(options.seed).standard_normal((count, embedder.dimension))
+    vectors = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    _write_facts(
+        memory, ns, facts, plan_batches(facts, options.batch_size), vectors, "warm-up", say
+    )
+    _ingest(memory, ns, min(count, 100), options.seed - 1, options.batch_size, say)
+    for query in generate_queries(facts, 10, seed=options.seed):
+        memory.recall(query.text, ns=ns, k=options.k)
+
+
 def _graph_counts(driver: neo4j.Driver, database: str) -> tuple[int, int]:
     records, _, _ = driver.execute_query(
         "CALL () { MATCH (f:Fact) RETURN count(f) AS facts } "
@@ -617,7 +688,7 @@ def _graph_counts(driver: neo4j.Driver, database: str) -> tuple[int, int]:
 
 def _bench_size(
     memory: Memory,
-    embedder: Embedder,
+    embedder: _TimedEmbedder,
     driver: neo4j.Driver,
     database: str,
     size: int,
@@ -638,10 +709,12 @@ def _bench_size(
     batches = plan_batches(facts, options.batch_size)
     texts = [fact.text for fact in facts]
 
-    ceiling, vectors = _embed_ceiling(embedder, texts, options.batch_size, say)
+    ceiling, vectors = _embed_ceiling(embedder.inner, texts, options.batch_size, say)
+    embedder.seconds = 0.0
     end_to_end, ids = _write_facts(
         memory, namespaces["end_to_end"], facts, batches, None, "end-to-end", say
     )
+    embed_seconds = embedder.seconds
     neo4j_only, _ = _write_facts(
         memory, namespaces["neo4j_only"], facts, batches, vectors, "Neo4j-only", say
     )
@@ -656,6 +729,7 @@ def _bench_size(
         namespaces=namespaces,
         embedding_ceiling=ceiling,
         end_to_end=end_to_end,
+        end_to_end_embed_seconds=embed_seconds,
         neo4j_only=neo4j_only,
         episodes=episodes,
         recall=recall,
@@ -781,6 +855,10 @@ def _run(
     driver = open_driver(target, connection_timeout=settings.neo4j_connection_timeout)
     try:
         version, edition = _server_version(driver, target.database)
+        if version == "unknown" and target.mode == "local":
+            from graphmem.neo4j_local import NEO4J_VERSION
+
+            version = NEO4J_VERSION
         server = ServerInfo(
             mode=options.server,
             uri=target.uri,
@@ -793,12 +871,13 @@ def _run(
         )
         say(f"Neo4j {version} at {target.uri}; namespaces {prefix}-*")
         results = []
-        with Memory(settings, target=target, embedder=embedder) as memory:
+        timed = _TimedEmbedder(embedder)
+        with Memory(settings, target=target, embedder=timed) as memory:
+            if options.warmup_facts:
+                _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
             for size in options.sizes:
                 results.append(
-                    _bench_size(
-                        memory, embedder, driver, target.database, size, options, prefix, say
-                    )
+                    _bench_size(memory, timed, driver, target.database, size, options, prefix, say)
                 )
     finally:
         driver.close()

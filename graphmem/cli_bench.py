@@ -50,6 +50,10 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     help="Unmeasured recall queries run first.",
 )  # fmt: skip
 @click.option(
+    "--warmup-facts", type=click.IntRange(min=0), default=3_000, show_default=True,
+    help="Facts written untimed (random vectors) before the first size, to warm Neo4j up.",
+)  # fmt: skip
+@click.option(
     "--batch-size", type=click.IntRange(1, 10_000), default=1_000, show_default=True,
     help="Facts per remember_many call (and texts per embed call for the ceiling).",
 )  # fmt: skip
@@ -77,6 +81,7 @@ def bench(
     sizes: tuple[int, ...],
     queries: int,
     warmup: int,
+    warmup_facts: int,
     batch_size: int,
     server: str,
     heap: str,
@@ -111,6 +116,7 @@ def bench(
         sizes=sizes,
         queries=queries,
         warmup=warmup,
+        warmup_facts=warmup_facts,
         batch_size=batch_size,
         seed=seed,
         server="configured" if server == "configured" else "scratch",

@@ -15,6 +15,7 @@ so every fact is replaced at most once and updates form chains.
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -1232,10 +1233,14 @@ def _fill(attribute: _Attribute, rng: random.Random, keep: Mapping[str, str]) ->
     return slots
 
 
+# "a" before a vowel sound becomes "an" (but "a UX researcher", "a one-on-one", "a use").
+_ARTICLE = re.compile(r"\b([Aa]) (?=[AEIOUaeiou])(?!U[A-Z]|[Uu]ni|[Uu]s|[Oo]ne|[Ee]u)")
+
+
 def _render(template: str, subject: str, slots: Mapping[str, str]) -> str:
     values = {**slots, "S": subject, "s": subject}
     values["S_pos"] = values["s_pos"] = _possessive(subject)
-    text = template.format_map(values)
+    text = _ARTICLE.sub(r"\1n ", template.format_map(values))
     return text[0].upper() + text[1:]
 
 

@@ -1,0 +1,86 @@
+"""`run_bench` end to end at a tiny size against the test Neo4j (no timing thresholds)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from graphmem.bench import BenchOptions, BenchReport, Percentiles, render_markdown, run_bench
+from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.graph import Graph
+from graphmem.settings import GraphmemSettings
+
+
+@pytest.fixture(scope="module")
+def report(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> Iterator[BenchReport]:
+    lines: list[str] = []
+    result = run_bench(
+        BenchOptions(
+            sizes=(300,),
+            queries=20,
+            warmup=3,
+            warmup_facts=120,
+            batch_size=100,
+            server="configured",
+            seed=5,
+        ),
+        settings=test_settings,
+        target=graph.target,
+        embedder=embedder,
+        progress=lines.append,
+    )
+    assert any("end-to-end" in line for line in lines)
+    assert any("warming up" in line for line in lines)
+    yield result
+    # The benchmark leaves its namespaces in a configured Neo4j; the test database is shared.
+    graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+        prefix=result.namespace_prefix,
+        database_=graph.database,
+    )
+
+
+def _ordered(p: Percentiles) -> bool:
+    return 0.0 <= p.p50 <= p.p95 <= p.p99 <= p.max
+
+
+def test_every_phase_reports_a_positive_throughput(report: BenchReport) -> None:
+    (size,) = report.sizes
+    assert size.size == 300 and size.messages == 30
+    for phase in (size.embedding_ceiling, size.end_to_end, size.neo4j_only, size.episodes):
+        assert phase.items > 0 and phase.seconds > 0 and phase.per_second > 0
+        assert phase.batches >= 1
+    assert size.end_to_end.items == size.neo4j_only.items == 300
+    assert size.end_to_end_ratio > 0
+    assert 0 < size.end_to_end_embed_seconds < size.end_to_end.seconds
+
+
+def test_updates_were_written_as_supersessions(report: BenchReport) -> None:
+    (size,) = report.sizes
+    assert size.updates > 0
+    assert size.superseded == size.updates
+    assert size.graph_facts >= 600 and size.graph_episodes >= 30
+
+
+def test_recall_percentiles_are_in_order(report: BenchReport) -> None:
+    recall = report.sizes[0].recall
+    assert recall.queries == 20 and recall.warmup == 3 and recall.k == 10
+    for p in (recall.total_ms, recall.embed_ms, recall.db_ms, recall.stamp_ms, recall.db_stamp_ms):
+        assert _ordered(p), p
+    assert recall.total_ms.p50 > 0 and recall.db_ms.p50 > 0
+    assert recall.mean_hits > 0 and recall.found_share > 0
+
+
+def test_the_report_describes_the_run(report: BenchReport) -> None:
+    assert report.server.mode == "configured" and report.server.kept
+    assert report.server.neo4j_version not in ("", "unknown")
+    assert report.embedder.dimension == 384
+    assert report.namespace_prefix.startswith("bench-")
+    assert all(ns.startswith(report.namespace_prefix) for ns in report.sizes[0].namespaces.values())
+    assert {t.status for t in report.targets} <= {"pass", "fail", "n/a"}
+    assert len(report.targets) == 3
+    text = render_markdown(report)
+    assert "## Recall latency" in text and report.namespace_prefix in text

@@ -1,0 +1,344 @@
+"""The benchmark's report: targets, Markdown, batch planning and the command line (no Neo4j)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from click.testing import CliRunner
+from pydantic import SecretStr, ValidationError
+
+from graphmem import bench
+from graphmem.bench import (
+    BenchOptions,
+    BenchReport,
+    EmbedderInfo,
+    MachineInfo,
+    Percentiles,
+    RecallLatency,
+    ServerInfo,
+    SizeResult,
+    Throughput,
+    evaluate_targets,
+    plan_batches,
+    render_markdown,
+    scratch_neo4j,
+)
+from graphmem.cli_bench import bench as bench_command
+from graphmem.connection import Neo4jTarget
+from graphmem.settings import load_settings
+from graphmem.synthetic import generate_facts
+
+
+def _percentiles(p50: float) -> Percentiles:
+    return Percentiles(p50=p50, p95=p50 * 2, p99=p50 * 3, mean=p50 * 1.2, max=p50 * 4)
+
+
+def _size(size: int, *, e2e: float, ceiling: float, neo4j_only: float, db_p50: float) -> SizeResult:
+    return SizeResult(
+        size=size,
+        updates=size // 10,
+        messages=size // 10,
+        namespaces={"end_to_end": f"bench-x-{size}-end-to-end"},
+        embedding_ceiling=Throughput(items=size, seconds=size / ceiling, batches=size // 1_000),
+        end_to_end=Throughput(items=size, seconds=size / e2e, batches=size // 1_000),
+        end_to_end_embed_seconds=size / ceiling,
+        neo4j_only=Throughput(items=size, seconds=size / neo4j_only, batches=size // 1_000),
+        episodes=Throughput(items=size // 10, seconds=2.0, batches=1),
+        recall=RecallLatency(
+            queries=200,
+            warmup=20,
+            k=10,
+            total_ms=_percentiles(30.0),
+            embed_ms=_percentiles(8.0),
+            db_ms=_percentiles(db_p50),
+            stamp_ms=_percentiles(3.0),
+            db_stamp_ms=_percentiles(db_p50 + 3.0),
+            mean_hits=9.5,
+            found_share=0.82,
+            exact_fallbacks=1,
+        ),
+        superseded=size // 10,
+        graph_facts=2 * size,
+        graph_episodes=size // 10,
+    )
+
+
+def _report(sizes: list[SizeResult], *, server: str = "scratch") -> BenchReport:
+    return BenchReport(
+        graphmem_version="0.1.0",
+        started_at=datetime(2026, 3, 1, 12, 0, tzinfo=UTC),
+        finished_at=datetime(2026, 3, 1, 12, 30, tzinfo=UTC),
+        options=BenchOptions(sizes=tuple(s.size for s in sizes)),
+        machine=MachineInfo(cpus=8, platform="Linux-x86_64", python="3.11.9", torch_threads=8),
+        server=ServerInfo(
+            mode="scratch" if server == "scratch" else "configured",
+            uri="bolt://127.0.0.1:7999",
+            database="neo4j",
+            neo4j_version="5.26.30",
+            neo4j_edition="community",
+            heap="2g" if server == "scratch" else None,
+            pagecache="1g" if server == "scratch" else None,
+            kept=server != "scratch",
+        ),
+        embedder=EmbedderInfo(
+            model_id="sentence-transformers/all-MiniLM-L6-v2",
+            dimension=384,
+            device="cpu",
+            batch_size=64,
+        ),
+        namespace_prefix="bench-20260301T120000Z-abcd",
+        sizes=sizes,
+        targets=evaluate_targets(sizes),
+    )
+
+
+GOOD_10K = _size(10_000, e2e=900.0, ceiling=1_000.0, neo4j_only=6_000.0, db_p50=5.0)
+BAD_100K = _size(100_000, e2e=700.0, ceiling=1_000.0, neo4j_only=4_000.0, db_p50=15.0)
+
+
+def test_targets_pass_fail_and_not_applicable() -> None:
+    targets = {(t.name, t.size): t for t in evaluate_targets([GOOD_10K, BAD_100K])}
+    assert len(targets) == 6
+    ratio = targets[("end-to-end / embedding ceiling", 10_000)]
+    assert ratio.status == "pass" and ratio.measured == pytest.approx(0.9)
+    assert targets[("end-to-end / embedding ceiling", 100_000)].status == "fail"
+    assert targets[("Neo4j-only writes", 10_000)].status == "pass"
+    assert targets[("Neo4j-only writes", 100_000)].measured == pytest.approx(4_000.0)
+    assert targets[("Neo4j-only writes", 100_000)].status == "fail"
+    small = targets[("recall db p95", 10_000)]
+    assert small.status == "n/a" and "100,000" in small.note
+    large = targets[("recall db p95", 100_000)]
+    assert large.status == "fail" and large.measured == pytest.approx(30.0)
+
+
+def test_targets_at_their_boundaries_pass() -> None:
+    edge = _size(100_000, e2e=850.0, ceiling=1_000.0, neo4j_only=5_000.0, db_p50=12.5)
+    assert [t.status for t in evaluate_targets([edge])] == ["pass", "pass", "pass"]
+    assert _report([edge]).passed
+
+
+def test_the_report_passes_only_without_failures() -> None:
+    assert _report([GOOD_10K]).passed
+    assert not _report([GOOD_10K, BAD_100K]).passed
+
+
+def test_markdown_shows_setup_throughput_latency_and_targets() -> None:
+    text = render_markdown(_report([GOOD_10K, BAD_100K]))
+    assert text.startswith("# graphmem bench (2026-03-01 12:00 UTC)")
+    assert "8 CPUs" in text and "Neo4j 5.26.30 community" in text and "heap 2g" in text
+    assert "all-MiniLM-L6-v2 (384-d, cpu, batch 64)" in text
+    assert "untimed warm-up 3,000 facts" in text
+    assert "| 10,000 | 1,000 | 900 | 0.90 | 6,000 | 500 (1,000 msgs) | 1,000 of 1,000 |" in text
+    assert "| 100,000 | 1,000 | 700 | 0.70 | 4,000 |" in text
+    assert "| 100,000 | 200 after 20 warm-up | total | 30.0 | 60.0 | 90.0 | 120 |" in text
+    assert "|  |  | db | 15.0 | 30.0 | 45.0 | 60.0 |" in text
+    assert "|  |  | db + stamp | 18.0 | 36.0 | 54.0 | 72.0 |" in text
+    assert "| recall db p95 | 100,000 | 30.0 ms | ≤ 25.0 ms | FAIL |" in text
+    assert "| recall db p95 | 10,000 | 10.0 ms | ≤ 25.0 ms | n/a (applies from 100,000" in text
+    assert "| Neo4j-only writes | 10,000 | 6,000 facts/s | ≥ 5,000 facts/s | PASS |" in text
+    assert "| end-to-end / embedding ceiling | 100,000 | 0.70 | ≥ 0.85 | FAIL |" in text
+    assert (
+        "- 10,000 facts: end-to-end 1.11 ms per fact = 1.00 ms embedding + 0.11 ms validation "
+        "and Neo4j; ceiling 1.00 ms per text; Neo4j-only 0.17 ms per fact"
+    ) in text
+    assert "answer found in 82%" in text and "exact fallback in 1 of 200" in text
+    assert "deleted after the run" in text
+    for line in text.splitlines():
+        if line.startswith("|"):
+            assert line.endswith("|"), line
+
+
+def test_markdown_names_the_namespaces_left_in_a_configured_neo4j() -> None:
+    text = render_markdown(_report([GOOD_10K], server="configured"))
+    assert "configured server" in text
+    assert "stay in the configured Neo4j: `bench-20260301T120000Z-abcd-*`" in text
+    assert "heap" not in text
+
+
+def test_the_report_round_trips_through_json() -> None:
+    report = _report([GOOD_10K, BAD_100K])
+    data = json.loads(json.dumps(report.model_dump(mode="json")))
+    assert data["passed"] is False
+    assert data["sizes"][0]["end_to_end_ratio"] == pytest.approx(0.9)
+    assert data["sizes"][0]["neo4j_only"]["per_second"] == pytest.approx(6_000.0)
+    data.pop("passed")
+    for size in data["sizes"]:
+        size.pop("end_to_end_ratio")
+        for phase in ("embedding_ceiling", "end_to_end", "neo4j_only", "episodes"):
+            size[phase].pop("per_second")
+    assert BenchReport.model_validate(data) == report
+
+
+def test_percentiles_are_ordered() -> None:
+    values = [float(v) for v in range(1, 101)]
+    p = Percentiles.of(values)
+    assert p.p50 <= p.p95 <= p.p99 <= p.max
+    assert p.p50 == pytest.approx(50.5) and p.max == 100.0 and p.mean == pytest.approx(50.5)
+    assert Percentiles.of([]).p99 == 0.0
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(ValidationError, match="at least one size"):
+        BenchOptions(sizes=())
+    with pytest.raises(ValidationError, match="positive"):
+        BenchOptions(sizes=(10, 0))
+    with pytest.raises(ValidationError, match="512m or 2g"):
+        BenchOptions(heap="lots")
+    assert BenchOptions(pagecache="2G").pagecache == "2g"
+    assert BenchOptions(sizes=(100_000, 10_000, 10_000)).sizes == (10_000, 100_000)
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 100, 1_000, 5_000])
+def test_batches_write_every_fact_once_after_what_it_replaces(batch_size: int) -> None:
+    facts = generate_facts(2_000, seed=21)
+    batches = plan_batches(facts, batch_size)
+    order = [i for batch in batches for i in batch]
+    assert sorted(order) == list(range(len(facts)))
+    assert all(1 <= len(batch) <= batch_size for batch in batches)
+    batch_of = {i: n for n, batch in enumerate(batches) for i in batch}
+    for fact in facts:
+        if fact.updates is not None:
+            assert batch_of[fact.updates] < batch_of[fact.index]
+    depth = [0] * len(facts)
+    for fact in facts:
+        depth[fact.index] = 0 if fact.updates is None else depth[fact.updates] + 1
+    assert len(batches) <= -(-len(facts) // batch_size) + max(depth)
+
+
+def test_batches_keep_the_order_when_nothing_waits() -> None:
+    facts = generate_facts(500, seed=1, update_share=0.0)
+    assert plan_batches(facts, 200) == [
+        list(range(200)),
+        list(range(200, 400)),
+        list(range(400, 500)),
+    ]
+    assert plan_batches([], 10) == []
+    with pytest.raises(ValueError, match="at least 1"):
+        plan_batches(facts, 0)
+
+
+class _FakeServer:
+    started: ClassVar[list[Path]] = []
+    stopped: ClassVar[list[Path]] = []
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.home = settings.local_home
+
+    def start(self) -> Any:
+        assert self.home.is_dir()
+        (self.home / "data").mkdir()
+        _FakeServer.started.append(self.home)
+
+        class _Status:
+            uri = "bolt://127.0.0.1:1"
+
+        class _Result:
+            status = _Status()
+            seconds = 1.0
+
+        return _Result()
+
+    def stop(self) -> bool:
+        _FakeServer.stopped.append(self.home)
+        return True
+
+    def target(self) -> Neo4jTarget:
+        return Neo4jTarget(uri="bolt://127.0.0.1:1", user="neo4j", password=SecretStr("x"))
+
+
+def _use_scratch(lines: list[str]) -> None:
+    settings = load_settings(neo4j_uri="bolt://elsewhere:7687")
+    with scratch_neo4j(settings, heap="3g", pagecache="256m", say=lines.append) as (
+        scratch,
+        target,
+    ):
+        assert scratch.neo4j_uri == "local"
+        assert scratch.local_neo4j_heap == "3g" and scratch.local_neo4j_pagecache == "256m"
+        assert scratch.local_home == _FakeServer.started[-1]
+        assert target.uri == "bolt://127.0.0.1:1"
+        raise RuntimeError("boom")
+
+
+def test_the_scratch_server_is_stopped_and_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _FakeServer)
+    lines: list[str] = []
+    with pytest.raises(RuntimeError, match="boom"):
+        _use_scratch(lines)
+    home = _FakeServer.started[-1]
+    assert _FakeServer.stopped[-1] == home
+    assert not home.exists()
+    assert any("throwaway" in line for line in lines)
+
+
+def test_run_bench_refuses_a_target_for_a_scratch_server() -> None:
+    target = Neo4jTarget(uri="bolt://x:1", user="neo4j", password=SecretStr("x"))
+    with pytest.raises(ValueError, match="configured"):
+        bench.run_bench(BenchOptions(), settings=load_settings(), target=target)
+
+
+@contextmanager
+def _fake_run(report: BenchReport, seen: list[BenchOptions]) -> Iterator[None]:
+    def fake(options: BenchOptions, **kwargs: Any) -> BenchReport:
+        seen.append(options)
+        kwargs["progress"]("working")
+        return report
+
+    original = bench.run_bench
+    bench.run_bench = fake  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        bench.run_bench = original
+
+
+def test_the_command_prints_markdown_and_writes_files(tmp_path: Path) -> None:
+    seen: list[BenchOptions] = []
+    report = _report([GOOD_10K])
+    with _fake_run(report, seen):
+        result = CliRunner().invoke(
+            bench_command,
+            [
+                "--sizes",
+                "2k,10_000",
+                "--queries",
+                "5",
+                "--batch-size",
+                "250",
+                "--out",
+                str(tmp_path),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert seen[0].sizes == (2_000, 10_000) and seen[0].queries == 5
+    assert seen[0].batch_size == 250 and seen[0].server == "scratch"
+    assert seen[0].warmup_facts == 3_000
+    assert "## Targets" in result.stdout and "[bench] working" in result.stderr
+    written = json.loads((tmp_path / "bench-20260301T120000Z.json").read_text())
+    assert written["sizes"][0]["size"] == 10_000
+    assert (tmp_path / "bench-20260301T120000Z.md").read_text() == render_markdown(report)
+
+
+def test_the_command_prints_json_and_can_fail_on_a_missed_target() -> None:
+    seen: list[BenchOptions] = []
+    with _fake_run(_report([GOOD_10K, BAD_100K], server="configured"), seen):
+        result = CliRunner().invoke(
+            bench_command, ["--json", "--server", "configured", "--fail-on-miss"]
+        )
+    assert result.exit_code == 1
+    assert seen[0].server == "configured" and seen[0].sizes == (10_000, 100_000)
+    assert json.loads(result.stdout)["passed"] is False
+    assert "stay there" in result.stderr and "targets missed" in result.stderr
+
+
+def test_the_command_refuses_bad_sizes_and_has_an_example() -> None:
+    result = CliRunner().invoke(bench_command, ["--sizes", "ten"])
+    assert result.exit_code == 2 and "--sizes" in result.output
+    help_text = CliRunner().invoke(bench_command, ["--help"]).output
+    assert "Example:" in help_text and "graphmem bench" in help_text.split("Example:", 1)[1]
