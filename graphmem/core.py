@@ -229,10 +229,12 @@ class _RecallReads:
     widened: bool = False
     exact: bool = False
     seen: int = 0
+    gated: int = 0
 
-    def add_details(self, row: Mapping[str, Any]) -> None:
-        self.facts.update((d["fact"]["id"], d) for d in row["fact_details"])
-        self.episodes.update((d["episode"]["id"], d) for d in row["episode_details"])
+    def add_briefs(self, row: Mapping[str, Any]) -> None:
+        """Text, time and similarity of candidates, until details replace them."""
+        self.facts.update((b["id"], b) for b in row["fact_briefs"])
+        self.episodes.update((b["id"], b) for b in row["episode_briefs"])
 
 
 class MemoryCore:
@@ -528,16 +530,16 @@ class MemoryCore:
         embed_ms = (time.perf_counter() - started) * 1000
 
         fact_filters = {**filters, "include_retired": include_retired, "tags": tag_list}
+        now = filters["as_of"] or datetime.now(UTC)
         started = time.perf_counter()
         reads: _RecallReads = yield Transaction(
             "read",
             lambda: self._recall_reads(
-                ns, text, vector, k, wanted, filters, fact_filters, expand_references, cfg
+                ns, text, vector, k, wanted, filters, fact_filters, expand_references, cfg, now
             ),
         )
         db_ms = (time.perf_counter() - started) * 1000
-        now = filters["as_of"] or datetime.now(UTC)
-        hits, gated = _assemble(text, reads, k, now, cfg)
+        hits = _assemble(reads, k, cfg)
 
         stamp_ms = 0.0
         if hits and track_access:
@@ -561,7 +563,7 @@ class MemoryCore:
             as_of=filters["as_of"],
             valid_at=filters["valid_at"],
             candidates=reads.seen,
-            gated=gated,
+            gated=reads.gated,
             widened=reads.widened,
             exact_fallback=reads.exact,
             timing=Timing(
@@ -583,19 +585,13 @@ class MemoryCore:
         fact_filters: dict[str, Any],
         expand: bool,
         cfg: RecallConfig,
+        now: datetime,
     ) -> Work[_RecallReads]:
         pool, candidates = cfg.pool(k), cfg.candidates(k)
         lucene = lucene_query(text)
         use_vector = "vector" in cfg.retrievers
         use_fulltext = "fulltext" in cfg.retrievers and lucene is not None
-        search = {
-            **fact_filters,
-            "ns": ns,
-            "vector": vector,
-            "query": lucene,
-            "pool": pool,
-            "expand": expand,
-        }
+        search = {**fact_filters, "ns": ns, "vector": vector, "query": lucene, "pool": pool}
         found = yield Run(
             query("recall_search"),
             {
@@ -609,7 +605,7 @@ class MemoryCore:
         )
         row = found[0]
         reads = _RecallReads(candidates=[])
-        reads.add_details(row)
+        reads.add_briefs(row)
         lists: list[tuple[str, Literal["fact", "episode"], list[tuple[str, float]]]] = []
         kind: Kind
         for kind, prefix in (("fact", "f"), ("episode", "e")):
@@ -640,7 +636,7 @@ class MemoryCore:
                         },
                     )
                     hits, fetched = wider[0][f"{key}_hits"], wider[0][f"{key}_fetched"]
-                    reads.add_details(wider[0])
+                    reads.add_briefs(wider[0])
                     reads.widened = True
                 if retriever == "vector" and len(hits) < k and fetched >= asked:
                     # Still short: score every visible node of the namespace exactly.
@@ -648,6 +644,8 @@ class MemoryCore:
                     hits = yield Run(
                         query(f"recall_{kind}_exact"), {**params, "vector": vector, "pool": pool}
                     )
+                    briefs = reads.facts if kind == "fact" else reads.episodes
+                    briefs.update((h["id"], h["brief"]) for h in hits)
                     reads.exact = True
                 ranked = [
                     (
@@ -658,32 +656,22 @@ class MemoryCore:
                 ]
                 lists.append((retriever, kind, sorted(ranked, key=lambda x: -x[1])))
         fused = fuse(lists, cfg)
-        reads.candidates = fused[:pool]
         reads.seen = len(fused)
-        missing_facts = [
-            c.id for c in reads.candidates if c.kind == "fact" and c.id not in reads.facts
-        ]
-        if missing_facts:
+        reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
+        fact_ids = [c.id for c in reads.candidates if c.kind == "fact"]
+        if fact_ids:
             rows = yield Run(
                 query("recall_fact_details"),
-                {
-                    "ids": missing_facts,
-                    "vector": vector,
-                    "expand": expand,
-                    **fact_filters,
-                    "ns": ns,
-                },
+                {"ids": fact_ids, "vector": vector, "expand": expand, **fact_filters, "ns": ns},
             )
-            reads.facts.update({r["fact"]["id"]: r for r in rows})
-        missing_episodes = [
-            c.id for c in reads.candidates if c.kind == "episode" and c.id not in reads.episodes
-        ]
-        if missing_episodes:
+            reads.facts = {r["fact"]["id"]: r for r in rows}
+        episode_ids = [c.id for c in reads.candidates if c.kind == "episode"]
+        if episode_ids:
             rows = yield Run(
                 query("recall_episode_details"),
-                {"ns": ns, "ids": missing_episodes, "vector": vector},
+                {"ns": ns, "ids": episode_ids, "vector": vector},
             )
-            reads.episodes.update({r["episode"]["id"]: r for r in rows})
+            reads.episodes = {r["episode"]["id"]: r for r in rows}
         return reads
 
     # --- context --------------------------------------------------------------------------------
@@ -825,46 +813,60 @@ def _check_targets(found: Rows, superseded: set[str]) -> None:
         )
 
 
-def _assemble(
-    text: str, reads: _RecallReads, k: int, now: datetime, cfg: RecallConfig
-) -> tuple[list[Hit], int]:
+def _gate(
+    text: str,
+    fused: Sequence[Candidate],
+    reads: _RecallReads,
+    k: int,
+    now: datetime,
+    cfg: RecallConfig,
+) -> tuple[list[Candidate], int]:
+    """The best ``k`` candidates that pass the quality gate, with their final scores."""
     words = content_words(text)
-    hits: dict[tuple[str, str], Hit] = {}
+    kept: list[Candidate] = []
     gated = 0
-    for cand in reads.candidates:
-        detail = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
-        if detail is None:  # vanished between the index and the details (a concurrent forget)
+    for cand in fused:
+        brief = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
+        if brief is None:  # vanished between the index and the read (a concurrent forget)
             continue
-        cosine = cand.vector
-        if cosine is None and detail["similarity"] is not None:
-            cosine = index_score_to_cosine(detail["similarity"])
-        fact = Fact.model_validate(detail["fact"]) if cand.kind == "fact" else None
-        episode = Episode.model_validate(detail["episode"]) if cand.kind == "episode" else None
-        body = fact.text if fact else episode.content  # type: ignore[union-attr]
-        lexical = lexical_coverage(words, body)
-        if not passes_gate(cosine, lexical, cfg):
+        if cand.vector is None and brief["similarity"] is not None:
+            cand.vector = index_score_to_cosine(brief["similarity"])
+        cand.lexical = lexical_coverage(words, brief["text"])
+        if not passes_gate(cand.vector, cand.lexical, cfg):
             gated += 1
             continue
-        when = (
-            fact.recorded_at if fact else (episode.occurred_at or episode.recorded_at)  # type: ignore[union-attr]
-        )
-        recency = recency_factor(when, now, cfg)
-        scores = Scores(
-            vector=cosine,
-            vector_rank=cand.vector_rank,
-            fulltext=cand.fulltext,
-            fulltext_rank=cand.fulltext_rank,
-            fused=cand.fused,
-            recency=recency,
-            lexical=lexical,
-            final=cand.fused * recency,
-        )
+        when = datetime.fromtimestamp(brief["at"] / 1000, UTC) if brief["at"] else None
+        cand.recency = recency_factor(when, now, cfg)
+        kept.append(cand)
+    kept.sort(key=lambda c: (-c.fused * c.recency, c.kind, c.id))
+    return kept[:k], gated
+
+
+def _assemble(reads: _RecallReads, k: int, cfg: RecallConfig) -> list[Hit]:
+    """Hits for the gated candidates, plus one hop of REFERENCES, best first."""
+    hits: dict[tuple[str, str], Hit] = {}
+    for cand in reads.candidates:
+        detail = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
+        if detail is None:
+            continue
+        fact = Fact.model_validate(detail["fact"]) if cand.kind == "fact" else None
+        episode = Episode.model_validate(detail["episode"]) if cand.kind == "episode" else None
+        final = cand.fused * cand.recency
         hits[(cand.kind, cand.id)] = Hit(
             kind=cand.kind,
             id=cand.id,
-            text=body,
-            score=scores.final,
-            scores=scores,
+            text=fact.text if fact else episode.content,  # type: ignore[union-attr]
+            score=final,
+            scores=Scores(
+                vector=cand.vector,
+                vector_rank=cand.vector_rank,
+                fulltext=cand.fulltext,
+                fulltext_rank=cand.fulltext_rank,
+                fused=cand.fused,
+                recency=cand.recency,
+                lexical=cand.lexical,
+                final=final,
+            ),
             provenance=_provenance(detail.get("provenance"), episode),
             fact=fact,
             episode=episode,
@@ -891,7 +893,7 @@ def _assemble(
                     vector=cosine,
                     fused=0.0,
                     recency=1.0,
-                    lexical=lexical_coverage(words, fact.text),
+                    lexical=0.0,
                     final=score,
                 ),
                 provenance=_provenance(ref["provenance"], None),
@@ -900,7 +902,7 @@ def _assemble(
                 referenced_from=item_id,
             )
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.via != "search", h.id))
-    return ranked[:k], gated
+    return ranked[:k]
 
 
 def _provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -57,8 +57,8 @@ class RecallConfig(BaseModel):
     pool_factor: int = Field(default=3, ge=1)
     pool_min: int = Field(default=30, ge=1)
     #: The indexes are asked for max(candidates_min, pool * overfetch) entries before filtering.
-    overfetch: int = Field(default=4, ge=1)
-    candidates_min: int = Field(default=100, ge=1)
+    overfetch: int = Field(default=2, ge=1)
+    candidates_min: int = Field(default=50, ge=1)
     #: When filters leave fewer than ``k`` visible candidates in a list, the index is asked
     #: again for ``candidates * factor`` entries, for each factor in turn; a vector list still
     #: short after that is scored exactly over the namespace, a fulltext list is kept as it is.
@@ -85,7 +85,8 @@ class Candidate:
     fulltext: float | None = None
     fulltext_rank: int | None = None
     fused: float = 0.0
-    ranks: dict[str, int] = field(default_factory=dict)
+    lexical: float = 0.0
+    recency: float = 1.0
 
 
 def index_score_to_cosine(score: float) -> float:

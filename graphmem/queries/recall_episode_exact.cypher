@@ -1,12 +1,14 @@
 // name: recall_episode_exact
 // mode: read
 // params: ns, vector, pool, as_of, valid_at, since, until
-// returns: id, score
+// returns: id, score, brief
 // Exact cosine scoring over every visible episode of the namespace: the fallback when the
-// filters hide most of what the vector index returns (for example an old $as_of).
+// filters hide most of what the vector index returns.
 MATCH (node:Episode {ns: $ns})
 WHERE {{episode_visible}}
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
-RETURN node.id AS id, score
+RETURN node.id AS id, score,
+       {id: node.id, text: node.content,
+        at: coalesce(node.occurred_at, node.recorded_at).epochMillis, similarity: score} AS brief
 ORDER BY score DESC
 LIMIT $pool

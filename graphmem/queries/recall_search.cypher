@@ -1,14 +1,14 @@
 // name: recall_search
 // mode: read
-// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, expand, as_of, valid_at, include_retired, tags, since, until
-// returns: fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_details, episode_details
+// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until
+// returns: fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs
 // All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
 // the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene
 // text) are asked for $candidates entries each; the visible ones (the same filters as the
 // fallbacks) are kept, up to $pool per list. `*_fetched` is how many the index returned, so
-// the caller can tell "the index ran out" from "more may lie beyond". Details (properties,
-// cosine similarity, provenance and, with $expand, one hop of REFERENCES) come for every
-// kept candidate. A kind the namespace holds none of is not searched at all.
+// the caller can tell "the index ran out" from "more may lie beyond". Every kept candidate
+// comes with what fusion and the quality gate need: its text, time (epoch ms) and cosine
+// similarity; full details are read afterwards for the few that make the cut. A kind the namespace holds none of is not searched at all.
 WITH EXISTS { MATCH (f:Fact {ns: $ns}) } AS has_facts,
      EXISTS { MATCH (e:Episode {ns: $ns}) } AS has_episodes
 CALL (has_facts) {
@@ -46,30 +46,19 @@ CALL (has_episodes) {
 CALL (fv, ff) {
   UNWIND fv + ff AS hit
   WITH DISTINCT hit.node AS node
-  WITH node AS f, {{fact_map}} AS fact,
-       vector.similarity.cosine(node.embedding, $vector) AS similarity
-  WITH fact, similarity,
-       [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.ns = $ns
-        | e {.id, .external_id, .session_id}] AS provenance,
-       CASE WHEN $expand
-         THEN [(f)-[:REFERENCES]-(node:Fact) WHERE {{fact_visible}}
-               | {fact: {{fact_map}},
-                  similarity: vector.similarity.cosine(node.embedding, $vector),
-                  provenance: [(node)-[:DERIVED_FROM]->(e:Episode) WHERE e.ns = $ns
-                               | e {.id, .external_id, .session_id}]}]
-         ELSE [] END AS references
-  RETURN collect({fact: fact, similarity: similarity, provenance: provenance,
-                  references: references}) AS fact_details
+  RETURN collect({id: node.id, text: node.text, at: node.recorded_at.epochMillis,
+                  similarity: vector.similarity.cosine(node.embedding, $vector)}) AS fact_briefs
 }
 CALL (ev, ef) {
   UNWIND ev + ef AS hit
   WITH DISTINCT hit.node AS node
-  RETURN collect({episode: {{episode_map}},
+  RETURN collect({id: node.id, text: node.content,
+                  at: coalesce(node.occurred_at, node.recorded_at).epochMillis,
                   similarity: vector.similarity.cosine(node.embedding, $vector)})
-         AS episode_details
+         AS episode_briefs
 }
 RETURN fv_fetched, [h IN fv | {id: h.node.id, score: h.score}] AS fv_hits,
        ff_fetched, [h IN ff | {id: h.node.id, score: h.score}] AS ff_hits,
        ev_fetched, [h IN ev | {id: h.node.id, score: h.score}] AS ev_hits,
        ef_fetched, [h IN ef | {id: h.node.id, score: h.score}] AS ef_hits,
-       fact_details, episode_details
+       fact_briefs, episode_briefs
