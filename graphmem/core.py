@@ -38,6 +38,7 @@ from graphmem.fulltext import lucene_query
 from graphmem.models import (
     MAX_IDS,
     MAX_K,
+    MAX_LABEL_CHARS,
     MAX_TEXT_CHARS,
     AwareDatetime,
     ContextBlock,
@@ -368,7 +369,11 @@ class MemoryCore:
         if isinstance(messages, str | bytes):
             raise InvalidInputError("ingest takes a list of messages, not one string")
         if session_id is not None:
-            _ids("session_id", [session_id])
+            (session_id,) = _ids("session_id", [session_id])
+            if len(session_id) > MAX_LABEL_CHARS:
+                raise InvalidInputError(
+                    f"session_id has {len(session_id)} characters; the maximum is {MAX_LABEL_CHARS}"
+                )
         parsed = [self._message(m, i) for i, m in enumerate(messages)]
         rows: list[dict[str, Any]] = []
         for i, message in enumerate(parsed):
