@@ -12,4 +12,4 @@ def test_clients_and_errors_are_importable_from_the_package() -> None:
     assert issubclass(graphmem.NotFoundError, graphmem.InvalidInputError)
     assert issubclass(graphmem.InvalidInputError, graphmem.GraphmemError)
     with pytest.raises(AttributeError, match="no attribute"):
-        _ = graphmem.NoSuchThing  # type: ignore[attr-defined]
+        _ = graphmem.NoSuchThing
