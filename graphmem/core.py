@@ -57,6 +57,7 @@ from graphmem.models import (
     SupersedesEdge,
     Timing,
     check_namespace,
+    describe_validation_error,
 )
 from graphmem.ranking import (
     Candidate,
@@ -154,16 +155,21 @@ def validate(model: type[BaseModel], data: Mapping[str, Any], what: str) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InvalidInputError(f"invalid {what}: {_describe(exc)}") from exc
+        raise InvalidInputError(f"invalid {what}: {describe_validation_error(exc)}") from exc
 
 
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        message = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
+M = TypeVar("M", bound=BaseModel)
+
+
+def _coerce(model: type[M], text_field: str, item: M | Mapping[str, Any] | str, what: str) -> M:
+    """``item`` as ``model``: given as one, as a mapping of its fields, or as just its text."""
+    if isinstance(item, model):
+        return item
+    data = {text_field: item} if isinstance(item, str) else item
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(f"{what}: expected a text, a mapping or a {model.__name__}")
+    result: M = validate(model, data, what)
+    return result
 
 
 _AWARE = TypeAdapter(AwareDatetime)
@@ -176,7 +182,7 @@ def aware(name: str, value: datetime | str | None) -> datetime | None:
     try:
         return _AWARE.validate_python(value)
     except ValidationError as exc:
-        raise InvalidInputError(f"invalid {name}: {_describe(exc)}") from exc
+        raise InvalidInputError(f"invalid {name}: {describe_validation_error(exc)}") from exc
 
 
 def namespace(ns: str | None, default: str | None) -> str:
@@ -273,22 +279,13 @@ class MemoryCore:
         ns = namespace(ns, self.default_ns)
         if isinstance(items, str | bytes):
             raise InvalidInputError("remember_many takes a list of facts, not one string")
-        inputs = [self._fact_input(item, i) for i, item in enumerate(items)]
+        inputs = [_coerce(FactInput, "text", item, f"fact {i}") for i, item in enumerate(items)]
         if not inputs:
             return []
         checked = None
         if vectors is not None:
             checked = self._user_vectors(vectors, len(inputs))
         return (yield from self._write_facts(ns, inputs, vectors=checked))
-
-    def _fact_input(self, item: FactInput | Mapping[str, Any] | str, index: int) -> FactInput:
-        if isinstance(item, FactInput):
-            return item
-        data = {"text": item} if isinstance(item, str) else item
-        if not isinstance(data, Mapping):
-            raise InvalidInputError(f"fact {index}: expected a text, a mapping or a FactInput")
-        result: FactInput = validate(FactInput, data, f"fact {index}")
-        return result
 
     def _user_vectors(self, vectors: npt.ArrayLike, count: int) -> Vectors:
         try:
@@ -374,7 +371,7 @@ class MemoryCore:
                 raise InvalidInputError(
                     f"session_id has {len(session_id)} characters; the maximum is {MAX_LABEL_CHARS}"
                 )
-        parsed = [self._message(m, i) for i, m in enumerate(messages)]
+        parsed = [_coerce(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
         rows: list[dict[str, Any]] = []
         for i, message in enumerate(parsed):
             session = message.session_id if message.session_id is not None else session_id
@@ -445,15 +442,6 @@ class MemoryCore:
         return IngestResult(
             ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
         )
-
-    def _message(self, item: Message | Mapping[str, Any] | str, index: int) -> Message:
-        if isinstance(item, Message):
-            return item
-        data = {"content": item} if isinstance(item, str) else item
-        if not isinstance(data, Mapping):
-            raise InvalidInputError(f"message {index}: expected a text, a mapping or a Message")
-        result: Message = validate(Message, data, f"message {index}")
-        return result
 
     def _derive(self, ns: str, episodes: list[Episode]) -> Plan[list[Fact]]:
         extracted: Sequence[ExtractedFact] = yield Extract(tuple(episodes))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from graphmem.models import Message
+from graphmem.models import Message, describe_validation_error
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,6 @@ def parse_message_lines(lines: Iterable[str]) -> ParsedLines:
         result.messages.append(message)
         result.line_numbers.append(number)
     return result
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """Pydantic's errors as one line: ``field: message; field: message``."""
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        message = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
 
 
 def _json_type(value: object) -> str:

@@ -29,6 +29,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationError,
     model_validator,
 )
 
@@ -45,6 +46,16 @@ _NAMESPACE = re.compile(NAMESPACE_PATTERN)
 
 FactStatus = Literal["active", "superseded", "merged", "retracted"]
 Kind = Literal["fact", "episode"]
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """Pydantic's errors as one line: ``field: message; field: message``."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
 
 
 # --- reusable field types -----------------------------------------------------------------------
