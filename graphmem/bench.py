@@ -43,7 +43,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from graphmem import __version__
-from graphmem.connection import Neo4jTarget, open_driver
+from graphmem.connection import Neo4jTarget
 from graphmem.errors import DatabaseError
 from graphmem.settings import GraphmemSettings, load_settings
 from graphmem.synthetic import (
@@ -852,9 +852,10 @@ def _run(
         embedder = SentenceTransformerEmbedder.from_settings(settings)
     prefix = f"bench-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
     scratch = options.server == "scratch"
-    driver = open_driver(target, connection_timeout=settings.neo4j_connection_timeout)
-    try:
-        version, edition = _server_version(driver, target.database)
+    timed = _TimedEmbedder(embedder)
+    with Memory(settings, target=target, embedder=timed) as memory:
+        driver, database = memory.graph.driver, memory.graph.database
+        version, edition = _server_version(driver, database)
         if version == "unknown" and target.mode == "local":
             from graphmem.neo4j_local import NEO4J_VERSION
 
@@ -871,16 +872,10 @@ def _run(
         )
         say(f"Neo4j {version} at {target.uri}; namespaces {prefix}-*")
         results = []
-        timed = _TimedEmbedder(embedder)
-        with Memory(settings, target=target, embedder=timed) as memory:
-            if options.warmup_facts:
-                _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
-            for size in options.sizes:
-                results.append(
-                    _bench_size(memory, timed, driver, target.database, size, options, prefix, say)
-                )
-    finally:
-        driver.close()
+        if options.warmup_facts:
+            _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
+        for size in options.sizes:
+            results.append(_bench_size(memory, timed, driver, database, size, options, prefix, say))
     return BenchReport(
         graphmem_version=__version__,
         started_at=started,

@@ -39,13 +39,13 @@ from graphmem.models import (
     MAX_IDS,
     MAX_K,
     MAX_LABEL_CHARS,
-    MAX_TEXT_CHARS,
     AwareDatetime,
     ContextBlock,
     Episode,
     Fact,
     FactHistory,
     FactInput,
+    FactText,
     Hit,
     IngestResult,
     Kind,
@@ -172,17 +172,21 @@ def _coerce(model: type[M], text_field: str, item: M | Mapping[str, Any] | str, 
     return result
 
 
-_AWARE = TypeAdapter(AwareDatetime)
+_AWARE: TypeAdapter[datetime] = TypeAdapter(AwareDatetime)
+_QUERY_TEXT: TypeAdapter[str] = TypeAdapter(FactText)
+
+
+def _checked(adapter: TypeAdapter[T], name: str, value: Any) -> T:
+    """``value`` validated by ``adapter``, with pydantic's errors as one InvalidInputError."""
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInputError(f"invalid {name}: {describe_validation_error(exc)}") from exc
 
 
 def aware(name: str, value: datetime | str | None) -> datetime | None:
     """A time-zone-aware UTC datetime from a datetime or an ISO-8601 string, or None."""
-    if value is None:
-        return None
-    try:
-        return _AWARE.validate_python(value)
-    except ValidationError as exc:
-        raise InvalidInputError(f"invalid {name}: {describe_validation_error(exc)}") from exc
+    return None if value is None else _checked(_AWARE, name, value)
 
 
 def namespace(ns: str | None, default: str | None) -> str:
@@ -490,12 +494,7 @@ class MemoryCore:
     ) -> Plan[RecallResult]:
         began = time.perf_counter()
         ns = namespace(ns, self.default_ns)
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidInputError("the recall query is empty or only whitespace")
-        if len(text) > MAX_TEXT_CHARS:
-            raise InvalidInputError(
-                f"the recall query has {len(text)} characters; the maximum is {MAX_TEXT_CHARS}"
-            )
+        text = _checked(_QUERY_TEXT, "recall query", text)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise InvalidInputError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
         if isinstance(kinds, str):
@@ -660,10 +659,7 @@ class MemoryCore:
             reads.facts = {r["fact"]["id"]: r for r in rows}
         episode_ids = [c.id for c in reads.candidates if c.kind == "episode"]
         if episode_ids:
-            rows = yield Run(
-                query("recall_episode_details"),
-                {"ns": ns, "ids": episode_ids, "vector": vector},
-            )
+            rows = yield Run(query("episode_get"), {"ns": ns, "ids": episode_ids})
             reads.episodes = {r["episode"]["id"]: r for r in rows}
         return reads
 

@@ -48,7 +48,6 @@ from graphmem.models import (
     RecallResult,
 )
 from graphmem.ranking import RecallConfig
-from graphmem.servers import resolve_target
 from graphmem.settings import GraphmemSettings, load_settings
 from graphmem.tokens import TokenCounter, counter_from_setting
 
@@ -116,7 +115,7 @@ class _ClientBase:
             self.settings,
             self.embedder,
             apply_schema=self._apply_schema,
-            target=self._target or resolve_target(self.settings),
+            target=self._target,
         )
 
 
