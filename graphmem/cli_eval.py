@@ -44,6 +44,14 @@ def _run_options(func: F) -> F:
             type=click.Path(file_okay=False, path_type=Path),
             help="Also write results.json and results.md into this directory.",
         ),
+        click.option(
+            "--variant",
+            "variants",
+            multiple=True,
+            metavar="NAME:KEY=VALUE,...",
+            help="Also evaluate the default recall configuration with these RecallConfig "
+            "fields changed, e.g. strong-recency:recency_weight=0.5; repeat for several.",
+        ),
         click.option("--json", "as_json", is_flag=True, help="Print JSON instead of Markdown."),
     ]
     for option in reversed(options):
@@ -59,6 +67,7 @@ def _evaluate(
     heap: str,
     pagecache: str,
     no_time_shift: bool,
+    variants: tuple[str, ...],
     out: Path | None,
     as_json: bool,
 ) -> None:
@@ -71,6 +80,7 @@ def _evaluate(
         heap=heap,
         pagecache=pagecache,
         time_shift=not no_time_shift,
+        variants=variants,
     )
 
     def say(line: str) -> None:

@@ -13,9 +13,12 @@ A BEAM directory holds numbered chat directories (``1``, ``2``, ...), each with
   message since the anchor), and never earlier than one minute after the previous message,
   so the conversation order is always the time order. Messages before the first anchor
   count back from the chat's first anchor (2024-01-01 when the chat has none).
+* A message longer than graphmem's episode limit (:data:`~graphmem.models.MAX_EPISODE_CHARS`,
+  100,000 characters) is cut to that limit, for graphmem and the baselines alike.
 * ``probing_questions.json`` maps an ability to its questions. ``source_chat_ids`` is either
   a list of message ids or an object of lists (for instance ``original_info`` and
-  ``updated_info``); the gold ids are all ids of all lists. Questions without it (the
+  ``updated_info``); the gold ids are all ids of all lists (a list nested in a list is
+  flattened). Questions without it (the
   abstention questions) have no gold ids. The category is the ability; the question time is
   one hour after the chat's last message. ``extra`` keeps the original ``source_chat_ids``,
   plus ``original_ids``/``updated_ids`` for ``original_info``/``updated_info`` and
@@ -36,7 +39,7 @@ from pydantic import ValidationError
 
 from graphmem.errors import InvalidInputError
 from graphmem.evaluation.format import EvalMessage, EvalQuestion
-from graphmem.models import describe_validation_error
+from graphmem.models import MAX_EPISODE_CHARS, describe_validation_error
 
 _FALLBACK_START = datetime(2024, 1, 1, tzinfo=UTC)
 _STEP = timedelta(minutes=1)
@@ -116,7 +119,7 @@ def _need(condition: bool, where: str, what: str) -> None:
 
 
 def convert_chat(
-    directory: Path, conversation_id: str
+    directory: Path, conversation_id: str, *, max_chars: int = MAX_EPISODE_CHARS
 ) -> tuple[list[EvalMessage], list[EvalQuestion]]:
     """One chat directory's messages and questions in the neutral format."""
     chat_path = directory / "chat.json"
@@ -164,7 +167,7 @@ def convert_chat(
                     message_id=str(message["id"]),
                     role=str(message.get("role") or "user"),
                     time=when,
-                    text=str(message["content"]),
+                    text=str(message["content"])[:max_chars],
                 )
             )
         except ValidationError as exc:
@@ -173,6 +176,14 @@ def convert_chat(
             ) from exc
     asked_at = (previous or first) + timedelta(hours=1)
     return messages, _questions(directory / "probing_questions.json", conversation_id, asked_at)
+
+
+def _flat(ids: list[Any]) -> list[str]:
+    """Message ids as strings, nested lists flattened in order."""
+    out: list[str] = []
+    for item in ids:
+        out += _flat(item) if isinstance(item, list) else [str(item)]
+    return out
 
 
 def _questions(path: Path, conversation_id: str, asked_at: datetime) -> list[EvalQuestion]:
@@ -193,14 +204,14 @@ def _questions(path: Path, conversation_id: str, asked_at: datetime) -> list[Eva
             if source is None:
                 gold: list[str] = []
             elif isinstance(source, list):
-                gold = [str(i) for i in source]
+                gold = _flat(source)
             elif isinstance(source, dict):
                 gold = []
                 for key, ids in source.items():
                     _need(isinstance(ids, list), where, f"source_chat_ids.{key} is not a list")
-                    gold += [str(i) for i in ids]
+                    gold += _flat(ids)
                     if key in _KEY_ALIASES:
-                        extra[_KEY_ALIASES[key]] = [str(i) for i in ids]
+                        extra[_KEY_ALIASES[key]] = _flat(ids)
             else:
                 raise BeamFormatError(f"{where}: source_chat_ids is neither a list nor an object")
             if source is not None:

@@ -24,13 +24,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphmem import __version__
-from graphmem.errors import DatabaseError
+from graphmem.errors import DatabaseError, InvalidInputError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
 from graphmem.evaluation.format import (
     CONTRADICTION_KEYS,
@@ -48,7 +48,7 @@ from graphmem.evaluation.metrics import (
     score_question,
     update_outcome,
 )
-from graphmem.models import Message
+from graphmem.models import Message, describe_validation_error
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -71,6 +71,10 @@ class EvalOptions(BaseModel):
     pagecache: str = "512m"
     time_shift: bool = True
     ingest_batch: int = Field(default=500, ge=1, le=10_000)
+    #: Unmeasured recalls (the first questions, default configuration) before measuring.
+    warmup: int = Field(default=10, ge=0)
+    #: Extra recall configurations, ``NAME:key=value,...`` (see :func:`variant`).
+    variants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,9 +88,31 @@ class Configuration:
     baseline: Baseline | None = None
 
 
-def configurations(default: RecallConfig) -> list[Configuration]:
-    """The product default first, then one change each, then the two baselines."""
+def variant(default: RecallConfig, spec: str) -> Configuration:
+    """``NAME:key=value,key=value`` to a configuration: the default with those RecallConfig
+    fields changed (``retrievers=vector+fulltext`` for a tuple)."""
+    name, sep, body = spec.partition(":")
+    if not sep or not name.strip() or not body.strip():
+        raise InvalidInputError(f"variant {spec!r} is not NAME:key=value[,key=value...]")
+    update: dict[str, Any] = {}
+    for pair in body.split(","):
+        key, eq, value = (part.strip() for part in pair.partition("="))
+        if not eq or key not in RecallConfig.model_fields:
+            raise InvalidInputError(
+                f"variant {spec!r}: {pair.strip()!r} is not a RecallConfig field=value"
+            )
+        update[key] = tuple(value.split("+")) if key.endswith(("retrievers", "widen")) else value
+    try:
+        config = RecallConfig.model_validate({**default.model_dump(), **update})
+    except ValidationError as exc:
+        raise InvalidInputError(f"variant {spec!r}: {describe_validation_error(exc)}") from exc
+    return Configuration(name.strip(), f"default with {body.strip()}", config)
+
+
+def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[Configuration]:
+    """The product default first, then one change each, the variants, and the baselines."""
     change = default.model_copy
+    extra = [variant(default, spec) for spec in variants]
     return [
         Configuration(
             "default", "hybrid RRF, recency on, quality gate on (product default)", default
@@ -111,6 +137,7 @@ def configurations(default: RecallConfig) -> list[Configuration]:
         Configuration(
             "user-only", "product default over the user messages only", default, corpus="user"
         ),
+        *extra,
         Configuration(
             "cosine-exact", "baseline: exact cosine over all messages (numpy)", baseline="cosine"
         ),
@@ -457,7 +484,11 @@ def _run(
                 f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
                 f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
             )
-        specs = configurations(memory.recall_config)
+        specs = configurations(memory.recall_config, options.variants)
+        # Untimed recalls first, so the first configuration does not pay for a cold server.
+        warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
+        for conv, question in warm:
+            _recall(memory, conv, question, specs[0], options.k)
         for spec in specs:
             answers: list[_Answer] = []
             spec_began = time.perf_counter()

@@ -16,6 +16,7 @@ from graphmem.evaluation.beam import (
     BeamFormatError,
     chat_dirs,
     convert,
+    convert_chat,
     parse_anchor,
     parse_chat_selection,
 )
@@ -27,6 +28,8 @@ from graphmem.evaluation.format import (
     read_messages,
     read_questions,
 )
+from graphmem.evaluation.runner import configurations, variant
+from graphmem.ranking import RecallConfig
 
 GOOD_MESSAGE = {
     "conversation_id": "c1",
@@ -252,3 +255,34 @@ def test_eval_run_reports_a_bad_line_without_a_database(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     assert "line 2" in result.output and "invalid JSON" in result.output
+
+
+def test_long_messages_are_cut_and_nested_id_lists_flattened(tmp_path: Path) -> None:
+    directory = tmp_path / "3"
+    directory.mkdir()
+    batches = [
+        {
+            "batch_number": 1,
+            "time_anchor": "2024-02-01",
+            "turns": [[_msg(0, "user", "abcdefghij"), _msg(1, "assistant", "ok")]],
+        }
+    ]
+    questions = {"event_ordering": [{"question": "Order?", "source_chat_ids": [1, [0, 1]]}]}
+    (directory / "chat.json").write_text(json.dumps(batches), encoding="utf-8")
+    (directory / "probing_questions.json").write_text(json.dumps(questions), encoding="utf-8")
+    messages, (question,) = convert_chat(directory, "c", max_chars=4)
+    assert [m.text for m in messages] == ["abcd", "ok"]
+    assert question.gold_message_ids == ("1", "0")
+
+
+def test_variants_change_recall_config_fields() -> None:
+    default = RecallConfig()
+    spec = variant(default, "strong:recency_weight=0.5,retrievers=vector")
+    assert spec.name == "strong" and spec.config is not None
+    assert spec.config.recency_weight == 0.5 and spec.config.retrievers == ("vector",)
+    assert spec.config.fusion == default.fusion
+    names = [c.name for c in configurations(default, ["strong:recency=false"])]
+    assert names[0] == "default" and names[-3:] == ["strong", "cosine-exact", "bm25"]
+    for bad in ("nocolon", "x:colour=red", "x:recency_weight=2"):
+        with pytest.raises(InvalidInputError):
+            variant(default, bad)

@@ -62,9 +62,9 @@ def test_ndcg_exact_values() -> None:
 
 def test_a_question_without_gold_is_not_scored() -> None:
     assert score_question(["a"], []) is None
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="gold"):
         recall_any(["a"], [], 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="gold"):
         ndcg(["a"], [])
     score = score_question(["x", "a"], ["a"])
     assert score is not None
@@ -138,5 +138,5 @@ def test_cosine_baseline_ranks_by_angle_and_ignores_length() -> None:
     assert cosine.rank([2.0, 0.1], 2) == [0, 2]
     assert cosine.scores([1.0, 1.0])[2] == pytest.approx(1.0)
     assert cosine.rank([1.0, 0.0], 10) == [0, 2, 1]  # k larger than the corpus
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="matrix"):
         CosineBaseline(np.zeros(3))
