@@ -52,6 +52,11 @@ def _run_options(func: F) -> F:
             help="Also evaluate the default recall configuration with these RecallConfig "
             "fields changed, e.g. strong-recency:recency_weight=0.5; repeat for several.",
         ),
+        click.option(
+            "--only",
+            metavar="NAMES",
+            help="Run only these configurations, comma-separated (default always runs).",
+        ),
         click.option("--json", "as_json", is_flag=True, help="Print JSON instead of Markdown."),
     ]
     for option in reversed(options):
@@ -68,6 +73,7 @@ def _evaluate(
     pagecache: str,
     no_time_shift: bool,
     variants: tuple[str, ...],
+    only: str | None,
     out: Path | None,
     as_json: bool,
 ) -> None:
@@ -81,6 +87,7 @@ def _evaluate(
         pagecache=pagecache,
         time_shift=not no_time_shift,
         variants=variants,
+        only=tuple(n.strip() for n in only.split(",") if n.strip()) if only else (),
     )
 
     def say(line: str) -> None:

@@ -75,6 +75,8 @@ class EvalOptions(BaseModel):
     warmup: int = Field(default=10, ge=0)
     #: Extra recall configurations, ``NAME:key=value,...`` (see :func:`variant`).
     variants: tuple[str, ...] = ()
+    #: Names of the configurations to run (``default`` always runs first); empty: all.
+    only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,19 @@ def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[
             "bm25", "baseline: Okapi BM25 over all messages (k1 1.2, b 0.75)", baseline="bm25"
         ),
     ]
+
+
+def select(specs: list[Configuration], only: Sequence[str]) -> list[Configuration]:
+    """The configurations named in ``only`` (all when empty), the default always first."""
+    if not only:
+        return specs
+    known = {spec.name for spec in specs}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return [spec for spec in specs if spec.name == "default" or spec.name in only]
 
 
 # --- report -----------------------------------------------------------------------------------
@@ -484,7 +499,7 @@ def _run(
                 f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
                 f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
             )
-        specs = configurations(memory.recall_config, options.variants)
+        specs = select(configurations(memory.recall_config, options.variants), options.only)
         # Untimed recalls first, so the first configuration does not pay for a cold server.
         warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
         for conv, question in warm:

@@ -28,7 +28,7 @@ from graphmem.evaluation.format import (
     read_messages,
     read_questions,
 )
-from graphmem.evaluation.runner import configurations, variant
+from graphmem.evaluation.runner import configurations, select, variant
 from graphmem.ranking import RecallConfig
 
 GOOD_MESSAGE = {
@@ -283,6 +283,10 @@ def test_variants_change_recall_config_fields() -> None:
     assert spec.config.fusion == default.fusion
     names = [c.name for c in configurations(default, ["strong:recency=false"])]
     assert names[0] == "default" and names[-3:] == ["strong", "cosine-exact", "bm25"]
+    chosen = select(configurations(default), ["bm25"])
+    assert [c.name for c in chosen] == ["default", "bm25"]
+    with pytest.raises(InvalidInputError, match="unknown configuration"):
+        select(configurations(default), ["nope"])
     for bad in ("nocolon", "x:colour=red", "x:recency_weight=2"):
         with pytest.raises(InvalidInputError):
             variant(default, bad)
