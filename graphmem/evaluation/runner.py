@@ -48,7 +48,7 @@ from graphmem.evaluation.metrics import (
     score_question,
     update_outcome,
 )
-from graphmem.models import Message, describe_validation_error
+from graphmem.models import Hit, Message, describe_validation_error
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -88,6 +88,9 @@ class Configuration:
     config: RecallConfig | None = None
     corpus: Corpus = "all"
     baseline: Baseline | None = None
+    #: Reorders recall's hits before they become message ids (an experiment on top of a
+    #: recall configuration; run_eval's ``extra`` takes such configurations).
+    rerank: Callable[[Sequence[Hit]], list[Hit]] | None = None
 
 
 def variant(default: RecallConfig, spec: str) -> Configuration:
@@ -342,8 +345,9 @@ def _recall(
 ) -> _Answer:
     ns = conv.ns if spec.corpus == "all" else f"{conv.ns}-user"
     result = memory.recall(question.question, ns=ns, k=k, config=spec.config, track_access=False)
+    hits = spec.rerank(result.hits) if spec.rerank is not None else list(result.hits)
     ids: list[str] = []
-    for hit in result.hits:
+    for hit in hits:
         ids.extend(hit.provenance.external_ids)
     return _Answer(distinct(ids), result.timing.total_ms, result.timing.db_ms)
 
@@ -426,8 +430,11 @@ def run_eval(
     target: Neo4jTarget | None = None,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
+    extra: Sequence[Configuration] = (),
 ) -> EvalReport:
     """Evaluate retrieval on the dataset; see the module docstring.
+
+    ``extra`` configurations run after the built-in ones and the variants.
 
     With ``options.server == "scratch"`` (the default) a throwaway local Neo4j is started and
     deleted afterwards; with ``"configured"`` the run writes its ``eval-...`` namespaces into
@@ -446,12 +453,12 @@ def run_eval(
             scratch,
             scratch_target,
         ):
-            return _run(messages, questions, options, scratch, scratch_target, embedder, say)
+            return _run(messages, questions, options, scratch, scratch_target, embedder, say, extra)
     if target is None:
         from graphmem.servers import resolve_target
 
         target = resolve_target(settings)
-    return _run(messages, questions, options, settings, target, embedder, say)
+    return _run(messages, questions, options, settings, target, embedder, say, extra)
 
 
 def _run(
@@ -462,6 +469,7 @@ def _run(
     target: Neo4jTarget,
     embedder: Embedder | None,
     say: Progress,
+    extra: Sequence[Configuration] = (),
 ) -> EvalReport:
     from graphmem.memory import Memory
 
@@ -500,6 +508,7 @@ def _run(
                 f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
             )
         specs = select(configurations(memory.recall_config, options.variants), options.only)
+        specs += list(extra)
         # Untimed recalls first, so the first configuration does not pay for a cold server.
         warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
         for conv, question in warm:
