@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,8 +10,9 @@ import pytest
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.evaluation.format import EvalMessage, EvalQuestion
 from graphmem.evaluation.report import render_markdown
-from graphmem.evaluation.runner import EvalOptions, EvalReport, run_eval
+from graphmem.evaluation.runner import Configuration, EvalOptions, EvalReport, run_eval
 from graphmem.graph import Graph
+from graphmem.models import Hit
 from graphmem.settings import GraphmemSettings
 
 START = datetime(2023, 3, 1, 9, 0, tzinfo=UTC)
@@ -56,6 +57,10 @@ def _question(text: str, gold: list[str], category: str, **extra: list[str]) -> 
     )
 
 
+def _reverse(hits: Sequence[Hit]) -> list[Hit]:
+    return list(reversed(hits))
+
+
 QUESTIONS = [
     _question("Who breeds axolotls in Reykjavik?", ["m1"], "rare-words"),
     _question(
@@ -83,6 +88,7 @@ def report(
         target=graph.target,
         embedder=embedder,
         progress=lines.append,
+        extra=[Configuration("reversed", "default, hits reversed", rerank=_reverse)],
     )
     assert any("ingested conversation 'c1'" in line for line in lines)
     yield result
@@ -105,6 +111,7 @@ def test_every_configuration_is_reported(report: EvalReport) -> None:
         "user-only",
         "cosine-exact",
         "bm25",
+        "reversed",
     ]
     assert report.conversations == 2 and report.messages == 8 and report.questions == 4
     assert report.user_messages == 5 and report.merged_messages == 0
@@ -120,8 +127,8 @@ def test_every_configuration_is_reported(report: EvalReport) -> None:
 
 def test_the_only_message_with_the_rare_words_ranks_first(report: EvalReport) -> None:
     for config in report.configurations:
-        if config.name == "vector-only":
-            continue  # the other conversation is not searched, but a vector may still miss
+        if config.name in ("vector-only", "reversed"):
+            continue  # a vector alone may miss; reversed puts the best hit last on purpose
         rare = config.by_category["rare-words"]
         assert rare.recall_any[1] == 1.0, config.name
         assert rare.ndcg_at_10 == pytest.approx(1.0), config.name
@@ -160,3 +167,8 @@ def test_markdown_report(report: EvalReport) -> None:
     text = render_markdown(report)
     assert "| default |" in text and "| bm25 |" in text
     assert "## Per category (default)" in text and "## Checks" in text
+
+
+def test_an_extra_configuration_can_reorder_the_hits(report: EvalReport) -> None:
+    for record in report.details:
+        assert record.ranked["reversed"] == list(reversed(record.ranked["default"]))
