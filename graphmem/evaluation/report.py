@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphmem.evaluation.runner import ConfigurationResult, EvalReport, Metrics
+from graphmem.evaluation.results import ConfigurationResult, EvalReport, Metrics
 
 #: The default configuration should reach at least this share of knowledge updates with the
 #: updated message above the original.

@@ -24,14 +24,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem import __version__
-from graphmem.errors import DatabaseError, InvalidInputError
+from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
+from graphmem.evaluation.configs import (
+    Configuration,
+    Corpus,
+    configurations,
+    select,
+)
 from graphmem.evaluation.format import (
     CONTRADICTION_KEYS,
     UPDATE_KEYS,
@@ -48,8 +54,15 @@ from graphmem.evaluation.metrics import (
     score_question,
     update_outcome,
 )
-from graphmem.models import Hit, Message, describe_validation_error
-from graphmem.ranking import RecallConfig
+from graphmem.evaluation.results import (
+    ConfigurationResult,
+    ContradictionFigures,
+    EvalReport,
+    Metrics,
+    QuestionRecord,
+    UpdateFigures,
+)
+from graphmem.models import Message
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
@@ -58,8 +71,6 @@ if TYPE_CHECKING:
     from graphmem.memory import Memory
 
 Progress = Callable[[str], None]
-Corpus = Literal["all", "user"]
-Baseline = Literal["cosine", "bm25"]
 
 
 class EvalOptions(BaseModel):
@@ -73,171 +84,10 @@ class EvalOptions(BaseModel):
     ingest_batch: int = Field(default=500, ge=1, le=10_000)
     #: Unmeasured recalls (the first questions, default configuration) before measuring.
     warmup: int = Field(default=10, ge=0)
-    #: Extra recall configurations, ``NAME:key=value,...`` (see :func:`variant`).
+    #: Extra recall configurations, ``NAME:key=value,...`` (see ``configs.variant``).
     variants: tuple[str, ...] = ()
     #: Names of the configurations to run (``default`` always runs first); empty: all.
     only: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Configuration:
-    """One way of retrieving: a recall configuration over a corpus, or a baseline."""
-
-    name: str
-    description: str
-    config: RecallConfig | None = None
-    corpus: Corpus = "all"
-    baseline: Baseline | None = None
-    #: Reorders recall's hits before they become message ids (an experiment on top of a
-    #: recall configuration; run_eval's ``extra`` takes such configurations).
-    rerank: Callable[[Sequence[Hit]], list[Hit]] | None = None
-
-
-def variant(default: RecallConfig, spec: str) -> Configuration:
-    """``NAME:key=value,key=value`` to a configuration: the default with those RecallConfig
-    fields changed (``retrievers=vector+fulltext`` for a tuple)."""
-    name, sep, body = spec.partition(":")
-    if not sep or not name.strip() or not body.strip():
-        raise InvalidInputError(f"variant {spec!r} is not NAME:key=value[,key=value...]")
-    update: dict[str, Any] = {}
-    for pair in body.split(","):
-        key, eq, value = (part.strip() for part in pair.partition("="))
-        if not eq or key not in RecallConfig.model_fields:
-            raise InvalidInputError(
-                f"variant {spec!r}: {pair.strip()!r} is not a RecallConfig field=value"
-            )
-        update[key] = tuple(value.split("+")) if key.endswith(("retrievers", "widen")) else value
-    try:
-        config = RecallConfig.model_validate({**default.model_dump(), **update})
-    except ValidationError as exc:
-        raise InvalidInputError(f"variant {spec!r}: {describe_validation_error(exc)}") from exc
-    return Configuration(name.strip(), f"default with {body.strip()}", config)
-
-
-def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[Configuration]:
-    """The product default first, then one change each, the variants, and the baselines."""
-    change = default.model_copy
-    extra = [variant(default, spec) for spec in variants]
-    return [
-        Configuration(
-            "default", "hybrid RRF, recency on, quality gate on (product default)", default
-        ),
-        Configuration(
-            "vector-only", "vector index only", change(update={"retrievers": ("vector",)})
-        ),
-        Configuration(
-            "fulltext-only", "fulltext index only", change(update={"retrievers": ("fulltext",)})
-        ),
-        Configuration(
-            "hybrid-linear", "hybrid, linear fusion", change(update={"fusion": "linear"})
-        ),
-        Configuration(
-            "recency-off", "hybrid RRF without recency", change(update={"recency": False})
-        ),
-        Configuration(
-            "gate-off",
-            "hybrid RRF, quality gate disabled (min_score -1)",
-            change(update={"min_score": -1.0}),
-        ),
-        Configuration(
-            "user-only", "product default over the user messages only", default, corpus="user"
-        ),
-        *extra,
-        Configuration(
-            "cosine-exact", "baseline: exact cosine over all messages (numpy)", baseline="cosine"
-        ),
-        Configuration(
-            "bm25", "baseline: Okapi BM25 over all messages (k1 1.2, b 0.75)", baseline="bm25"
-        ),
-    ]
-
-
-def select(specs: list[Configuration], only: Sequence[str]) -> list[Configuration]:
-    """The configurations named in ``only`` (all when empty), the default always first."""
-    if not only:
-        return specs
-    known = {spec.name for spec in specs}
-    unknown = sorted(set(only) - known)
-    if unknown:
-        raise InvalidInputError(
-            f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    return [spec for spec in specs if spec.name == "default" or spec.name in only]
-
-
-# --- report -----------------------------------------------------------------------------------
-class UpdateFigures(BaseModel):
-    """Knowledge updates: where the best-ranked updated message stands against the original."""
-
-    questions: int = 0
-    updated_above: int = 0
-    original_above: int = 0
-    tie: int = 0
-    both_missing: int = 0
-
-    @property
-    def share(self) -> float | None:
-        return self.updated_above / self.questions if self.questions else None
-
-
-class ContradictionFigures(BaseModel):
-    """Contradictions: both statements (one message of each) among the top 10."""
-
-    questions: int = 0
-    both_in_top10: int = 0
-
-
-class Metrics(BaseModel):
-    """Averages over the scored questions of one configuration (and one category)."""
-
-    questions: int
-    scored: int
-    recall_any: dict[int, float]
-    recall_all: dict[int, float]
-    ndcg_at_10: float
-    #: Questions without gold ids, and how many of them got no hit at all.
-    no_gold: int
-    no_gold_empty: int
-    latency_ms_p50: float
-    latency_ms_p95: float
-    db_ms_p50: float | None = None
-    db_ms_p95: float | None = None
-    updates: UpdateFigures
-    contradictions: ContradictionFigures
-
-
-class QuestionRecord(BaseModel):
-    conversation_id: str
-    question: str
-    category: str
-    gold: tuple[str, ...]
-    #: Per configuration: the distinct message ids returned, best first.
-    ranked: dict[str, list[str]] = Field(default_factory=dict)
-
-
-class ConfigurationResult(BaseModel):
-    name: str
-    description: str
-    overall: Metrics
-    by_category: dict[str, Metrics]
-
-
-class EvalReport(BaseModel):
-    graphmem_version: str
-    started_at: datetime
-    finished_at: datetime
-    wall_seconds: float
-    server: str
-    embedder: str
-    namespace_prefix: str
-    k: int
-    conversations: int
-    messages: int
-    user_messages: int
-    merged_messages: int
-    questions: int
-    configurations: list[ConfigurationResult]
-    details: list[QuestionRecord]
 
 
 # --- the run ----------------------------------------------------------------------------------

@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.evaluation.configs import Configuration
 from graphmem.evaluation.format import EvalMessage, EvalQuestion
 from graphmem.evaluation.report import render_markdown
-from graphmem.evaluation.runner import Configuration, EvalOptions, EvalReport, run_eval
+from graphmem.evaluation.results import EvalReport
+from graphmem.evaluation.runner import EvalOptions, run_eval
 from graphmem.graph import Graph
 from graphmem.models import Hit
 from graphmem.settings import GraphmemSettings

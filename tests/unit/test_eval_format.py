@@ -20,6 +20,7 @@ from graphmem.evaluation.beam import (
     parse_anchor,
     parse_chat_selection,
 )
+from graphmem.evaluation.configs import configurations, select, variant
 from graphmem.evaluation.format import (
     EvalMessage,
     EvalQuestion,
@@ -28,7 +29,6 @@ from graphmem.evaluation.format import (
     read_messages,
     read_questions,
 )
-from graphmem.evaluation.runner import configurations, select, variant
 from graphmem.ranking import RecallConfig
 
 GOOD_MESSAGE = {
