@@ -749,8 +749,10 @@ def pin(ctx: click.Context, id: str, unpin: bool, ns: str | None, as_json: bool)
 
 # --- optional commands -------------------------------------------------------------------------
 from graphmem.cli_bench import bench  # noqa: E402 - registered after the core commands
+from graphmem.cli_eval import eval_group  # noqa: E402
 
 main.add_command(bench)
+main.add_command(eval_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

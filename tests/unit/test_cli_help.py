@@ -25,6 +25,7 @@ def test_every_command_has_help_with_an_example() -> None:
     memory_commands = ["remember", "ingest", "recall", "context", "get", "history", "stats", "pin"]
     for name in memory_commands:
         assert (name,) in commands, f"`graphmem {name}` is missing"
+    assert ("eval", "run") in commands and ("eval", "beam") in commands and ("bench",) in commands
     for path in commands:
         result = runner.invoke(main, [*path, "--help"])
         assert result.exit_code == 0, (path, result.output)

@@ -1,0 +1,194 @@
+"""``graphmem eval``: retrieval quality on conversations with known answers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from graphmem.evaluation.format import EvalMessage, EvalQuestion
+
+F = Callable[..., Any]
+
+
+def _run_options(func: F) -> F:
+    options = [
+        click.option(
+            "--server",
+            type=click.Choice(["scratch", "configured"]),
+            default="scratch",
+            show_default=True,
+            help="scratch: a throwaway local Neo4j, deleted afterwards. configured: the Neo4j "
+            "of GRAPHMEM_NEO4J_URI; the run's eval-* namespaces stay there.",
+        ),
+        click.option(
+            "--heap", default="1g", show_default=True, help="Java heap of the scratch Neo4j."
+        ),
+        click.option(
+            "--pagecache",
+            default="512m",
+            show_default=True,
+            help="Page cache of the scratch Neo4j.",
+        ),
+        click.option(
+            "--no-time-shift",
+            is_flag=True,
+            help="Keep the dataset's times as they are (recency then measures age from now).",
+        ),
+        click.option(
+            "--out",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Also write results.json and results.md into this directory.",
+        ),
+        click.option(
+            "--variant",
+            "variants",
+            multiple=True,
+            metavar="NAME:KEY=VALUE,...",
+            help="Also evaluate the default recall configuration with these RecallConfig "
+            "fields changed, e.g. strong-recency:recency_weight=0.5; repeat for several.",
+        ),
+        click.option(
+            "--only",
+            metavar="NAMES",
+            help="Run only these configurations, comma-separated (default always runs).",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Print JSON instead of Markdown."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _evaluate(
+    messages: Sequence[EvalMessage],
+    questions: Sequence[EvalQuestion],
+    *,
+    server: str,
+    heap: str,
+    pagecache: str,
+    no_time_shift: bool,
+    variants: tuple[str, ...],
+    only: str | None,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    from graphmem.evaluation.report import render_markdown
+    from graphmem.evaluation.runner import EvalOptions, run_eval
+    from graphmem.settings import load_settings
+
+    options = EvalOptions(
+        server="configured" if server == "configured" else "scratch",
+        heap=heap,
+        pagecache=pagecache,
+        time_shift=not no_time_shift,
+        variants=variants,
+        only=tuple(n.strip() for n in only.split(",") if n.strip()) if only else (),
+    )
+
+    def say(line: str) -> None:
+        click.echo(f"[eval] {line}", err=True)
+
+    if options.server == "configured":
+        say("writing into the configured Neo4j; the eval-* namespaces stay there afterwards")
+    report = run_eval(messages, questions, options, settings=load_settings(), progress=say)
+    data = report.model_dump(mode="json")
+    markdown = render_markdown(report)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        (out / "results.md").write_text(markdown, encoding="utf-8")
+        say(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(markdown, nl=False)
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure retrieval quality: which recall finds the messages that answer each question.
+
+    Example:
+
+        graphmem eval beam /data/beam/100K --chats 1-3 --out eval-results
+    """
+
+
+@eval_group.command("run")
+@click.option(
+    "--conversations",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Messages, one JSON object a line (conversation_id, session_id, message_id, role, "
+    "speaker, time, text).",
+)
+@click.option(
+    "--questions",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Questions, one JSON object a line (conversation_id, question, question_time, "
+    "gold_message_ids, category, extra).",
+)
+@_run_options
+def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
+    """Evaluate recall on conversations and questions in the neutral JSONL format.
+
+    Each conversation is ingested into its own new namespace; every question is recalled
+    (k = 10) under the product default and the ablations (vector only, fulltext only,
+    linear fusion, no recency, no quality gate, user messages only), and two baselines run
+    outside Neo4j (exact cosine, BM25). The report gives recall_any@k and recall_all@k
+    (k = 1, 5, 10), NDCG@10 and latency per configuration and per category. Progress goes
+    to stderr; the report (Markdown, or JSON with --json) to stdout.
+
+    Example:
+
+        graphmem eval run --conversations conv.jsonl --questions questions.jsonl --out results
+    """
+    from graphmem.evaluation.format import read_messages, read_questions
+
+    _evaluate(read_messages(conversations), read_questions(questions), **options)
+
+
+@eval_group.command("beam")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--chats", help="Chat numbers to use, such as 1-10 or 1,3 (default: all).")
+@click.option(
+    "--export",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Only write conversations.jsonl and questions.jsonl into this directory.",
+)
+@_run_options
+def eval_beam(path: Path, chats: str | None, export: Path | None, **options: Any) -> None:
+    """Evaluate recall on BEAM chats (PATH holds chat directories 1, 2, ..., or is one).
+
+    The chats are converted to the neutral format (see `graphmem eval run`): each batch is a
+    session, message times follow the time anchors in conversation order, the gold messages
+    of a question are all its source_chat_ids, and its category is the ability. Besides the
+    common tables, knowledge-update questions report how often the updated message ranks
+    above the original, and contradiction questions how often both statements are in the
+    top 10.
+
+    Example:
+
+        graphmem eval beam /data/beam/100K --chats 1-10 --out eval-results/beam
+    """
+    from graphmem.evaluation.beam import convert, parse_chat_selection
+    from graphmem.evaluation.format import write_jsonl
+
+    selected = parse_chat_selection(chats) if chats else None
+    messages, questions = convert(path, selected)
+    if export is not None:
+        export.mkdir(parents=True, exist_ok=True)
+        wrote_messages = write_jsonl(export / "conversations.jsonl", messages)
+        wrote_questions = write_jsonl(export / "questions.jsonl", questions)
+        click.echo(
+            f"wrote {wrote_messages} messages to {export / 'conversations.jsonl'} and "
+            f"{wrote_questions} questions to {export / 'questions.jsonl'}"
+        )
+        return
+    _evaluate(messages, questions, **options)

@@ -1,0 +1,1 @@
+"""Retrieval-quality evaluation: a neutral dataset format, metrics, baselines and a runner."""

@@ -1,0 +1,103 @@
+"""The configurations an evaluation compares: recall configurations over the full or the
+user-only corpus, and the two baselines computed outside Neo4j."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from graphmem.errors import InvalidInputError
+from graphmem.models import Hit, describe_validation_error
+from graphmem.ranking import RecallConfig
+
+Corpus = Literal["all", "user"]
+Baseline = Literal["cosine", "bm25"]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One way of retrieving: a recall configuration over a corpus, or a baseline."""
+
+    name: str
+    description: str
+    config: RecallConfig | None = None
+    corpus: Corpus = "all"
+    baseline: Baseline | None = None
+    #: Reorders recall's hits before they become message ids (an experiment on top of a
+    #: recall configuration; run_eval's ``extra`` takes such configurations).
+    rerank: Callable[[Sequence[Hit]], list[Hit]] | None = None
+
+
+def variant(default: RecallConfig, spec: str) -> Configuration:
+    """``NAME:key=value,key=value`` to a configuration: the default with those RecallConfig
+    fields changed (``retrievers=vector+fulltext`` for a tuple)."""
+    name, sep, body = spec.partition(":")
+    if not sep or not name.strip() or not body.strip():
+        raise InvalidInputError(f"variant {spec!r} is not NAME:key=value[,key=value...]")
+    update: dict[str, Any] = {}
+    for pair in body.split(","):
+        key, eq, value = (part.strip() for part in pair.partition("="))
+        if not eq or key not in RecallConfig.model_fields:
+            raise InvalidInputError(
+                f"variant {spec!r}: {pair.strip()!r} is not a RecallConfig field=value"
+            )
+        update[key] = tuple(value.split("+")) if key.endswith(("retrievers", "widen")) else value
+    try:
+        config = RecallConfig.model_validate({**default.model_dump(), **update})
+    except ValidationError as exc:
+        raise InvalidInputError(f"variant {spec!r}: {describe_validation_error(exc)}") from exc
+    return Configuration(name.strip(), f"default with {body.strip()}", config)
+
+
+def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[Configuration]:
+    """The product default first, then one change each, the variants, and the baselines."""
+    change = default.model_copy
+    extra = [variant(default, spec) for spec in variants]
+    return [
+        Configuration(
+            "default", "hybrid RRF, recency on, quality gate on (product default)", default
+        ),
+        Configuration(
+            "vector-only", "vector index only", change(update={"retrievers": ("vector",)})
+        ),
+        Configuration(
+            "fulltext-only", "fulltext index only", change(update={"retrievers": ("fulltext",)})
+        ),
+        Configuration(
+            "hybrid-linear", "hybrid, linear fusion", change(update={"fusion": "linear"})
+        ),
+        Configuration(
+            "recency-off", "hybrid RRF without recency", change(update={"recency": False})
+        ),
+        Configuration(
+            "gate-off",
+            "hybrid RRF, quality gate disabled (min_score -1)",
+            change(update={"min_score": -1.0}),
+        ),
+        Configuration(
+            "user-only", "product default over the user messages only", default, corpus="user"
+        ),
+        *extra,
+        Configuration(
+            "cosine-exact", "baseline: exact cosine over all messages (numpy)", baseline="cosine"
+        ),
+        Configuration(
+            "bm25", "baseline: Okapi BM25 over all messages (k1 1.2, b 0.75)", baseline="bm25"
+        ),
+    ]
+
+
+def select(specs: list[Configuration], only: Sequence[str]) -> list[Configuration]:
+    """The configurations named in ``only`` (all when empty), the default always first."""
+    if not only:
+        return specs
+    known = {spec.name for spec in specs}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return [spec for spec in specs if spec.name == "default" or spec.name in only]

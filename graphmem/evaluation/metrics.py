@@ -1,0 +1,129 @@
+"""Retrieval metrics at message granularity.
+
+A retrieval result is a ranked list of message ids, best first. A message reached twice (for
+instance through its episode and through a fact derived from it) counts once, at its first
+rank: :func:`distinct` makes the list. For a question with gold messages ``G`` (a set) and the
+first ``k`` entries ``R_k`` of the list:
+
+* ``recall_any@k`` is 1 when at least one gold message is in ``R_k`` (any-hit), else 0;
+* ``recall_all@k`` is 1 when every gold message is in ``R_k`` (all-evidence), else 0 (so it is
+  0 whenever ``|G| > k``);
+* ``ndcg@10`` uses binary relevance: ``DCG = sum(1 / log2(i + 1))`` over the ranks ``i <= 10``
+  holding a gold message, divided by the ideal ``sum(1 / log2(i + 1))`` for ``i = 1 ..
+  min(|G|, 10)``.
+
+A question without gold messages cannot be scored: it is left out of these averages and
+counted apart, with the share of such questions for which nothing was returned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+KS = (1, 5, 10)
+NDCG_K = 10
+
+UpdateOutcome = Literal["updated_above", "original_above", "tie", "both_missing"]
+
+
+def distinct(ids: Iterable[str]) -> list[str]:
+    """The ids in order, each at its first position only."""
+    return list(dict.fromkeys(ids))
+
+
+def recall_any(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    wanted = set(gold)
+    if not wanted:
+        raise ValueError("recall needs at least one gold id")
+    return 1.0 if wanted & set(distinct(ranked)[:k]) else 0.0
+
+
+def recall_all(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    wanted = set(gold)
+    if not wanted:
+        raise ValueError("recall needs at least one gold id")
+    return 1.0 if wanted <= set(distinct(ranked)[:k]) else 0.0
+
+
+def ndcg(ranked: Sequence[str], gold: Iterable[str], k: int = NDCG_K) -> float:
+    wanted = set(gold)
+    if not wanted:
+        raise ValueError("NDCG needs at least one gold id")
+    dcg = sum(
+        1.0 / math.log2(rank + 1)
+        for rank, item in enumerate(distinct(ranked)[:k], start=1)
+        if item in wanted
+    )
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(wanted), k) + 1))
+    return dcg / ideal
+
+
+def best_rank(ranked: Sequence[str], ids: Iterable[str]) -> int | None:
+    """The 1-based rank of the first of ``ids`` in the list, or None when none is there."""
+    wanted = set(ids)
+    for rank, item in enumerate(distinct(ranked), start=1):
+        if item in wanted:
+            return rank
+    return None
+
+
+def update_outcome(
+    ranked: Sequence[str], original: Iterable[str], updated: Iterable[str]
+) -> UpdateOutcome:
+    """Whether the best-ranked updated message ranks above the best-ranked original one.
+
+    A message not in the list ranks below every listed one; equal best ranks (an id in both
+    lists) are a tie; neither listed is ``both_missing``.
+    """
+    old, new = best_rank(ranked, original), best_rank(ranked, updated)
+    if old is None and new is None:
+        return "both_missing"
+    if old == new:
+        return "tie"
+    if old is None:
+        return "updated_above"
+    if new is None:
+        return "original_above"
+    return "updated_above" if new < old else "original_above"
+
+
+def both_present(
+    ranked: Sequence[str], first: Iterable[str], second: Iterable[str], k: int = NDCG_K
+) -> bool:
+    """At least one message of each statement among the first ``k``."""
+    top = set(distinct(ranked)[:k])
+    return bool(top & set(first)) and bool(top & set(second))
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) with linear interpolation; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass(frozen=True)
+class QuestionScore:
+    """One question's figures for one configuration."""
+
+    recall_any: dict[int, float]
+    recall_all: dict[int, float]
+    ndcg: float
+
+
+def score_question(ranked: Sequence[str], gold: Sequence[str]) -> QuestionScore | None:
+    """All metrics of one question, or None when it has no gold ids."""
+    if not gold:
+        return None
+    return QuestionScore(
+        recall_any={k: recall_any(ranked, gold, k) for k in KS},
+        recall_all={k: recall_all(ranked, gold, k) for k in KS},
+        ndcg=ndcg(ranked, gold, NDCG_K),
+    )

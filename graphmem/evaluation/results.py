@@ -1,0 +1,81 @@
+"""The evaluation report: per configuration, overall and per category."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+
+class UpdateFigures(BaseModel):
+    """Knowledge updates: where the best-ranked updated message stands against the original."""
+
+    questions: int = 0
+    updated_above: int = 0
+    original_above: int = 0
+    tie: int = 0
+    both_missing: int = 0
+
+    @property
+    def share(self) -> float | None:
+        return self.updated_above / self.questions if self.questions else None
+
+
+class ContradictionFigures(BaseModel):
+    """Contradictions: both statements (one message of each) among the top 10."""
+
+    questions: int = 0
+    both_in_top10: int = 0
+
+
+class Metrics(BaseModel):
+    """Averages over the scored questions of one configuration (and one category)."""
+
+    questions: int
+    scored: int
+    recall_any: dict[int, float]
+    recall_all: dict[int, float]
+    ndcg_at_10: float
+    #: Questions without gold ids, and how many of them got no hit at all.
+    no_gold: int
+    no_gold_empty: int
+    latency_ms_p50: float
+    latency_ms_p95: float
+    db_ms_p50: float | None = None
+    db_ms_p95: float | None = None
+    updates: UpdateFigures
+    contradictions: ContradictionFigures
+
+
+class QuestionRecord(BaseModel):
+    conversation_id: str
+    question: str
+    category: str
+    gold: tuple[str, ...]
+    #: Per configuration: the distinct message ids returned, best first.
+    ranked: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class ConfigurationResult(BaseModel):
+    name: str
+    description: str
+    overall: Metrics
+    by_category: dict[str, Metrics]
+
+
+class EvalReport(BaseModel):
+    graphmem_version: str
+    started_at: datetime
+    finished_at: datetime
+    wall_seconds: float
+    server: str
+    embedder: str
+    namespace_prefix: str
+    k: int
+    conversations: int
+    messages: int
+    user_messages: int
+    merged_messages: int
+    questions: int
+    configurations: list[ConfigurationResult]
+    details: list[QuestionRecord]

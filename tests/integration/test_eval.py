@@ -1,0 +1,176 @@
+"""`run_eval` end to end on a tiny hand-written dataset against the test Neo4j."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.evaluation.configs import Configuration
+from graphmem.evaluation.format import EvalMessage, EvalQuestion
+from graphmem.evaluation.report import render_markdown
+from graphmem.evaluation.results import EvalReport
+from graphmem.evaluation.runner import EvalOptions, run_eval
+from graphmem.graph import Graph
+from graphmem.models import Hit
+from graphmem.settings import GraphmemSettings
+
+START = datetime(2023, 3, 1, 9, 0, tzinfo=UTC)
+ASKED = START + timedelta(days=60)
+
+C1 = [
+    ("m1", "user", "My sister Philippa breeds axolotls in Reykjavik."),
+    ("m2", "assistant", "That sounds like a fascinating hobby."),
+    ("m3", "user", "I bought a new bicycle yesterday, a blue one."),
+    ("m4", "assistant", "A bicycle is a great choice for commuting to the office."),
+    ("m5", "user", "I repainted my bicycle red last week."),
+    ("m6", "user", "I work as a nurse at the city hospital."),
+]
+C2 = [
+    ("n1", "user", "Axolotls from Reykjavik are the strangest pets I know."),
+    ("n2", "assistant", "They can regrow their limbs."),
+]
+
+
+def _messages(conversation: str, rows: list[tuple[str, str, str]]) -> list[EvalMessage]:
+    return [
+        EvalMessage(
+            conversation_id=conversation,
+            session_id="s1" if i < 4 else "s2",
+            message_id=mid,
+            role=role,
+            time=START + timedelta(days=10 * i),
+            text=text,
+        )
+        for i, (mid, role, text) in enumerate(rows)
+    ]
+
+
+def _question(text: str, gold: list[str], category: str, **extra: list[str]) -> EvalQuestion:
+    return EvalQuestion(
+        conversation_id="c1",
+        question=text,
+        question_time=ASKED,
+        gold_message_ids=tuple(gold),
+        category=category,
+        extra=extra or None,
+    )
+
+
+def _reverse(hits: Sequence[Hit]) -> list[Hit]:
+    return list(reversed(hits))
+
+
+QUESTIONS = [
+    _question("Who breeds axolotls in Reykjavik?", ["m1"], "rare-words"),
+    _question(
+        "What colour is my bicycle?",
+        ["m3", "m5"],
+        "update",
+        original_ids=["m3"],
+        updated_ids=["m5"],
+    ),
+    _question("Which reply talked about commuting to the office?", ["m4"], "assistant"),
+    _question("What is the name of my favourite opera singer?", [], "no-gold"),
+]
+
+
+@pytest.fixture(scope="module")
+def report(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> Iterator[EvalReport]:
+    lines: list[str] = []
+    result = run_eval(
+        _messages("c1", C1) + _messages("c2", C2),
+        QUESTIONS,
+        EvalOptions(server="configured", warmup=2),
+        settings=test_settings,
+        target=graph.target,
+        embedder=embedder,
+        progress=lines.append,
+        extra=[Configuration("reversed", "default, hits reversed", rerank=_reverse)],
+    )
+    assert any("ingested conversation 'c1'" in line for line in lines)
+    yield result
+    graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+        prefix=result.namespace_prefix,
+        database_=graph.database,
+    )
+
+
+def test_every_configuration_is_reported(report: EvalReport) -> None:
+    names = [c.name for c in report.configurations]
+    assert names == [
+        "default",
+        "vector-only",
+        "fulltext-only",
+        "hybrid-linear",
+        "recency-off",
+        "gate-off",
+        "user-only",
+        "cosine-exact",
+        "bm25",
+        "reversed",
+    ]
+    assert report.conversations == 2 and report.messages == 8 and report.questions == 4
+    assert report.user_messages == 5 and report.merged_messages == 0
+    for config in report.configurations:
+        overall = config.overall
+        assert overall.questions == 4 and overall.scored == 3 and overall.no_gold == 1
+        assert overall.updates.questions == 1
+        u = overall.updates
+        assert u.updated_above + u.original_above + u.tie + u.both_missing == 1
+        assert set(config.by_category) == {"rare-words", "update", "assistant", "no-gold"}
+        assert overall.latency_ms_p50 <= overall.latency_ms_p95
+
+
+def test_the_only_message_with_the_rare_words_ranks_first(report: EvalReport) -> None:
+    for config in report.configurations:
+        if config.name in ("vector-only", "reversed"):
+            continue  # a vector alone may miss; reversed puts the best hit last on purpose
+        rare = config.by_category["rare-words"]
+        assert rare.recall_any[1] == 1.0, config.name
+        assert rare.ndcg_at_10 == pytest.approx(1.0), config.name
+
+
+def test_conversations_stay_in_their_own_namespaces(report: EvalReport) -> None:
+    own = {mid for mid, _, _ in C1}
+    for record in report.details:
+        for name, ranked in record.ranked.items():
+            assert set(ranked) <= own, (name, ranked)
+            assert len(ranked) == len(set(ranked))
+
+
+def test_user_only_cannot_find_an_assistant_message(report: EvalReport) -> None:
+    by_name = {c.name: c for c in report.configurations}
+    assert by_name["default"].by_category["assistant"].recall_any[10] == 1.0
+    assert by_name["bm25"].by_category["assistant"].recall_any[10] == 1.0
+    assert by_name["user-only"].by_category["assistant"].recall_any[10] == 0.0
+    user_ids = {mid for mid, role, _ in C1 if role == "user"}
+    for record in report.details:
+        assert set(record.ranked["user-only"]) <= user_ids
+
+
+def test_without_the_gate_recall_always_returns_something(report: EvalReport) -> None:
+    by_name = {c.name: c for c in report.configurations}
+    assert by_name["gate-off"].overall.no_gold_empty == 0
+    assert by_name["cosine-exact"].overall.no_gold_empty == 0
+    # every question's list is cut at k, and all-evidence implies any-hit
+    for config in report.configurations:
+        m = config.overall
+        assert all(m.recall_all[k] <= m.recall_any[k] for k in (1, 5, 10))
+        assert m.recall_any[1] <= m.recall_any[5] <= m.recall_any[10]
+
+
+def test_markdown_report(report: EvalReport) -> None:
+    text = render_markdown(report)
+    assert "| default |" in text and "| bm25 |" in text
+    assert "## Per category (default)" in text and "## Checks" in text
+
+
+def test_an_extra_configuration_can_reorder_the_hits(report: EvalReport) -> None:
+    for record in report.details:
+        assert record.ranked["reversed"] == list(reversed(record.ranked["default"]))
