@@ -248,6 +248,17 @@ class _RecallReads:
         self.episodes.update((b["id"], b) for b in row["episode_briefs"])
 
 
+def _exact_cosine(hit: Mapping[str, Any], briefs: Mapping[str, Mapping[str, Any]]) -> float:
+    """A vector hit's exact cosine similarity to the query.
+
+    The vector index only selects the candidates: its score may come from quantised vectors,
+    so the list is ranked by the similarity the search computed on the stored embeddings (both
+    on Neo4j's ``(1 + cos) / 2`` scale).
+    """
+    similarity = briefs.get(hit["id"], {}).get("similarity")
+    return index_score_to_cosine(hit["score"] if similarity is None else similarity)
+
+
 class MemoryCore:
     """Validation and plans for every memory operation; the clients drive the plans."""
 
@@ -639,11 +650,9 @@ class MemoryCore:
                     briefs = reads.facts if kind == "fact" else reads.episodes
                     briefs.update((h["id"], h["brief"]) for h in hits)
                     reads.exact = True
+                briefs = reads.facts if kind == "fact" else reads.episodes
                 ranked = [
-                    (
-                        h["id"],
-                        index_score_to_cosine(h["score"]) if retriever == "vector" else h["score"],
-                    )
+                    (h["id"], _exact_cosine(h, briefs) if retriever == "vector" else h["score"])
                     for h in hits
                 ]
                 lists.append((retriever, kind, sorted(ranked, key=lambda x: -x[1])))

@@ -4,11 +4,14 @@ Nothing here touches the database; the sync and async clients share it.
 
 * **Fusion.** Each retriever (the vector index and the fulltext index, over facts and over
   episodes) gives a ranked list. Reciprocal rank fusion (the default) scores an item
-  ``sum(1 / (rrf_k + rank))`` over the lists it appears in, with ``rrf_k = 60``. Linear fusion
-  scores ``vector_weight * max(cosine, 0) + fulltext_weight * fulltext / best_fulltext``.
+  ``sum(weight / (rrf_k + rank))`` over the lists it appears in, with ``rrf_k = 60`` and the
+  retriever's weight (``vector_weight``, ``fulltext_weight``; equal weights give plain RRF).
+  Linear fusion scores ``vector_weight * max(cosine, 0) + fulltext_weight * fulltext /
+  best_fulltext``.
 * **Recency.** The fused score is multiplied by ``1 + recency_weight * 0.5 ** (age / half_life)``,
   age measured from when the fact was recorded or the message was sent to the reference time
-  (``as_of`` or now). With the defaults a brand-new item gains at most 10 %.
+  (``as_of`` or now). With the defaults a brand-new item gains at most 1 %: on the RRF scale
+  that reorders near-ties, while a stronger boost would outweigh several ranks of relevance.
 * **Quality gate.** A hit is kept only if its cosine similarity to the query is at least
   ``min_score`` or at least half of the query's content words occur in its text. When nothing
   passes, recall returns nothing rather than the least bad noise.
@@ -49,7 +52,7 @@ class RecallConfig(BaseModel):
     fulltext_weight: float = Field(default=0.3, ge=0.0)
     retrievers: tuple[Retriever, ...] = Field(default=("vector", "fulltext"), min_length=1)
     recency: bool = True
-    recency_weight: float = Field(default=0.1, ge=0.0, le=1.0)
+    recency_weight: float = Field(default=0.01, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
     min_score: float = Field(default=0.2, ge=-1.0, le=1.0)
     min_lexical: float = Field(default=0.5, gt=0.0, le=1.0)
@@ -115,8 +118,11 @@ def fuse(
     for cand in found.values():
         if config.fusion == "rrf":
             cand.fused = sum(
-                1.0 / (config.rrf_k + rank)
-                for rank in (cand.vector_rank, cand.fulltext_rank)
+                weight / (config.rrf_k + rank)
+                for weight, rank in (
+                    (config.vector_weight, cand.vector_rank),
+                    (config.fulltext_weight, cand.fulltext_rank),
+                )
                 if rank is not None
             )
         else:

@@ -49,11 +49,23 @@ class Migration:
         return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()[:16]
 
 
+#: What each index graphmem creates covers: name -> (label, properties). Another application
+#: may have created an index of the same name first (``CREATE ... IF NOT EXISTS`` then keeps
+#: it), so the shapes are checked, not assumed.
+INDEX_SHAPES: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+
+def _shape(name: str, label: str, *props: str) -> None:
+    INDEX_SHAPES[name] = (label, props)
+
+
 def _unique(name: str, label: str, prop: str) -> str:
+    _shape(name, label, prop)
     return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
 
 
 def _range(name: str, label: str, *props: str) -> str:
+    _shape(name, label, *props)
     columns = ", ".join(f"n.{p}" for p in props)
     return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
 
@@ -61,6 +73,7 @@ def _range(name: str, label: str, *props: str) -> str:
 def _fulltext(name: str, label: str, prop: str) -> str:
     # english: lower-casing, stop words and Porter stemming ("works" finds "work").
     # eventually_consistent false: a fact is searchable as soon as its transaction commits.
+    _shape(name, label, prop)
     return (
         f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}] "
         "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
@@ -69,6 +82,7 @@ def _fulltext(name: str, label: str, prop: str) -> str:
 
 
 def _vector(name: str, label: str) -> str:
+    _shape(name, label, "embedding")
     return (
         f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
         "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, "
@@ -192,7 +206,9 @@ def apply_schema(
 ) -> SchemaReport:
     """Bring the graph's schema up to date for ``embedder`` and wait until it is ONLINE."""
     _check_dimension(embedder)
-    _check_embedder(*_read_state(driver, database), embedder)
+    state, existing = _read_state(driver, database)
+    _check_embedder(state, existing, embedder)
+    _check_shapes(existing)
     applied = _applied_versions(driver, database)
     newly: list[int] = []
     for migration in MIGRATIONS:
@@ -228,6 +244,7 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     _check_dimension(embedder)
     state, indexes = _read_state(driver, database)
     _check_embedder(state, indexes, embedder)
+    _check_shapes(indexes)
     report = _report(_applied_versions(driver, database), state, indexes)
     if not report.up_to_date:
         raise SchemaError(
@@ -303,6 +320,28 @@ def _check_embedder(
                 embedder_model=embedder.model_id,
                 embedder_dimension=embedder.dimension,
             )
+
+
+def _check_shapes(indexes: Sequence[IndexState]) -> None:
+    """Refuse indexes that carry graphmem's names but cover something else."""
+    wrong = []
+    for index in indexes:
+        shape = INDEX_SHAPES.get(index.name)
+        if shape is None:
+            continue
+        label, props = shape
+        if index.labels != (label,) or index.properties != props:
+            found = f":{'|'.join(index.labels)}({', '.join(index.properties)})"
+            wrong.append(
+                f"{index.name!r} covers {found}, graphmem needs :{label}({', '.join(props)})"
+            )
+    if wrong:
+        raise SchemaError(
+            "indexes with graphmem's names already exist for something else (another "
+            "application created them; graphiti-core, for one, has an 'episode_content' index): "
+            + "; ".join(wrong)
+            + ". Give graphmem a database of its own, or drop those indexes."
+        )
 
 
 def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:

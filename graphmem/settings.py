@@ -103,7 +103,7 @@ class GraphmemSettings(BaseSettings):
     recall_min_score: float = Field(
         0.2, ge=-1.0, le=1.0, description="Quality gate: the least cosine similarity a hit needs."
     )
-    recall_recency_weight: float = Field(0.1, ge=0.0, le=1.0)
+    recall_recency_weight: float = Field(0.01, ge=0.0, le=1.0)
     recall_recency_half_life_days: float = Field(30.0, gt=0)
 
     # --- schema and optional layers ---------------------------------------------------------

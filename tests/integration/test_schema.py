@@ -115,3 +115,19 @@ def test_check_without_init_says_what_to_run(fresh_graph: Graph) -> None:
         schema.check_schema(
             fresh_graph.driver, database=fresh_graph.database, embedder=FakeEmbedder(384)
         )
+
+
+def test_an_index_of_another_application_under_a_graphmem_name_is_refused(
+    fresh_graph: Graph,
+) -> None:
+    # graphiti-core, for one, creates a fulltext index named episode_content on its own label.
+    fresh_graph.driver.execute_query(
+        "CREATE FULLTEXT INDEX episode_content FOR (n:Episodic) ON EACH [n.content, n.source]",
+        database_=fresh_graph.database,
+    )
+    with pytest.raises(SchemaError, match=r"'episode_content' covers :Episodic\(content, source\)"):
+        schema.apply_schema(
+            fresh_graph.driver, database=fresh_graph.database, embedder=FakeEmbedder(384)
+        )
+    assert _count(fresh_graph.driver, fresh_graph.database, "GraphmemMigration") == 0
+    assert "fact_text" not in _indexes(fresh_graph.driver, fresh_graph.database)

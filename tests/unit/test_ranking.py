@@ -1,0 +1,51 @@
+"""Fusion and recency on hand-made ranked lists."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphmem.ranking import RecallConfig, fuse, recency_factor
+
+
+def _lists() -> list[tuple[str, str, list[tuple[str, float]]]]:
+    return [
+        ("vector", "fact", [("a", 0.9), ("b", 0.8), ("c", 0.7)]),
+        ("fulltext", "fact", [("c", 12.0), ("d", 6.0)]),
+    ]
+
+
+def test_rrf_weights_each_retriever() -> None:
+    config = RecallConfig(vector_weight=0.7, fulltext_weight=0.3)
+    fused = {c.id: c for c in fuse(_lists(), config)}  # type: ignore[arg-type]
+    assert fused["a"].fused == pytest.approx(0.7 / 61)
+    assert fused["c"].fused == pytest.approx(0.7 / 63 + 0.3 / 61)
+    assert fused["d"].fused == pytest.approx(0.3 / 62)
+    assert (fused["c"].vector_rank, fused["c"].fulltext_rank) == (3, 1)
+
+
+def test_equal_weights_are_plain_rrf_and_order_is_stable() -> None:
+    config = RecallConfig(vector_weight=1.0, fulltext_weight=1.0)
+    ranked = fuse(_lists(), config)  # type: ignore[arg-type]
+    assert [c.id for c in ranked] == ["c", "a", "b", "d"]
+    assert ranked[0].fused == pytest.approx(1 / 63 + 1 / 61)
+    # b and d tie at 1/62; ties break on kind, then id.
+    assert ranked[2].fused == pytest.approx(ranked[3].fused)
+
+
+def test_linear_fusion_normalises_fulltext_by_the_best_score() -> None:
+    config = RecallConfig(fusion="linear")
+    fused = {c.id: c for c in fuse(_lists(), config)}  # type: ignore[arg-type]
+    assert fused["c"].fused == pytest.approx(0.7 * 0.7 + 0.3 * 1.0)
+    assert fused["d"].fused == pytest.approx(0.3 * 0.5)
+
+
+def test_recency_factor_halves_its_boost_every_half_life() -> None:
+    now = datetime(2026, 1, 31, tzinfo=UTC)
+    config = RecallConfig(recency_weight=0.2, recency_half_life_days=10)
+    assert recency_factor(now, now, config) == pytest.approx(1.2)
+    assert recency_factor(now - timedelta(days=10), now, config) == pytest.approx(1.1)
+    assert recency_factor(now + timedelta(days=1), now, config) == pytest.approx(1.2)
+    assert recency_factor(None, now, config) == 1.0
+    assert recency_factor(now, now, config.model_copy(update={"recency": False})) == 1.0
