@@ -97,6 +97,25 @@ def render_markdown(report: EvalReport) -> str:
             for cat, m in sorted(default.by_category.items())
         ],
     )
+    categories = sorted({cat for c in report.configurations for cat in c.by_category})
+    for title, cell in (
+        ("recall_any@10", lambda m: _f(m.recall_any[10]) if m.scored else "-"),
+        ("NDCG@10", lambda m: _f(m.ndcg_at_10) if m.scored else "-"),
+    ):
+        lines += ["", f"## {title} by category and configuration", ""]
+        lines += _table(
+            ["category", *(c.name for c in report.configurations)],
+            [
+                [
+                    cat,
+                    *(
+                        cell(c.by_category[cat]) if cat in c.by_category else "-"
+                        for c in report.configurations
+                    ),
+                ]
+                for cat in categories
+            ],
+        )
     lines += ["", "## Knowledge updates and contradictions", ""]
     lines += [
         "Updated above original: the best-ranked updated message ranks above the best-ranked "

@@ -169,6 +169,13 @@ def test_markdown_report(report: EvalReport) -> None:
     text = render_markdown(report)
     assert "| default |" in text and "| bm25 |" in text
     assert "## Per category (default)" in text and "## Checks" in text
+    matrix = text.split("## recall_any@10 by category and configuration")[1].split("##")[0]
+    header = next(line for line in matrix.splitlines() if line.startswith("| category"))
+    assert header.split("|")[2:-1] == [f" {c.name} " for c in report.configurations]
+    categories = {cat for c in report.configurations for cat in c.by_category}
+    rows = [row for row in matrix.splitlines() if row.startswith("| ") and row != header]
+    assert len(rows) == len(categories)
+    assert "## NDCG@10 by category and configuration" in text
 
 
 def test_an_extra_configuration_can_reorder_the_hits(report: EvalReport) -> None:
