@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from graphmem.evaluation.results import ConfigurationResult, EvalReport, Metrics
 
@@ -98,10 +98,11 @@ def render_markdown(report: EvalReport) -> str:
         ],
     )
     categories = sorted({cat for c in report.configurations for cat in c.by_category})
-    for title, cell in (
+    cells: tuple[tuple[str, Callable[[Metrics], str]], ...] = (
         ("recall_any@10", lambda m: _f(m.recall_any[10]) if m.scored else "-"),
         ("NDCG@10", lambda m: _f(m.ndcg_at_10) if m.scored else "-"),
-    ):
+    )
+    for title, cell in cells:
         lines += ["", f"## {title} by category and configuration", ""]
         lines += _table(
             ["category", *(c.name for c in report.configurations)],
