@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
@@ -69,14 +69,41 @@ DB_P95_TARGET_MS = 25.0
 DB_P95_MIN_FACTS = 100_000
 
 ServerMode = Literal["scratch", "configured"]
+R = TypeVar("R")
 Progress = Callable[[str], None]
 
 
 # --- options and report ---------------------------------------------------------------------------
-class BenchOptions(BaseModel):
-    """What to measure, and against which Neo4j."""
+def check_sizes(value: tuple[int, ...]) -> tuple[int, ...]:
+    """Distinct positive sizes, smallest first (a size's run then sees the smaller sizes' data
+    only)."""
+    if not value:
+        raise ValueError("give at least one size")
+    if any(size < 1 for size in value):
+        raise ValueError(f"sizes must be positive, got {value}")
+    return tuple(sorted(set(value)))
+
+
+class ServerOptions(BaseModel):
+    """Which Neo4j a measuring run uses: a throwaway local server (``scratch``, with this heap
+    and page cache) or the configured one."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    server: ServerMode = "scratch"
+    heap: str = "2g"
+    pagecache: str = "1g"
+
+    @field_validator("heap", "pagecache")
+    @classmethod
+    def _check_memory(cls, value: str) -> str:
+        if not re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value):
+            raise ValueError(f"must be a size such as 512m or 2g, got {value!r}")
+        return value.lower()
+
+
+class BenchOptions(ServerOptions):
+    """What to measure, and against which Neo4j."""
 
     sizes: tuple[int, ...] = (10_000, 100_000)
     queries: int = Field(default=200, ge=1)
@@ -90,26 +117,8 @@ class BenchOptions(BaseModel):
     update_share: float = Field(default=0.1, ge=0.0, lt=1.0)
     #: Messages ingested per fact of the size (at least one message).
     episodes_per_fact: float = Field(default=0.1, ge=0.0)
-    server: ServerMode = "scratch"
-    heap: str = "2g"
-    pagecache: str = "1g"
 
-    @field_validator("sizes")
-    @classmethod
-    def _check_sizes(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        if not value:
-            raise ValueError("give at least one size")
-        if any(size < 1 for size in value):
-            raise ValueError(f"sizes must be positive, got {value}")
-        # Smallest first: a size's recall then runs beside the smaller sizes' data only.
-        return tuple(sorted(set(value)))
-
-    @field_validator("heap", "pagecache")
-    @classmethod
-    def _check_memory(cls, value: str) -> str:
-        if not re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value):
-            raise ValueError(f"must be a size such as 512m or 2g, got {value!r}")
-        return value.lower()
+    _check_sizes = field_validator("sizes")(check_sizes)
 
 
 class Throughput(BaseModel):
@@ -818,8 +827,25 @@ def run_bench(
     line per step.
     """
     options = options or BenchOptions()
-    settings = settings or load_settings()
     say: Progress = progress or (lambda _line: None)
+    return on_server(
+        options,
+        settings or load_settings(),
+        target,
+        say,
+        lambda run_settings, run_target: _run(options, run_settings, run_target, embedder, say),
+    )
+
+
+def on_server(
+    options: ServerOptions,
+    settings: GraphmemSettings,
+    target: Neo4jTarget | None,
+    say: Progress,
+    run: Callable[[GraphmemSettings, Neo4jTarget], R],
+) -> R:
+    """``run(settings, target)`` on the Neo4j ``options`` name: a throwaway local server that
+    is deleted afterwards, or ``target`` (default: the Neo4j the settings name)."""
     if options.server == "scratch":
         if target is not None:
             raise ValueError("a target is only used with server='configured'")
@@ -827,12 +853,12 @@ def run_bench(
             scratch,
             scratch_target,
         ):
-            return _run(options, scratch, scratch_target, embedder, say)
+            return run(scratch, scratch_target)
     if target is None:
         from graphmem.servers import resolve_target
 
         target = resolve_target(settings)
-    return _run(options, settings, target, embedder, say)
+    return run(settings, target)
 
 
 def _run(

@@ -51,8 +51,8 @@ from graphmem.bench import (
     _server_version,
     _ticker,
     _write_facts,
+    on_server,
     plan_batches,
-    scratch_neo4j,
 )
 from graphmem.cypher import query
 from graphmem.errors import DatabaseError, EmbeddingError
@@ -404,21 +404,14 @@ def run_peer_bench(
     and leaves the ``<prefix>-*`` namespaces and group_ids there.
     """
     options = options or PeerOptions()
-    settings = settings or load_settings()
     say: Progress = progress or (lambda _line: None)
-    if options.server == "scratch":
-        if target is not None:
-            raise ValueError("a target is only used with server='configured'")
-        with scratch_neo4j(settings, heap=options.heap, pagecache=options.pagecache, say=say) as (
-            scratch,
-            scratch_target,
-        ):
-            return _run(options, scratch, scratch_target, embedder, say)
-    if target is None:
-        from graphmem.servers import resolve_target
-
-        target = resolve_target(settings)
-    return _run(options, settings, target, embedder, say)
+    return on_server(
+        options,
+        settings or load_settings(),
+        target,
+        say,
+        lambda run_settings, run_target: _run(options, run_settings, run_target, embedder, say),
+    )
 
 
 @contextmanager

@@ -3,18 +3,17 @@ ratio, the target and the Markdown table (no I/O)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import BaseModel, Field, computed_field, field_validator
 
 from graphmem.bench import (
     EmbedderInfo,
     MachineInfo,
     Percentiles,
     ServerInfo,
-    ServerMode,
+    ServerOptions,
     TargetResult,
     Throughput,
     _count,
@@ -23,6 +22,7 @@ from graphmem.bench import (
     _status,
     _table,
     _threshold,
+    check_sizes,
 )
 
 #: graphiti-core's hybrid search p95 must be at least this many times graphmem's recall p95 ...
@@ -33,10 +33,8 @@ PEER_P95_MIN_FACTS = 100_000
 PEERS = ("graphiti",)
 
 
-class PeerOptions(BaseModel):
+class PeerOptions(ServerOptions):
     """What to compare, and against which Neo4j."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     peer: str = "graphiti"
     sizes: tuple[int, ...] = (10_000, 100_000)
@@ -47,9 +45,6 @@ class PeerOptions(BaseModel):
     batch_size: int = Field(default=1_000, ge=1, le=10_000)
     k: int = Field(default=10, ge=1, le=100)
     seed: int = 0
-    server: ServerMode = "scratch"
-    heap: str = "2g"
-    pagecache: str = "1g"
 
     @field_validator("peer")
     @classmethod
@@ -58,21 +53,7 @@ class PeerOptions(BaseModel):
             raise ValueError(f"the peer must be one of {', '.join(PEERS)}, got {value!r}")
         return value
 
-    @field_validator("sizes")
-    @classmethod
-    def _check_sizes(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        if not value:
-            raise ValueError("give at least one size")
-        if any(size < 1 for size in value):
-            raise ValueError(f"sizes must be positive, got {value}")
-        return tuple(sorted(set(value)))
-
-    @field_validator("heap", "pagecache")
-    @classmethod
-    def _check_memory(cls, value: str) -> str:
-        if not re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value):
-            raise ValueError(f"must be a size such as 512m or 2g, got {value!r}")
-        return value.lower()
+    _check_sizes = field_validator("sizes")(check_sizes)
 
 
 class SideResult(BaseModel):

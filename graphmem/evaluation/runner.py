@@ -24,12 +24,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from graphmem import __version__
+from graphmem.bench import ServerOptions, on_server
 from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
 from graphmem.evaluation.configs import (
@@ -73,11 +74,8 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None]
 
 
-class EvalOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class EvalOptions(ServerOptions):
     k: int = Field(default=10, ge=10, le=200)
-    server: Literal["scratch", "configured"] = "scratch"
     heap: str = "1g"
     pagecache: str = "512m"
     time_shift: bool = True
@@ -292,23 +290,16 @@ def run_eval(
     """
     check_dataset(messages, questions)
     options = options or EvalOptions()
-    settings = settings or load_settings()
     say: Progress = progress or (lambda _line: None)
-    if options.server == "scratch":
-        if target is not None:
-            raise ValueError("a target is only used with server='configured'")
-        from graphmem.bench import scratch_neo4j
-
-        with scratch_neo4j(settings, heap=options.heap, pagecache=options.pagecache, say=say) as (
-            scratch,
-            scratch_target,
-        ):
-            return _run(messages, questions, options, scratch, scratch_target, embedder, say, extra)
-    if target is None:
-        from graphmem.servers import resolve_target
-
-        target = resolve_target(settings)
-    return _run(messages, questions, options, settings, target, embedder, say, extra)
+    return on_server(
+        options,
+        settings or load_settings(),
+        target,
+        say,
+        lambda run_settings, run_target: _run(
+            messages, questions, options, run_settings, run_target, embedder, say, extra
+        ),
+    )
 
 
 def _run(
