@@ -7,8 +7,9 @@ and each malformed line is reported with its 1-based line number and the reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -26,12 +27,12 @@ class ParsedLines:
     problems: list[tuple[int, str]] = field(default_factory=list)
 
 
-def parse_message_lines(lines: Iterable[str]) -> ParsedLines:
-    """Parse and validate every line: JSON syntax first, then the fields of a Message.
-
-    A datetime without a time zone is an error, like everywhere in graphmem.
-    """
-    result = ParsedLines()
+def json_objects(
+    lines: Iterable[str], problems: list[tuple[int, str]]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for each non-blank line that holds a JSON object (a leading
+    byte-order mark is ignored); every other line adds ``(line_number, reason)`` to
+    ``problems``."""
     for number, raw in enumerate(lines, start=1):
         line = raw.lstrip("\ufeff") if number == 1 else raw
         if not line.strip():
@@ -39,11 +40,21 @@ def parse_message_lines(lines: Iterable[str]) -> ParsedLines:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            result.problems.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            problems.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
             continue
         if not isinstance(data, dict):
-            result.problems.append((number, f"expected a JSON object, got {_json_type(data)}"))
+            problems.append((number, f"expected a JSON object, got {_json_type(data)}"))
             continue
+        yield number, data
+
+
+def parse_message_lines(lines: Iterable[str]) -> ParsedLines:
+    """Parse and validate every line: JSON syntax first, then the fields of a Message.
+
+    A datetime without a time zone is an error, like everywhere in graphmem.
+    """
+    result = ParsedLines()
+    for number, data in json_objects(lines, result.problems):
         try:
             message = Message.model_validate(data)
         except ValidationError as exc:

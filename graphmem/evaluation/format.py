@@ -17,7 +17,6 @@ line's number and reason; nothing is ingested from a file with a bad line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -25,6 +24,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from graphmem.errors import BadLinesError, InvalidInputError
+from graphmem.jsonl import json_objects
 from graphmem.models import AwareDatetime, EpisodeText, Label, describe_validation_error
 
 ConversationId = Annotated[str, Field(min_length=1, max_length=256)]
@@ -98,18 +98,7 @@ def parse_lines(lines: Iterable[str], model: type[Line]) -> list[Line]:
     """Every non-blank line as ``model``; raises BadLinesError listing each bad line."""
     parsed: list[Line] = []
     problems: list[tuple[int, str]] = []
-    for number, raw in enumerate(lines, start=1):
-        line = raw.lstrip("\ufeff") if number == 1 else raw
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
-            continue
-        if not isinstance(data, dict):
-            problems.append((number, "expected a JSON object"))
-            continue
+    for number, data in json_objects(lines, problems):
         try:
             parsed.append(model.model_validate(data))
         except ValidationError as exc:
