@@ -216,6 +216,37 @@ class TargetResult(BaseModel):
     status: Literal["pass", "fail", "n/a"]
     note: str = ""
 
+    @classmethod
+    def check(
+        cls,
+        name: str,
+        size: int,
+        measured: float,
+        threshold: float,
+        comparison: Literal[">=", "<="],
+        unit: str,
+        *,
+        min_size: int = 0,
+    ) -> TargetResult:
+        """``measured`` compared with ``threshold``; "n/a" below ``min_size``."""
+        if size < min_size:
+            status: Literal["pass", "fail", "n/a"] = "n/a"
+        elif comparison == ">=":
+            status = _status(measured >= threshold)
+        else:
+            status = _status(measured <= threshold)
+        note = f"applies from {min_size:,} facts" if size < min_size else ""
+        return cls(
+            name=name,
+            size=size,
+            measured=measured,
+            threshold=threshold,
+            comparison=comparison,
+            unit=unit,
+            status=status,
+            note=note,
+        )
+
 
 class MachineInfo(BaseModel):
     cpus: int | None
@@ -274,45 +305,34 @@ def evaluate_targets(sizes: Sequence[SizeResult]) -> list[TargetResult]:
     writes at least 5,000 facts/s, and recall's database p95 at most 25 ms from 100,000 facts.
     """
     targets = []
-    for result in sizes:
-        ratio = result.end_to_end_ratio
-        targets.append(
-            TargetResult(
-                name="end-to-end / embedding ceiling",
-                size=result.size,
-                measured=ratio,
-                threshold=E2E_RATIO_TARGET,
-                comparison=">=",
-                unit="ratio",
-                status=_status(ratio >= E2E_RATIO_TARGET),
-            )
-        )
-        rate = result.neo4j_only.per_second
-        targets.append(
-            TargetResult(
-                name="Neo4j-only writes",
-                size=result.size,
-                measured=rate,
-                threshold=NEO4J_ONLY_TARGET,
-                comparison=">=",
-                unit="facts/s",
-                status=_status(rate >= NEO4J_ONLY_TARGET),
-            )
-        )
-        p95 = result.recall.db_ms.p95
-        applies = result.size >= DB_P95_MIN_FACTS
-        targets.append(
-            TargetResult(
-                name="recall db p95",
-                size=result.size,
-                measured=p95,
-                threshold=DB_P95_TARGET_MS,
-                comparison="<=",
-                unit="ms",
-                status=_status(p95 <= DB_P95_TARGET_MS) if applies else "n/a",
-                note="" if applies else f"applies from {DB_P95_MIN_FACTS:,} facts",
-            )
-        )
+    for r in sizes:
+        targets += [
+            TargetResult.check(
+                "end-to-end / embedding ceiling",
+                r.size,
+                r.end_to_end_ratio,
+                E2E_RATIO_TARGET,
+                ">=",
+                "ratio",
+            ),
+            TargetResult.check(
+                "Neo4j-only writes",
+                r.size,
+                r.neo4j_only.per_second,
+                NEO4J_ONLY_TARGET,
+                ">=",
+                "facts/s",
+            ),
+            TargetResult.check(
+                "recall db p95",
+                r.size,
+                r.recall.db_ms.p95,
+                DB_P95_TARGET_MS,
+                "<=",
+                "ms",
+                min_size=DB_P95_MIN_FACTS,
+            ),
+        ]
     return targets
 
 
@@ -363,6 +383,24 @@ def _split(r: SizeResult) -> str:
         f"{_per_item_ms(rest, e2e.items)} validation and Neo4j; "
         f"ceiling {_per_item_ms(r.embedding_ceiling.seconds, r.embedding_ceiling.items)} "
         f"per text; Neo4j-only {_per_item_ms(r.neo4j_only.seconds, r.neo4j_only.items)} per fact"
+    )
+
+
+def targets_table(targets: Sequence[TargetResult]) -> list[str]:
+    """The Markdown rows of a report's target checks."""
+    return _table(
+        ["target", "facts", "measured", "target", "result"],
+        "lrrrl",
+        [
+            [
+                t.name,
+                _count(t.size),
+                _measured(t),
+                _threshold(t),
+                t.status.upper() if t.status != "n/a" else f"n/a ({t.note})" if t.note else "n/a",
+            ]
+            for t in targets
+        ],
     )
 
 
@@ -452,20 +490,7 @@ def render_markdown(report: BenchReport) -> str:
             f"{_count(r.graph_episodes)} episodes"
         )
     lines += ["", "## Targets", ""]
-    lines += _table(
-        ["target", "facts", "measured", "target", "result"],
-        "lrrrl",
-        [
-            [
-                t.name,
-                _count(t.size),
-                _measured(t),
-                _threshold(t),
-                t.status.upper() if t.status != "n/a" else f"n/a ({t.note})" if t.note else "n/a",
-            ]
-            for t in report.targets
-        ],
-    )
+    lines += targets_table(report.targets)
     lines.append("")
     if server.kept:
         lines.append(
@@ -748,7 +773,11 @@ def _bench_size(
     )
 
 
-def _server_version(driver: neo4j.Driver, database: str) -> tuple[str, str | None]:
+def server_info(
+    driver: neo4j.Driver, database: str, target: Neo4jTarget, options: ServerOptions
+) -> ServerInfo:
+    """The Neo4j a run measures: where it is, its version, and the scratch server's memory."""
+    version, edition = "unknown", None
     try:
         records, _, _ = driver.execute_query(
             "CALL dbms.components() YIELD name, versions, edition "
@@ -756,10 +785,33 @@ def _server_version(driver: neo4j.Driver, database: str) -> tuple[str, str | Non
             database_=database,
         )
     except Exception:  # an old or restricted server: the version is only informative
-        return "unknown", None
-    if not records:
-        return "unknown", None
-    return str(records[0]["version"]), records[0]["edition"]
+        records = []
+    if records:
+        version, edition = str(records[0]["version"]), records[0]["edition"]
+    elif target.mode == "local":
+        from graphmem.neo4j_local import NEO4J_VERSION
+
+        version = NEO4J_VERSION
+    scratch = options.server == "scratch"
+    return ServerInfo(
+        mode=options.server,
+        uri=target.uri,
+        database=target.database,
+        neo4j_version=version,
+        neo4j_edition=edition,
+        heap=options.heap if scratch else None,
+        pagecache=options.pagecache if scratch else None,
+        kept=not scratch,
+    )
+
+
+def embedder_info(embedder: Embedder, settings: GraphmemSettings) -> EmbedderInfo:
+    return EmbedderInfo(
+        model_id=embedder.model_id,
+        dimension=embedder.dimension,
+        device=settings.embedding_device,
+        batch_size=settings.embedding_batch_size,
+    )
 
 
 def _machine() -> MachineInfo:
@@ -837,6 +889,16 @@ def run_bench(
     )
 
 
+def load_embedder(settings: GraphmemSettings, embedder: Embedder | None, say: Progress) -> Embedder:
+    """``embedder``, or the one the settings name, loaded now (it may take a while)."""
+    if embedder is not None:
+        return embedder
+    from graphmem.embeddings import SentenceTransformerEmbedder
+
+    say(f"loading the embedder ({settings.embedding_model or 'default model'})")
+    return SentenceTransformerEmbedder.from_settings(settings)
+
+
 def on_server(
     options: ServerOptions,
     settings: GraphmemSettings,
@@ -871,32 +933,13 @@ def _run(
     from graphmem.memory import Memory
 
     started = datetime.now(UTC)
-    if embedder is None:
-        from graphmem.embeddings import SentenceTransformerEmbedder
-
-        say(f"loading the embedder ({settings.embedding_model or 'default model'})")
-        embedder = SentenceTransformerEmbedder.from_settings(settings)
+    embedder = load_embedder(settings, embedder, say)
     prefix = f"bench-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
-    scratch = options.server == "scratch"
     timed = _TimedEmbedder(embedder)
     with Memory(settings, target=target, embedder=timed) as memory:
         driver, database = memory.graph.driver, memory.graph.database
-        version, edition = _server_version(driver, database)
-        if version == "unknown" and target.mode == "local":
-            from graphmem.neo4j_local import NEO4J_VERSION
-
-            version = NEO4J_VERSION
-        server = ServerInfo(
-            mode=options.server,
-            uri=target.uri,
-            database=target.database,
-            neo4j_version=version,
-            neo4j_edition=edition,
-            heap=options.heap if scratch else None,
-            pagecache=options.pagecache if scratch else None,
-            kept=not scratch,
-        )
-        say(f"Neo4j {version} at {target.uri}; namespaces {prefix}-*")
+        server = server_info(driver, database, target, options)
+        say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
         results = []
         if options.warmup_facts:
             _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
@@ -909,12 +952,7 @@ def _run(
         options=options,
         machine=_machine(),
         server=server,
-        embedder=EmbedderInfo(
-            model_id=embedder.model_id,
-            dimension=embedder.dimension,
-            device=settings.embedding_device,
-            batch_size=settings.embedding_batch_size,
-        ),
+        embedder=embedder_info(embedder, settings),
         namespace_prefix=prefix,
         sizes=results,
         targets=evaluate_targets(results),

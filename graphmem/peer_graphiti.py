@@ -40,19 +40,19 @@ import numpy as np
 
 from graphmem import __version__, db
 from graphmem.bench import (
-    EmbedderInfo,
     Percentiles,
     Progress,
-    ServerInfo,
     Throughput,
     _chunks,
     _embed_ceiling,
     _machine,
-    _server_version,
     _ticker,
     _write_facts,
+    embedder_info,
+    load_embedder,
     on_server,
     plan_batches,
+    server_info,
 )
 from graphmem.cypher import query
 from graphmem.errors import DatabaseError, EmbeddingError
@@ -437,27 +437,21 @@ def _run(
     from graphmem.memory import Memory
 
     started = datetime.now(UTC)
-    if embedder is None:
-        from graphmem.embeddings import SentenceTransformerEmbedder
-
-        say(f"loading the embedder ({settings.embedding_model or 'default model'})")
-        embedder = SentenceTransformerEmbedder.from_settings(settings)
+    embedder = load_embedder(settings, embedder, say)
     prefix = f"peer-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
-    scratch = options.server == "scratch"
     lookup = PrecomputedEmbedder(embedder.model_id, embedder.dimension)
     # graphmem's schema first: graphiti-core's fulltext index over its Episodic nodes has the
     # name of graphmem's episode index, and its CREATE ... IF NOT EXISTS then leaves it alone.
     with _quiet_notifications(), Memory(settings, target=target, embedder=lookup) as memory:
         driver, database = memory.graph.driver, memory.graph.database
-        version, edition = _server_version(driver, database)
-        if version == "unknown" and target.mode == "local":
-            from graphmem.neo4j_local import NEO4J_VERSION
-
-            version = NEO4J_VERSION
+        server = server_info(driver, database, target, options)
         side = GraphitiSide(settings, target, lookup, options.k)
         try:
             side.build_indices()
-            say(f"Neo4j {version} at {target.uri}; graphiti-core {side.version}; {prefix}-*")
+            say(
+                f"Neo4j {server.neo4j_version} at {target.uri}; graphiti-core {side.version}; "
+                f"{prefix}-*"
+            )
             if options.warmup_facts:
                 _warm_up(memory, side, prefix, options, say)
             results = [
@@ -473,22 +467,8 @@ def _run(
         finished_at=datetime.now(UTC),
         options=options,
         machine=_machine(),
-        server=ServerInfo(
-            mode=options.server,
-            uri=target.uri,
-            database=target.database,
-            neo4j_version=version,
-            neo4j_edition=edition,
-            heap=options.heap if scratch else None,
-            pagecache=options.pagecache if scratch else None,
-            kept=not scratch,
-        ),
-        embedder=EmbedderInfo(
-            model_id=embedder.model_id,
-            dimension=embedder.dimension,
-            device=settings.embedding_device,
-            batch_size=settings.embedding_batch_size,
-        ),
+        server=server,
+        embedder=embedder_info(embedder, settings),
         prefix=prefix,
         sizes=results,
         targets=evaluate_peer_targets(results),

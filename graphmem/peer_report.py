@@ -17,12 +17,10 @@ from graphmem.bench import (
     TargetResult,
     Throughput,
     _count,
-    _measured,
     _ms,
-    _status,
     _table,
-    _threshold,
     check_sizes,
+    targets_table,
 )
 
 #: graphiti-core's hybrid search p95 must be at least this many times graphmem's recall p95 ...
@@ -144,23 +142,18 @@ def p95_ratio(peer_p95: float, graphmem_p95: float) -> float:
 
 def evaluate_peer_targets(sizes: Sequence[PeerSizeResult]) -> list[TargetResult]:
     """graphiti-core's search p95 at least 5 times graphmem's recall p95, from 100,000 facts."""
-    targets = []
-    for result in sizes:
-        applies = result.size >= PEER_P95_MIN_FACTS
-        ratio = result.p95_ratio
-        targets.append(
-            TargetResult(
-                name="graphiti p95 / graphmem p95",
-                size=result.size,
-                measured=ratio,
-                threshold=PEER_P95_RATIO_TARGET,
-                comparison=">=",
-                unit="ratio",
-                status=_status(ratio >= PEER_P95_RATIO_TARGET) if applies else "n/a",
-                note="" if applies else f"applies from {PEER_P95_MIN_FACTS:,} facts",
-            )
+    return [
+        TargetResult.check(
+            "graphiti p95 / graphmem p95",
+            result.size,
+            result.p95_ratio,
+            PEER_P95_RATIO_TARGET,
+            ">=",
+            "ratio",
+            min_size=PEER_P95_MIN_FACTS,
         )
-    return targets
+        for result in sizes
+    ]
 
 
 # --- markdown -------------------------------------------------------------------------------------
@@ -259,20 +252,7 @@ def render_peer_markdown(report: PeerReport) -> str:
         "## Target",
         "",
     ]
-    lines += _table(
-        ["target", "facts", "measured", "target", "result"],
-        "lrrrl",
-        [
-            [
-                t.name,
-                _count(t.size),
-                _measured(t),
-                _threshold(t),
-                t.status.upper() if t.status != "n/a" else f"n/a ({t.note})" if t.note else "n/a",
-            ]
-            for t in report.targets
-        ],
-    )
+    lines += targets_table(report.targets)
     lines.append("")
     if server.kept:
         lines.append(

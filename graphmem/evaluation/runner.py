@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from graphmem import __version__
-from graphmem.bench import ServerOptions, on_server
+from graphmem.bench import ServerOptions, load_embedder, on_server
 from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
 from graphmem.evaluation.configs import (
@@ -316,12 +316,7 @@ def _run(
 
     started = datetime.now(UTC)
     began = time.perf_counter()
-    if embedder is None:
-        from graphmem.embeddings import SentenceTransformerEmbedder
-
-        say("loading the embedder")
-        embedder = SentenceTransformerEmbedder.from_settings(settings)
-    cached = CachingEmbedder(embedder)
+    cached = CachingEmbedder(load_embedder(settings, embedder, say))
     prefix = f"eval-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
     conversations = _group(messages, questions, prefix, started, options.time_shift)
     ordered = [q for conv in conversations for q in conv.questions]
@@ -392,7 +387,7 @@ def _run(
         finished_at=finished,
         wall_seconds=time.perf_counter() - began,
         server=f"{options.server} ({target.uri})",
-        embedder=f"{embedder.model_id} ({embedder.dimension}-d)",
+        embedder=f"{cached.model_id} ({cached.dimension}-d)",
         namespace_prefix=prefix,
         k=options.k,
         conversations=len(conversations),
