@@ -55,7 +55,7 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     help="Unmeasured recall queries run first.",
 )  # fmt: skip
 @click.option(
-    "--warmup-facts", type=click.IntRange(min=0), default=3_000, show_default=True,
+    "--warmup-facts", type=click.IntRange(min=0), default=20_000, show_default=True,
     help="Facts written untimed (random vectors) before the first size, to warm Neo4j up.",
 )  # fmt: skip
 @click.option(

@@ -231,6 +231,27 @@ def _metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
     return None if metadata is None else json.dumps(metadata, sort_keys=True)
 
 
+def _created_fact(row: Mapping[str, Any], recorded_at: Any) -> Fact:
+    """The :Fact that ``fact_create`` stored from ``row`` in a transaction at ``recorded_at``:
+    every property is the row's or a constant of the statement, so nothing is read back."""
+    return Fact.model_validate(
+        {
+            "id": row["id"],
+            "ns": row["ns"],
+            "text": row["text"],
+            "status": "active",
+            "recorded_at": recorded_at,
+            "valid_from": row["valid_from"],
+            "valid_to": row["valid_to"],
+            "source": row["source"],
+            "tags": row["tags"],
+            "text_hash": row["text_hash"],
+            "metadata": row["metadata"],
+            "pinned": row["pinned"],
+        }
+    )
+
+
 # --- plan results that are not public models ------------------------------------------------------
 @dataclass
 class _RecallReads:
@@ -359,13 +380,15 @@ class MemoryCore:
             if targets:
                 found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
                 _check_targets(found, set(superseded))
-            created = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
-            for row, out in zip(rows, created, strict=True):
-                if out["superseded"] != len(row["supersedes"]) or out["referenced"] != len(
-                    row["references"]
-                ):
-                    raise DatabaseError("a superseded or referenced fact changed during the write")
-            return [Fact.model_validate(out["fact"]) for out in created]
+            (out,) = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
+            if (
+                out["created"] != len(rows)
+                or out["superseded"] != len(superseded)
+                or out["referenced"] != sum(len(row["references"]) for row in rows)
+            ):
+                raise DatabaseError("a superseded or referenced fact changed during the write")
+            recorded_at = out["recorded_at"]
+            return [_created_fact(row, recorded_at) for row in rows]
 
         facts: list[Fact] = yield Transaction("write", work)
         return facts

@@ -1,7 +1,7 @@
 // name: fact_create
 // mode: write
 // params: facts, actor
-// returns: fact
+// returns: recorded_at, created, superseded, referenced
 // Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
 // this transaction's time as recorded_at, and in the same transaction:
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
@@ -57,4 +57,5 @@ CALL (node, row) {
   CREATE (node)-[:DERIVED_FROM {at: datetime.transaction(), actor: $actor, reason: null}]->(e)
   RETURN count(e) AS derived
 }
-RETURN {{fact_map}} AS fact, superseded, referenced, derived
+RETURN datetime.transaction() AS recorded_at, count(node) AS created,
+       sum(superseded) AS superseded, sum(referenced) AS referenced

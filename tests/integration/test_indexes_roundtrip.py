@@ -35,10 +35,11 @@ def _write(
 
 
 def _search(graph: Graph, procedure: str, **params: Any) -> list[dict[str, Any]]:
-    """Index hits of one namespace, best first, straight from the index procedure."""
+    """Index hits of one namespace, best first, straight from the index procedure (asked for
+    enough candidates that other tests' facts in the shared database cannot crowd them out)."""
     call = {
-        "vector": "CALL db.index.vector.queryNodes('fact_embedding', 100, $vector)",
-        "fulltext": "CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: 100})",
+        "vector": "CALL db.index.vector.queryNodes('fact_embedding', 5000, $vector)",
+        "fulltext": "CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: 5000})",
     }[procedure]
     records, _, _ = graph.driver.execute_query(
         f"{call} YIELD node, score WHERE node.ns = $ns "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
@@ -66,6 +66,33 @@ def test_remember_many_writes_all_in_one_transaction(memory: Client) -> None:
     assert facts[1].pinned and facts[1].tags == ("family",)
     assert facts[0].recorded_at == facts[1].recorded_at  # one transaction, one time
     assert memory.get(facts[0].id) == facts[0].model_copy()
+
+
+def test_returned_facts_equal_what_the_graph_holds(memory: Client) -> None:
+    # The write path builds the returned facts from its own rows and the transaction time
+    # rather than reading them back: every property must still match the stored node.
+    start = datetime(2024, 3, 1, 12, 30, tzinfo=timezone(timedelta(hours=2)))
+    old = memory.remember("Bo rents a flat in Oslo.")
+    facts = memory.remember_many(
+        [
+            {
+                "text": "Bo owns a flat in Oslo.",
+                "source": "chat-7",
+                "tags": ["home", "oslo"],
+                "valid_from": start,
+                "valid_to": start + timedelta(days=400),
+                "metadata": {"turn": 3, "nested": {"ok": True}},
+                "pinned": True,
+                "supersedes": [old.id],
+                "reason": "bought it",
+            },
+            "Bo has a cat.",
+        ]
+    )
+    for fact in facts:
+        assert memory.get(fact.id) == fact
+    assert facts[0].valid_from == start and facts[0].metadata == {"turn": 3, "nested": {"ok": True}}
+    assert memory.get(old.id).superseded_by == facts[0].id
 
 
 def test_precomputed_vectors_skip_the_embedder(memory: Client) -> None:

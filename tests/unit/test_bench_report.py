@@ -318,7 +318,7 @@ def test_the_command_prints_markdown_and_writes_files(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert seen[0].sizes == (2_000, 10_000) and seen[0].queries == 5
     assert seen[0].batch_size == 250 and seen[0].server == "scratch"
-    assert seen[0].warmup_facts == 3_000
+    assert seen[0].warmup_facts == 20_000
     assert "## Targets" in result.stdout and "[bench] working" in result.stderr
     written = json.loads((tmp_path / "bench-20260301T120000Z.json").read_text())
     assert written["sizes"][0]["size"] == 10_000
