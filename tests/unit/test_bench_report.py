@@ -133,7 +133,7 @@ def test_markdown_shows_setup_throughput_latency_and_targets() -> None:
     assert text.startswith("# graphmem bench (2026-03-01 12:00 UTC)")
     assert "8 CPUs" in text and "Neo4j 5.26.30 community" in text and "heap 2g" in text
     assert "all-MiniLM-L6-v2 (384-d, cpu, batch 64)" in text
-    assert "untimed warm-up 3,000 facts" in text
+    assert "untimed warm-up 20,000 facts" in text
     assert "| 10,000 | 1,000 | 900 | 0.90 | 6,000 | 500 (1,000 msgs) | 1,000 of 1,000 |" in text
     assert "| 100,000 | 1,000 | 700 | 0.70 | 4,000 |" in text
     assert "| 100,000 | 200 after 20 warm-up | total | 30.0 | 60.0 | 90.0 | 120 |" in text
