@@ -874,13 +874,14 @@ def run_bench(
     line per step.
     """
     options = options or BenchOptions()
-    say: Progress = progress or (lambda _line: None)
     return on_server(
         options,
-        settings or load_settings(),
+        settings,
         target,
-        say,
-        lambda run_settings, run_target: _run(options, run_settings, run_target, embedder, say),
+        progress,
+        lambda run_settings, run_target, say: _run(
+            options, run_settings, run_target, embedder, say
+        ),
     )
 
 
@@ -896,13 +897,16 @@ def load_embedder(settings: GraphmemSettings, embedder: Embedder | None, say: Pr
 
 def on_server(
     options: ServerOptions,
-    settings: GraphmemSettings,
+    settings: GraphmemSettings | None,
     target: Neo4jTarget | None,
-    say: Progress,
-    run: Callable[[GraphmemSettings, Neo4jTarget], R],
+    progress: Progress | None,
+    run: Callable[[GraphmemSettings, Neo4jTarget, Progress], R],
 ) -> R:
-    """``run(settings, target)`` on the Neo4j ``options`` name: a throwaway local server that
-    is deleted afterwards, or ``target`` (default: the Neo4j the settings name)."""
+    """``run(settings, target, say)`` on the Neo4j ``options`` name: a throwaway local server
+    that is deleted afterwards, or ``target`` (default: the Neo4j the settings name).
+    ``settings`` default to :func:`load_settings`; ``say`` is ``progress`` or a no-op."""
+    settings = settings or load_settings()
+    say: Progress = progress or (lambda _line: None)
     if options.server == "scratch":
         if target is not None:
             raise ValueError("a target is only used with server='configured'")
@@ -910,12 +914,12 @@ def on_server(
             scratch,
             scratch_target,
         ):
-            return run(scratch, scratch_target)
+            return run(scratch, scratch_target, say)
     if target is None:
         from graphmem.servers import resolve_target
 
         target = resolve_target(settings)
-    return run(settings, target)
+    return run(settings, target, say)
 
 
 def _run(

@@ -65,7 +65,7 @@ from graphmem.peer_report import (
     mean_overlap,
     top_k_overlap,
 )
-from graphmem.settings import GraphmemSettings, load_settings
+from graphmem.settings import GraphmemSettings
 from graphmem.synthetic import SyntheticFact, generate_facts, generate_queries
 
 if TYPE_CHECKING:
@@ -404,13 +404,14 @@ def run_peer_bench(
     and leaves the ``<prefix>-*`` namespaces and group_ids there.
     """
     options = options or PeerOptions()
-    say: Progress = progress or (lambda _line: None)
     return on_server(
         options,
-        settings or load_settings(),
+        settings,
         target,
-        say,
-        lambda run_settings, run_target: _run(options, run_settings, run_target, embedder, say),
+        progress,
+        lambda run_settings, run_target, say: _run(
+            options, run_settings, run_target, embedder, say
+        ),
     )
 
 

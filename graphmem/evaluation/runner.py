@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from graphmem import __version__
-from graphmem.bench import ServerOptions, load_embedder, on_server
+from graphmem.bench import Progress, ServerOptions, load_embedder, on_server
 from graphmem.embeddings import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
@@ -65,14 +65,12 @@ from graphmem.evaluation.results import (
     UpdateFigures,
 )
 from graphmem.models import Message
-from graphmem.settings import GraphmemSettings, load_settings
+from graphmem.settings import GraphmemSettings
 
 if TYPE_CHECKING:
     from graphmem.connection import Neo4jTarget
     from graphmem.embeddings import Embedder, Vectors
     from graphmem.memory import Memory
-
-Progress = Callable[[str], None]
 
 
 class EvalOptions(ServerOptions):
@@ -283,13 +281,12 @@ def run_eval(
     """
     check_dataset(messages, questions)
     options = options or EvalOptions()
-    say: Progress = progress or (lambda _line: None)
     return on_server(
         options,
-        settings or load_settings(),
+        settings,
         target,
-        say,
-        lambda run_settings, run_target: _run(
+        progress,
+        lambda run_settings, run_target, say: _run(
             messages, questions, options, run_settings, run_target, embedder, say, extra
         ),
     )
