@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.graphmem-installed
 
-.PHONY: install demo test unit integration lint neo4j-start neo4j-stop neo4j-status clean
+.PHONY: install demo test unit integration integration-2025 lint neo4j-start neo4j-stop neo4j-status clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ unit: install
 
 integration: install
 	$(BIN)/pytest tests/integration
+
+## integration-2025: the integration suite on the local Neo4j 2025.12.1 (needs a Java 21+ JDK)
+integration-2025: install
+	GRAPHMEM_LOCAL_NEO4J_VERSION=2025.12.1 $(BIN)/pytest tests/integration
 
 ## lint: ruff and mypy
 lint: install

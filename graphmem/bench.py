@@ -3,7 +3,8 @@
 For each size, in one run against one Neo4j, with a fresh namespace per size and phase:
 
 1. **embedding ceiling**: texts per second through ``embedder.embed`` alone, in the ingest
-   batch size; the vectors are kept for phase 3;
+   batch size; the vectors are kept for phase 3. Every size's ceiling is measured first,
+   before anything is written, so that no background work of the server runs beside it;
 2. **end-to-end ingest**: facts per second through :meth:`Memory.remember_many`, embedding
    included; updates are written with ``supersedes`` naming the fact they replace;
 3. **Neo4j-only writes**: the same facts through ``remember_many(..., vectors=...)`` with the
@@ -35,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -715,19 +717,41 @@ def _graph_counts(driver: neo4j.Driver, database: str) -> tuple[int, int]:
     return int(records[0]["facts"]), int(records[0]["episodes"])
 
 
+@dataclass(frozen=True)
+class _SizeData:
+    """One size's facts, and their vectors from the embedding-ceiling measurement."""
+
+    size: int
+    seed: int
+    facts: list[SyntheticFact]
+    ceiling: Throughput
+    vectors: Vectors
+
+
+def _prepare_size(embedder: Embedder, size: int, options: BenchOptions, say: Progress) -> _SizeData:
+    # Each size gets its own data, so that no namespace repeats another size's vectors.
+    seed = options.seed * 1_000_003 + size
+    facts = generate_facts(size, seed=seed, update_share=options.update_share)
+    say(f"{size:,} facts: embedding ceiling")
+    ceiling, vectors = _embed_ceiling(
+        embedder, [fact.text for fact in facts], options.batch_size, say
+    )
+    return _SizeData(size, seed, facts, ceiling, vectors)
+
+
 def _bench_size(
     memory: Memory,
     embedder: _TimedEmbedder,
     driver: neo4j.Driver,
     database: str,
-    size: int,
+    data: _SizeData,
     options: BenchOptions,
     prefix: str,
     say: Progress,
 ) -> SizeResult:
-    # Each size gets its own data, so that no namespace repeats another size's vectors.
-    seed = options.seed * 1_000_003 + size
-    facts = generate_facts(size, seed=seed, update_share=options.update_share)
+    size, seed, facts, ceiling, vectors = (
+        data.size, data.seed, data.facts, data.ceiling, data.vectors
+    )  # fmt: skip
     updates = sum(fact.is_update for fact in facts)
     messages = max(1, round(size * options.episodes_per_fact))
     namespaces = {
@@ -736,9 +760,6 @@ def _bench_size(
     }
     say(f"{size:,} facts ({updates:,} updates), {messages:,} messages")
     batches = plan_batches(facts, options.batch_size)
-    texts = [fact.text for fact in facts]
-
-    ceiling, vectors = _embed_ceiling(embedder.inner, texts, options.batch_size, say)
     embedder.seconds = 0.0
     end_to_end, ids = _write_facts(
         memory, namespaces["end_to_end"], facts, batches, None, "end-to-end", say
@@ -783,10 +804,6 @@ def server_info(
         records = []
     if records:
         version, edition = str(records[0]["version"]), records[0]["edition"]
-    elif target.mode == "local":
-        from graphmem.neo4j_local import NEO4J_VERSION
-
-        version = NEO4J_VERSION
     scratch = options.server == "scratch"
     return ServerInfo(
         mode=options.server,
@@ -939,11 +956,14 @@ def _run(
         driver, database = memory.graph.driver, memory.graph.database
         server = server_info(driver, database, target, options)
         say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
+        # Every ceiling is measured before anything is written, so that no background work of
+        # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.
+        sizes = [_prepare_size(embedder, size, options, say) for size in options.sizes]
         results = []
         if options.warmup_facts:
             _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
-        for size in options.sizes:
-            results.append(_bench_size(memory, timed, driver, database, size, options, prefix, say))
+        for data in sizes:
+            results.append(_bench_size(memory, timed, driver, database, data, options, prefix, say))
     return BenchReport(
         graphmem_version=__version__,
         started_at=started,

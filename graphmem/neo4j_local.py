@@ -22,6 +22,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -39,8 +40,10 @@ from graphmem.connection import Neo4jTarget, wait_for_bolt
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
 from graphmem.settings import GraphmemSettings
 
-#: Neo4j version the local server runs; keep in step with docker/local-neo4j/pom.xml.
+#: The default version of the local server; the pom's own default, kept in step with it.
 NEO4J_VERSION = "5.26.30"
+#: The oldest Java each version runs on (and the release its launcher class is compiled for).
+MIN_JAVA: dict[str, int] = {"5.26.30": 17, "2025.12.1": 21}
 MAIN_CLASS = "io.graphmem.localneo4j.LocalNeo4j"
 _JAR = "graphmem-local-neo4j.jar"
 _READY = "graphmem-local-neo4j: ready"
@@ -59,6 +62,91 @@ _JVM_OPTIONS = (
     "--add-opens=java.base/java.io=ALL-UNNAMED",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
 )
+_JAVA_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
+_JDK_DIRS = (Path("/usr/lib/jvm"), Path("/usr/java"), Path("/opt/java"))
+
+
+def java_feature_version(banner: str) -> int | None:
+    """The feature version (17, 21, 25...) in the output of ``java -version``; 8 for 1.8."""
+    match = _JAVA_VERSION.search(banner)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def runtime_options(feature: int) -> list[str]:
+    """JVM options that depend on the Java version.
+
+    Lucene computes vector distances with SIMD instructions only when the JDK's vector module
+    is added (Lucene 9.11, in Neo4j 5.26, on Java 20-22; Lucene 10.3, in 2025.12, on 21-25);
+    without it every HNSW insert and search uses scalar loops. Java 24+ also wants the native
+    and Unsafe memory access that Neo4j uses allowed explicitly.
+    """
+    options = ["--add-modules=jdk.incubator.vector"] if feature >= 20 else []
+    if feature >= 24:
+        options += ["--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"]
+    return options
+
+
+@dataclass(frozen=True)
+class JavaRuntime:
+    """A Java the local server can run on."""
+
+    executable: Path
+    feature: int
+
+    @property
+    def home(self) -> Path:
+        return self.executable.resolve().parent.parent
+
+
+def _probe_java(executable: str) -> JavaRuntime | None:
+    path = shutil.which(executable)
+    if path is None:
+        return None
+    try:
+        result = subprocess.run(
+            [path, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    feature = java_feature_version(result.stderr + result.stdout)
+    return None if feature is None else JavaRuntime(Path(path), feature)
+
+
+def _installed_javas() -> list[str]:
+    """Other Javas on this machine: JAVA_HOME's, then the JDK folders' (newest name first)."""
+    found = []
+    if java_home := os.environ.get("JAVA_HOME"):
+        found.append(str(Path(java_home) / "bin" / "java"))
+    for folder in _JDK_DIRS:
+        if folder.is_dir():
+            found += [str(p) for p in sorted(folder.glob("*/bin/java"), reverse=True)]
+    return found
+
+
+def find_java(configured: str, minimum: int) -> JavaRuntime:
+    """The Java to run a server that needs Java ``minimum``.
+
+    ``configured`` (GRAPHMEM_JAVA) is used when it is new enough. Left at the default
+    ``java``, an older one on PATH makes way for the newest suitable JDK in JAVA_HOME or the
+    usual JDK folders; a Java named explicitly is never replaced.
+    """
+    first = _probe_java(configured)
+    if first is not None and first.feature >= minimum:
+        return first
+    if configured == "java":
+        candidates = [java for path in _installed_javas() if (java := _probe_java(path))]
+        suitable = [java for java in candidates if java.feature >= minimum]
+        if suitable:
+            return max(suitable, key=lambda java: java.feature)
+    seen = "not found" if first is None else f"Java {first.feature}"
+    raise Neo4jServerError(
+        f"Java ({configured!r}: {seen}) cannot run the local Neo4j: it needs Java {minimum} "
+        "or later. Install one (e.g. `apt-get install openjdk-17-jdk-headless` for 5.26), "
+        "point GRAPHMEM_JAVA at it, or point GRAPHMEM_NEO4J_URI at a running Neo4j."
+    )
 
 
 @dataclass(frozen=True)
@@ -150,7 +238,9 @@ class LocalNeo4jServer:
         self.settings = settings
         self.home = settings.local_home
         self.port = settings.local_neo4j_port
+        self.version: str = settings.local_neo4j_version
         self._child: subprocess.Popen[bytes] | None = None
+        self._java: JavaRuntime | None = None
 
     # --- paths ---------------------------------------------------------------------------
     @property
@@ -176,6 +266,13 @@ class LocalNeo4jServer:
     @property
     def build_root(self) -> Path:
         return self.settings.cache_dir.expanduser().resolve() / "local-neo4j"
+
+    @property
+    def java(self) -> JavaRuntime:
+        """The Java this server runs on (found once; see :func:`find_java`)."""
+        if self._java is None:
+            self._java = find_java(self.settings.java, MIN_JAVA[self.version])
+        return self._java
 
     # --- public operations ---------------------------------------------------------------
     def target(self) -> Neo4jTarget:
@@ -224,7 +321,11 @@ class LocalNeo4jServer:
             self.home.chmod(0o700)  # the store and the password are this user's alone
             build = self.build()
             ensure_secret_file(self.password_file)
-            _write_conf(self.conf_file, self.settings.local_neo4j_pagecache)
+            _write_conf(
+                self.conf_file,
+                self.settings.local_neo4j_pagecache,
+                self.settings.local_neo4j_vector_merge_factor,
+            )
             state = self._spawn(build)
             try:
                 self._wait_ready(state, began)
@@ -259,7 +360,9 @@ class LocalNeo4jServer:
         """Build the Maven project once (and its class-data archive); later calls reuse it."""
         project = self._maven_project()
         fingerprint = _fingerprint(project)
-        build = _Build(self.build_root / f"{NEO4J_VERSION}-{fingerprint[:12]}")
+        # One build per version and Java: the class-data archive only fits the JVM that made it.
+        name = f"{self.version}-java{self.java.feature}-{fingerprint[:12]}"
+        build = _Build(self.build_root / name)
         done = build.directory / ".built"
         with file_lock(self.build_root / ".lock"):
             if not done.exists():
@@ -290,12 +393,19 @@ class LocalNeo4jServer:
             shutil.rmtree(build_dir)  # an earlier build that did not finish
         shutil.copytree(project, build_dir, ignore=shutil.ignore_patterns("target"))
         log = build_dir / "maven.log"
-        command = [maven, "-B", "-q", "-f", str(build_dir / "pom.xml"), "package"]
+        command = [
+            maven, "-B", "-q", "-f", str(build_dir / "pom.xml"),
+            f"-Dneo4j.version={self.version}",
+            f"-Dmaven.compiler.release={MIN_JAVA[self.version]}",
+            "package",
+        ]  # fmt: skip
         print(
-            f"graphmem: building the local Neo4j {NEO4J_VERSION} server with Maven "
-            "(first start only; downloads the Neo4j jars)...",
+            f"graphmem: building the local Neo4j {self.version} server with Maven "
+            f"(first start on Java {self.java.feature} only; downloads the Neo4j jars)...",
             file=sys.stderr,
         )
+        # Maven compiles the launcher with the JDK the server will run on.
+        environment = {**os.environ, "JAVA_HOME": str(self.java.home)}
         try:
             with log.open("wb") as out:
                 result = subprocess.run(
@@ -304,6 +414,7 @@ class LocalNeo4jServer:
                     stderr=subprocess.STDOUT,
                     timeout=_MAVEN_TIMEOUT,
                     check=False,
+                    env=environment,
                 )
         except subprocess.TimeoutExpired as exc:
             raise Neo4jServerError(
@@ -326,12 +437,6 @@ class LocalNeo4jServer:
         heap: str | None = None,
         create_archive: bool = False,
     ) -> list[str]:
-        java = shutil.which(self.settings.java)
-        if java is None:
-            raise Neo4jServerError(
-                f"Java ({self.settings.java!r}) is not on PATH; Neo4j {NEO4J_VERSION} needs "
-                "Java 17 or 21 (e.g. `apt-get install openjdk-17-jre-headless`)."
-            )
         if create_archive:
             archive = [f"-XX:ArchiveClassesAtExit={build.class_archive}"]
         elif build.class_archive.exists():
@@ -339,10 +444,11 @@ class LocalNeo4jServer:
         else:
             archive = []
         return [
-            java,
+            str(self.java.executable),
             "-Xms256m",
             f"-Xmx{heap or self.settings.local_neo4j_heap}",
             *_JVM_OPTIONS,
+            *runtime_options(self.java.feature),
             *archive,
             "-cp",
             build.classpath,
@@ -361,7 +467,7 @@ class LocalNeo4jServer:
         home = build.directory / "training"
         log = build.directory / "training.log"
         try:
-            _write_conf(home / "conf" / "neo4j.conf", "64m")
+            _write_conf(home / "conf" / "neo4j.conf", "64m", 50)
             ensure_secret_file(home / "password")
             command = self._java_command(
                 build, home=home, port=_free_port(), password_file=home / "password",
@@ -405,6 +511,7 @@ class LocalNeo4jServer:
         state = _State(
             pid=child.pid,
             port=self.port,
+            version=self.version,
             started_at=datetime.now(UTC).isoformat(),
             home=str(self.home),
         )
@@ -486,17 +593,20 @@ class LocalNeo4jServer:
 
     def _stopped(self, note: str) -> ServerStatus:
         return ServerStatus(
-            running=False, uri=_uri(self.port), home=self.home, version=NEO4J_VERSION, note=note
+            running=False, uri=_uri(self.port), home=self.home, version=self.version, note=note
         )
 
 
-def _write_conf(path: Path, pagecache: str) -> None:
+def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# Written by graphmem at every start; change GRAPHMEM_LOCAL_NEO4J_* instead.\n"
         "# Bolt (127.0.0.1 only) and authentication are fixed by the launcher.\n"
         "dbms.usage_report.enabled=false\n"
         f"server.memory.pagecache.size={pagecache}\n"
+        # Each write transaction adds a Lucene segment to the vector indexes, and a search
+        # visits every segment: merging 10 at a time instead of Neo4j's 50 keeps recall fast.
+        f"internal.dbms.index.vector.standard_merge_factor={vector_merge_factor}\n"
         "internal.server.bolt.thread_pool_shutdown_wait_time=1s\n"
         "internal.server.bolt.connection_shutdown_wait_time=1s\n",
         encoding="utf-8",

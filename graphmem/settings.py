@@ -28,6 +28,8 @@ NEO4J_URI_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s",
 _MEMORY_SIZE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
 
 Neo4jMode = Literal["local", "docker", "external"]
+#: Neo4j versions the local server can run: the 5.26 LTS (Java 17+) and 2025.12 (Java 21+).
+LocalNeo4jVersion = Literal["5.26.30", "2025.12.1"]
 
 
 class GraphmemSettings(BaseSettings):
@@ -64,10 +66,23 @@ class GraphmemSettings(BaseSettings):
     local_neo4j_heap: str = "1g"
     local_neo4j_pagecache: str = "512m"
     local_neo4j_start_timeout: float = Field(300.0, gt=0)
+    local_neo4j_version: LocalNeo4jVersion = Field(
+        "5.26.30", description="5.26.30 (LTS, Java 17+) or 2025.12.1 (Java 21+)."
+    )
+    local_neo4j_vector_merge_factor: int = Field(
+        10,
+        ge=2,
+        le=1000,
+        description="Segments Lucene merges at once in the vector indexes (Neo4j's default: 50).",
+    )
     local_neo4j_project: Path | None = Field(
         None, description="The Maven project to build; default: the one shipped with graphmem."
     )
-    java: str = "java"
+    java: str = Field(
+        "java",
+        description="The Java the local server runs on. Left at 'java', a JDK in JAVA_HOME or "
+        "/usr/lib/jvm is used when the one on PATH is older than the Neo4j version needs.",
+    )
     maven: str = "mvn"
 
     # --- Docker (GRAPHMEM_NEO4J_URI=docker) -----------------------------------------------

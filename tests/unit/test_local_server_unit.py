@@ -6,13 +6,26 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from graphmem._files import ensure_secret_file, tail
-from graphmem.errors import Neo4jServerError, Neo4jUnavailableError
-from graphmem.neo4j_local import NEO4J_VERSION, LocalNeo4jServer, _Build, _pid_alive, _State
-from graphmem.settings import load_settings
+from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
+from graphmem.neo4j_local import (
+    MIN_JAVA,
+    NEO4J_VERSION,
+    JavaRuntime,
+    LocalNeo4jServer,
+    _Build,
+    _pid_alive,
+    _State,
+    _write_conf,
+    find_java,
+    java_feature_version,
+    runtime_options,
+)
+from graphmem.settings import GraphmemSettings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,6 +38,11 @@ def test_version_matches_the_maven_project() -> None:
     pom = (REPO / "docker" / "local-neo4j" / "pom.xml").read_text()
     match = re.search(r"<neo4j\.version>([^<]+)</neo4j\.version>", pom)
     assert match is not None and match.group(1) == NEO4J_VERSION
+    release = re.search(r"<maven\.compiler\.release>(\d+)<", pom)
+    assert release is not None and int(release.group(1)) == MIN_JAVA[NEO4J_VERSION]
+    settable = GraphmemSettings.model_fields["local_neo4j_version"].annotation
+    assert set(get_args(settable)) == set(MIN_JAVA)
+    assert GraphmemSettings.model_fields["local_neo4j_version"].default == NEO4J_VERSION
 
 
 def test_secret_file_is_private_random_and_stable(tmp_path: Path) -> None:
@@ -87,8 +105,95 @@ def test_missing_maven_is_explained(tmp_path: Path) -> None:
 
 def test_missing_java_is_explained(tmp_path: Path) -> None:
     server = _server(tmp_path, java="java-not-installed")
-    with pytest.raises(Neo4jServerError, match=r"Java .* is not on PATH"):
+    with pytest.raises(Neo4jServerError, match=r"not found\) cannot run .* needs Java 17"):
         server._java_command(_Build(tmp_path), home=tmp_path, port=1, password_file=tmp_path / "pw")
+
+
+@pytest.mark.parametrize(
+    ("banner", "feature"),
+    [
+        ('openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment', 17),
+        ('openjdk version "25.0.3" 2026-04-21 LTS', 25),
+        ('openjdk version "21" 2023-09-19', 21),
+        ('java version "1.8.0_381"', 8),
+        ("Error: could not find libjava.so", None),
+    ],
+)
+def test_java_feature_version(banner: str, feature: int | None) -> None:
+    assert java_feature_version(banner) == feature
+
+
+def test_runtime_options_turn_on_lucene_simd_where_the_jdk_has_the_vector_module() -> None:
+    assert runtime_options(17) == []
+    assert runtime_options(21) == ["--add-modules=jdk.incubator.vector"]
+    assert "--add-modules=jdk.incubator.vector" in runtime_options(25)
+    assert "--enable-native-access=ALL-UNNAMED" in runtime_options(25)
+
+
+def _fake_jdk(root: Path, feature: int) -> Path:
+    """A folder laid out like a JDK whose java prints the banner of ``feature``."""
+    java = root / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text(f"#!/bin/sh\necho 'openjdk version \"{feature}.0.1\" 2026-01-01' >&2\n")
+    java.chmod(0o755)
+    return java
+
+
+def test_find_java_prefers_path_and_looks_further_only_when_left_at_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = _fake_jdk(tmp_path / "jdk17", 17)
+    new = _fake_jdk(tmp_path / "jdk25", 25)
+    monkeypatch.setenv("PATH", f"{old.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("JAVA_HOME", str(new.parent.parent))
+    monkeypatch.setattr("graphmem.neo4j_local._JDK_DIRS", ())
+    assert find_java("java", 17) == JavaRuntime(old, 17)
+    assert find_java("java", 21) == JavaRuntime(new, 25)
+    with pytest.raises(Neo4jServerError, match=r"Java 17\) cannot run .* needs Java 21"):
+        find_java(str(old), 21)  # named explicitly: never swapped for another
+    monkeypatch.delenv("JAVA_HOME")
+    with pytest.raises(Neo4jServerError, match="needs Java 21"):
+        find_java("java", 21)
+
+
+def test_maven_builds_the_configured_version_with_its_jdk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jdk = _fake_jdk(tmp_path / "jdk25", 25)
+    maven = tmp_path / "fake-mvn"
+    record = tmp_path / "maven-call"
+    maven.write_text(f'#!/bin/sh\necho "$JAVA_HOME $*" > {record}\nexit 3\n')
+    maven.chmod(0o755)
+    server = _server(
+        tmp_path,
+        java=str(jdk),
+        maven=str(maven),
+        cache_dir=tmp_path / "cache",
+        local_neo4j_version="2025.12.1",
+    )
+    with pytest.raises(Neo4jServerError, match="exit 3"):
+        server.build()
+    java_home, *arguments = record.read_text().split()
+    assert java_home == str(jdk.parent.parent)
+    assert "-Dneo4j.version=2025.12.1" in arguments
+    assert "-Dmaven.compiler.release=21" in arguments
+    assert list((tmp_path / "cache" / "local-neo4j").glob("2025.12.1-java25-*/pom.xml"))
+    assert server.status().version == "2025.12.1"
+
+
+def test_unknown_versions_and_bad_merge_factors_are_configuration_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="GRAPHMEM_LOCAL_NEO4J_VERSION"):
+        load_settings(local_neo4j_version="4.4.0")
+    with pytest.raises(ConfigurationError, match="GRAPHMEM_LOCAL_NEO4J_VECTOR_MERGE_FACTOR"):
+        load_settings(local_neo4j_vector_merge_factor=1)
+
+
+def test_conf_sets_the_vector_merge_factor(tmp_path: Path) -> None:
+    conf = tmp_path / "neo4j.conf"
+    _write_conf(conf, "512m", 10)
+    lines = conf.read_text().splitlines()
+    assert "internal.dbms.index.vector.standard_merge_factor=10" in lines
+    assert "dbms.usage_report.enabled=false" in lines
 
 
 def test_java_command_binds_loopback_and_keeps_the_password_off_the_command_line(
