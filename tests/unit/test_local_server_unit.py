@@ -190,6 +190,8 @@ def test_unknown_versions_and_bad_merge_factors_are_configuration_errors(tmp_pat
 
 def test_conf_sets_the_vector_merge_factor(tmp_path: Path) -> None:
     conf = tmp_path / "neo4j.conf"
+    _write_conf(conf, "512m", None)
+    assert "merge_factor" not in conf.read_text()  # Neo4j's own default
     _write_conf(conf, "512m", 10)
     lines = conf.read_text().splitlines()
     assert "internal.dbms.index.vector.standard_merge_factor=10" in lines
