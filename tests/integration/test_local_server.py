@@ -80,6 +80,16 @@ def test_start_twice_kill_9_and_restart_keeps_the_data(env: dict[str, str]) -> N
     server = _server(env)
     with open_driver(server.target()) as driver:
         driver.execute_query("CREATE (:LifecycleProbe {value: 42})")
+        records, _, _ = driver.execute_query(
+            "CALL dbms.components() YIELD versions RETURN versions[0] AS version"
+        )
+        # The first vector computation makes Lucene choose (and log) its implementation.
+        driver.execute_query("RETURN vector.similarity.cosine([1.0, 2.0], [2.0, 1.0]) AS s")
+    assert records[0]["version"] == first["version"] == server.version
+    # Lucene's SIMD vector distances: on where its version and the JDK allow them.
+    simd = {"5.26.30": range(20, 23), "2025.12.1": range(21, 26)}[server.version]
+    log = (home / "logs" / "server.log").read_text()
+    assert ("Java vector incubator API enabled" in log) == (server.java.feature in simd)
 
     os.kill(first["pid"], signal.SIGKILL)
     deadline = time.monotonic() + 30
