@@ -144,8 +144,9 @@ def find_java(configured: str, minimum: int) -> JavaRuntime:
     seen = "not found" if first is None else f"Java {first.feature}"
     raise Neo4jServerError(
         f"Java ({configured!r}: {seen}) cannot run the local Neo4j: it needs Java {minimum} "
-        "or later. Install one (e.g. `apt-get install openjdk-17-jdk-headless` for 5.26), "
-        "point GRAPHMEM_JAVA at it, or point GRAPHMEM_NEO4J_URI at a running Neo4j."
+        f"or later. Install a JDK {minimum}+ (on Debian, for 17: `apt-get install "
+        "openjdk-17-jdk-headless`), point GRAPHMEM_JAVA at it, or point GRAPHMEM_NEO4J_URI at "
+        "a running Neo4j."
     )
 
 
