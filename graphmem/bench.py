@@ -36,10 +36,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
@@ -717,8 +716,7 @@ def _graph_counts(driver: neo4j.Driver, database: str) -> tuple[int, int]:
     return int(records[0]["facts"]), int(records[0]["episodes"])
 
 
-@dataclass(frozen=True)
-class _SizeData:
+class _SizeData(NamedTuple):
     """One size's facts, and their vectors from the embedding-ceiling measurement."""
 
     size: int
@@ -749,9 +747,7 @@ def _bench_size(
     prefix: str,
     say: Progress,
 ) -> SizeResult:
-    size, seed, facts, ceiling, vectors = (
-        data.size, data.seed, data.facts, data.ceiling, data.vectors
-    )  # fmt: skip
+    size, seed, facts, ceiling, vectors = data
     updates = sum(fact.is_update for fact in facts)
     messages = max(1, round(size * options.episodes_per_fact))
     namespaces = {

@@ -116,14 +116,15 @@ def _probe_java(executable: str) -> JavaRuntime | None:
 
 
 def _installed_javas() -> list[str]:
-    """Other Javas on this machine: JAVA_HOME's, then the JDK folders' (newest name first)."""
-    found = []
-    if java_home := os.environ.get("JAVA_HOME"):
-        found.append(str(Path(java_home) / "bin" / "java"))
+    """Other Javas on this machine: JAVA_HOME's, then the JDK folders' (newest name first).
+
+    Each JDK appears once, however many aliases (``java-17-…``, ``java-1.17.0-…``) point at it.
+    """
+    found = [Path(home) / "bin" / "java"] if (home := os.environ.get("JAVA_HOME")) else []
     for folder in _JDK_DIRS:
         if folder.is_dir():
-            found += [str(p) for p in sorted(folder.glob("*/bin/java"), reverse=True)]
-    return found
+            found += sorted(folder.glob("*/bin/java"), reverse=True)
+    return [str(path) for path in dict.fromkeys(path.resolve() for path in found)]
 
 
 def find_java(configured: str, minimum: int) -> JavaRuntime:
