@@ -833,6 +833,73 @@ def _machine() -> MachineInfo:
     )
 
 
+#: A throwaway server counts as idle once it used less than this share of one core over one
+#: window; the bench waits for that (at most the timeout) before it times anything that a
+#: busy server would distort.
+IDLE_SHARE = 0.05
+IDLE_WINDOW_S = 2.0
+IDLE_TIMEOUT_S = 180.0
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds of process ``pid`` so far (Linux ``/proc``); None if unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def wait_until_idle(
+    cpu_seconds: Callable[[], float | None],
+    *,
+    window: float = IDLE_WINDOW_S,
+    share: float = IDLE_SHARE,
+    timeout: float = IDLE_TIMEOUT_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> float | None:
+    """Wait until ``cpu_seconds()`` grows by less than ``share * window`` over one ``window``.
+
+    Returns the seconds waited, or None when the CPU time is unknown or the process was still
+    busy after ``timeout`` seconds.
+    """
+    began = clock()
+    before = cpu_seconds()
+    while before is not None:
+        sleep(window)
+        after = cpu_seconds()
+        if after is None:
+            return None
+        if after - before < share * window:
+            return clock() - began
+        if clock() - began >= timeout:
+            return None
+        before = after
+    return None
+
+
+def _scratch_server_pid(settings: GraphmemSettings) -> int | None:
+    from graphmem.neo4j_local import LocalNeo4jServer
+
+    return LocalNeo4jServer(settings).status().pid
+
+
+def _settler(pid: int | None, say: Progress) -> Callable[[str], None]:
+    """``settle(when)``: wait until the throwaway server ``pid`` is idle, and say so."""
+
+    def settle(when: str) -> None:
+        if pid is None:
+            return
+        waited = wait_until_idle(lambda: process_cpu_seconds(pid))
+        if waited is None:
+            say(f"the throwaway Neo4j was still busy after {IDLE_TIMEOUT_S:.0f} s; {when} anyway")
+        else:
+            say(f"the throwaway Neo4j was idle after {waited:.0f} s; {when}")
+
+    return settle
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -952,12 +1019,20 @@ def _run(
         driver, database = memory.graph.driver, memory.graph.database
         server = server_info(driver, database, target, options)
         say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
+        # A throwaway server is left to finish its start-up work (JIT compilation, index
+        # set-up) before the ceilings, and the warm-up's merges before the timed phases: work
+        # left over from untimed steps must not be charged to timed ones. A configured server
+        # may be serving others, so it is not waited for.
+        pid = _scratch_server_pid(settings) if options.server == "scratch" else None
+        settle = _settler(pid, say)
+        settle("measuring the embedding ceilings")
         # Every ceiling is measured before anything is written, so that no background work of
         # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.
         sizes = [_prepare_size(embedder, size, options, say) for size in options.sizes]
         results = []
         if options.warmup_facts:
             _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
+            settle("timing the writes")
         for data in sizes:
             results.append(_bench_size(memory, timed, driver, database, data, options, prefix, say))
     return BenchReport(
@@ -981,7 +1056,9 @@ __all__ = [
     "TargetResult",
     "evaluate_targets",
     "plan_batches",
+    "process_cpu_seconds",
     "render_markdown",
     "run_bench",
     "scratch_neo4j",
+    "wait_until_idle",
 ]

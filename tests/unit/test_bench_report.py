@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -342,3 +343,62 @@ def test_the_command_refuses_bad_sizes_and_has_an_example() -> None:
     assert result.exit_code == 2 and "--sizes" in result.output
     help_text = CliRunner().invoke(bench_command, ["--help"]).output
     assert "Example:" in help_text and "graphmem bench" in help_text.split("Example:", 1)[1]
+
+
+class _FakeClock:
+    """A clock that only moves when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _cpu_readings(*values: float | None) -> Any:
+    readings = iter(values)
+    return lambda: next(readings)
+
+
+def test_wait_until_idle_returns_once_a_window_passes_without_cpu_use() -> None:
+    clock = _FakeClock()
+    # busy for two windows (1.0 s of CPU each), then less than 5% of a 2-s window
+    cpu = _cpu_readings(10.0, 11.0, 12.0, 12.05)
+    waited = bench.wait_until_idle(
+        cpu, window=2.0, share=0.05, timeout=60.0, sleep=clock.sleep, clock=clock
+    )
+    assert waited == 6.0
+
+
+def test_wait_until_idle_gives_up_after_the_timeout() -> None:
+    clock = _FakeClock()
+    busy = iter(range(1000))
+    waited = bench.wait_until_idle(
+        lambda: float(next(busy)), window=2.0, timeout=10.0, sleep=clock.sleep, clock=clock
+    )
+    assert waited is None and clock.now == 10.0
+
+
+@pytest.mark.parametrize("readings", [(None,), (1.0, None)])
+def test_wait_until_idle_without_cpu_readings_does_not_wait(
+    readings: tuple[float | None, ...],
+) -> None:
+    clock = _FakeClock()
+    waited = bench.wait_until_idle(
+        _cpu_readings(*readings), window=2.0, sleep=clock.sleep, clock=clock
+    )
+    assert waited is None and clock.now <= 2.0
+
+
+def test_process_cpu_seconds_reads_a_live_process_and_not_a_missing_one() -> None:
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc on this system")
+    own = bench.process_cpu_seconds(os.getpid())
+    assert own is not None and own > 0
+    sum(i * i for i in range(2_000_000))  # spend some CPU
+    later = bench.process_cpu_seconds(os.getpid())
+    assert later is not None and later >= own
+    assert bench.process_cpu_seconds(2**22 + 12345) is None  # above Linux's pid_max
