@@ -841,15 +841,6 @@ IDLE_WINDOW_S = 2.0
 IDLE_TIMEOUT_S = 180.0
 
 
-def process_cpu_seconds(pid: int) -> float | None:
-    """User plus system CPU seconds of process ``pid`` so far (Linux ``/proc``); None if unknown."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def wait_until_idle(
     cpu_seconds: Callable[[], float | None],
     *,
@@ -866,15 +857,11 @@ def wait_until_idle(
     """
     began = clock()
     before = cpu_seconds()
-    while before is not None:
+    while before is not None and clock() - began < timeout:
         sleep(window)
         after = cpu_seconds()
-        if after is None:
-            return None
-        if after - before < share * window:
+        if after is not None and after - before < share * window:
             return clock() - began
-        if clock() - began >= timeout:
-            return None
         before = after
     return None
 
@@ -885,19 +872,17 @@ def _scratch_server_pid(settings: GraphmemSettings) -> int | None:
     return LocalNeo4jServer(settings).status().pid
 
 
-def _settler(pid: int | None, say: Progress) -> Callable[[str], None]:
-    """``settle(when)``: wait until the throwaway server ``pid`` is idle, and say so."""
+def _settle(pid: int | None, when: str, say: Progress) -> None:
+    """Wait until the throwaway server ``pid`` (None: no such server) is idle, and say so."""
+    if pid is None:
+        return
+    from graphmem.neo4j_local import process_cpu_seconds
 
-    def settle(when: str) -> None:
-        if pid is None:
-            return
-        waited = wait_until_idle(lambda: process_cpu_seconds(pid))
-        if waited is None:
-            say(f"the throwaway Neo4j was still busy after {IDLE_TIMEOUT_S:.0f} s; {when} anyway")
-        else:
-            say(f"the throwaway Neo4j was idle after {waited:.0f} s; {when}")
-
-    return settle
+    waited = wait_until_idle(lambda: process_cpu_seconds(pid))
+    if waited is None:
+        say(f"the throwaway Neo4j was still busy after {IDLE_TIMEOUT_S:.0f} s; {when} anyway")
+    else:
+        say(f"the throwaway Neo4j was idle after {waited:.0f} s; {when}")
 
 
 def _free_port() -> int:
@@ -1024,15 +1009,14 @@ def _run(
         # left over from untimed steps must not be charged to timed ones. A configured server
         # may be serving others, so it is not waited for.
         pid = _scratch_server_pid(settings) if options.server == "scratch" else None
-        settle = _settler(pid, say)
-        settle("measuring the embedding ceilings")
+        _settle(pid, "measuring the embedding ceilings", say)
         # Every ceiling is measured before anything is written, so that no background work of
         # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.
         sizes = [_prepare_size(embedder, size, options, say) for size in options.sizes]
         results = []
         if options.warmup_facts:
             _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
-            settle("timing the writes")
+            _settle(pid, "timing the writes", say)
         for data in sizes:
             results.append(_bench_size(memory, timed, driver, database, data, options, prefix, say))
     return BenchReport(
@@ -1056,7 +1040,6 @@ __all__ = [
     "TargetResult",
     "evaluate_targets",
     "plan_batches",
-    "process_cpu_seconds",
     "render_markdown",
     "run_bench",
     "scratch_neo4j",

@@ -64,6 +64,7 @@ _JVM_OPTIONS = (
 )
 _JAVA_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
 _JDK_DIRS = (Path("/usr/lib/jvm"), Path("/usr/java"), Path("/opt/java"))
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def java_feature_version(banner: str) -> int | None:
@@ -654,12 +655,26 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    stat = Path(f"/proc/{pid}/stat")
-    if stat.exists():
-        with contextlib.suppress(OSError):
-            fields = stat.read_text().rsplit(")", 1)[-1].split()
-            return not fields or fields[0] not in ("Z", "X")
-    return True
+    fields = _proc_stat(pid)
+    return fields is None or not fields or fields[0] not in ("Z", "X")
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None where
+    the platform or the process does not tell."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds of process ``pid`` so far (Linux ``/proc``); None if unknown."""
+    fields = _proc_stat(pid)
+    try:
+        return None if fields is None else (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (IndexError, ValueError):
+        return None
 
 
 def _cmdline(pid: int) -> str | None:

@@ -32,6 +32,7 @@ from graphmem.bench import (
 )
 from graphmem.cli_bench import bench as bench_command
 from graphmem.connection import Neo4jTarget
+from graphmem.neo4j_local import process_cpu_seconds
 from graphmem.settings import load_settings
 from graphmem.synthetic import generate_facts
 
@@ -396,9 +397,9 @@ def test_wait_until_idle_without_cpu_readings_does_not_wait(
 def test_process_cpu_seconds_reads_a_live_process_and_not_a_missing_one() -> None:
     if not Path("/proc/self/stat").exists():
         pytest.skip("no /proc on this system")
-    own = bench.process_cpu_seconds(os.getpid())
+    own = process_cpu_seconds(os.getpid())
     assert own is not None and own > 0
     sum(i * i for i in range(2_000_000))  # spend some CPU
-    later = bench.process_cpu_seconds(os.getpid())
+    later = process_cpu_seconds(os.getpid())
     assert later is not None and later >= own
-    assert bench.process_cpu_seconds(2**22 + 12345) is None  # above Linux's pid_max
+    assert process_cpu_seconds(2**22 + 12345) is None  # above Linux's pid_max
