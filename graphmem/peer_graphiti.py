@@ -46,6 +46,8 @@ from graphmem.bench import (
     _chunks,
     _embed_ceiling,
     _machine,
+    _scratch_server_pid,
+    _settle,
     _ticker,
     _write_facts,
     embedder_info,
@@ -310,6 +312,7 @@ def _peer_size(
     size: int,
     options: PeerOptions,
     prefix: str,
+    pid: int | None,
     say: Progress,
 ) -> PeerSizeResult:
     seed = options.seed * 1_000_003 + size
@@ -325,7 +328,9 @@ def _peer_size(
     lookup.add(texts, _embed(embedder, texts, options.batch_size))
 
     batches = plan_batches(facts, options.batch_size)
+    _settle(pid, "timing graphmem's writes", say)
     gm_write, fact_ids = _write_facts(memory, name, facts, batches, vectors, "graphmem", say)
+    _settle(pid, "timing graphiti-core's writes", say)
     gt_write, edge_uuids, entities = _write_graphiti(
         side, name, facts, vectors, name_vectors, options.batch_size, "graphiti-core", say
     )
@@ -335,6 +340,7 @@ def _peer_size(
         raise DatabaseError(f"stored {gm_stored} graphmem facts and {gt_stored} graphiti edges")
     edge_of = {fact_ids[i]: edge_uuids[i] for i in range(size)}
 
+    _settle(pid, "timing the searches", say)
     for q in queries[: options.warmup]:
         memory.recall(q.text, ns=name, k=options.k)
         side.search(q.text, name)
@@ -453,10 +459,14 @@ def _run(
                 f"Neo4j {server.neo4j_version} at {target.uri}; graphiti-core {side.version}; "
                 f"{prefix}-*"
             )
+            # On a throwaway server each timed phase starts once the work left by the one
+            # before (Lucene merges, JIT compilation) is done, so that neither system is
+            # charged for the other's writes. A configured server is not waited for.
+            pid = _scratch_server_pid(settings) if options.server == "scratch" else None
             if options.warmup_facts:
                 _warm_up(memory, side, prefix, options, say)
             results = [
-                _peer_size(memory, side, embedder, lookup, size, options, prefix, say)
+                _peer_size(memory, side, embedder, lookup, size, options, prefix, pid, say)
                 for size in options.sizes
             ]
         finally:
