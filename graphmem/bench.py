@@ -16,7 +16,9 @@ For each size, in one run against one Neo4j, with a fresh namespace per size and
 
 Before the first size, an untimed warm-up writes facts (with random vectors), messages and
 recalls into a namespace of its own, so that the first measured phase does not pay for a
-cold server's query planning and JIT compilation.
+cold server's query planning and JIT compilation. On the throwaway server, the ceilings and
+each of phases 2 to 5 start once the server is idle, so that no phase is charged for the Lucene
+merges an earlier step left behind (and the merges a phase leaves are timed by none).
 
 By default the run uses a throwaway local Neo4j in a temporary directory, stopped and deleted
 at the end, so nothing touches the configured graph. With ``server="configured"`` it writes
@@ -745,6 +747,7 @@ def _bench_size(
     data: _SizeData,
     options: BenchOptions,
     prefix: str,
+    pid: int | None,
     say: Progress,
 ) -> SizeResult:
     size, seed, facts, ceiling, vectors = data
@@ -756,16 +759,22 @@ def _bench_size(
     }
     say(f"{size:,} facts ({updates:,} updates), {messages:,} messages")
     batches = plan_batches(facts, options.batch_size)
+    # Each timed phase starts once the work the steps before it left behind (Lucene merges, JIT
+    # compilation) is done; see _run.
+    _settle(pid, "timing the end-to-end writes", say)
     embedder.seconds = 0.0
     end_to_end, ids = _write_facts(
         memory, namespaces["end_to_end"], facts, batches, None, "end-to-end", say
     )
     embed_seconds = embedder.seconds
+    _settle(pid, "timing the Neo4j-only writes", say)
     neo4j_only, _ = _write_facts(
         memory, namespaces["neo4j_only"], facts, batches, vectors, "Neo4j-only", say
     )
+    _settle(pid, "timing the episodes", say)
     episodes = _ingest(memory, namespaces["episodes"], messages, seed + 1, options.batch_size, say)
     graph_facts, graph_episodes = _graph_counts(driver, database)
+    _settle(pid, "timing recall", say)
     recall = _recall(memory, namespaces["end_to_end"], facts, ids, options, seed + 2, say)
     stats = memory.stats(ns=namespaces["end_to_end"])
     return SizeResult(
@@ -1005,9 +1014,10 @@ def _run(
         server = server_info(driver, database, target, options)
         say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
         # A throwaway server is left to finish its start-up work (JIT compilation, index
-        # set-up) before the ceilings, and the warm-up's merges before the timed phases: work
-        # left over from untimed steps must not be charged to timed ones. A configured server
-        # may be serving others, so it is not waited for.
+        # set-up) before the ceilings, and the work each step leaves behind (the warm-up's and
+        # each phase's Lucene merges) before the next timed phase: it must not be charged to a
+        # phase that did not cause it. A configured server may be serving others, so it is not
+        # waited for.
         pid = _scratch_server_pid(settings) if options.server == "scratch" else None
         _settle(pid, "measuring the embedding ceilings", say)
         # Every ceiling is measured before anything is written, so that no background work of
@@ -1016,9 +1026,10 @@ def _run(
         results = []
         if options.warmup_facts:
             _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
-            _settle(pid, "timing the writes", say)
         for data in sizes:
-            results.append(_bench_size(memory, timed, driver, database, data, options, prefix, say))
+            results.append(
+                _bench_size(memory, timed, driver, database, data, options, prefix, pid, say)
+            )
     return BenchReport(
         graphmem_version=__version__,
         started_at=started,
