@@ -69,11 +69,11 @@ class GraphmemSettings(BaseSettings):
     local_neo4j_version: LocalNeo4jVersion = Field(
         "5.26.30", description="5.26.30 (LTS, Java 17+) or 2025.12.1 (Java 21+)."
     )
-    local_neo4j_vector_merge_factor: int = Field(
-        10,
+    local_neo4j_vector_merge_factor: int | None = Field(
+        None,
         ge=2,
         le=1000,
-        description="Segments Lucene merges at once in the vector indexes (Neo4j's own: 50).",
+        description="Segments Lucene merges at once in the vector indexes; unset: Neo4j's 50.",
     )
     local_neo4j_project: Path | None = Field(
         None, description="The Maven project to build; default: the one shipped with graphmem."
