@@ -759,8 +759,7 @@ def _bench_size(
     }
     say(f"{size:,} facts ({updates:,} updates), {messages:,} messages")
     batches = plan_batches(facts, options.batch_size)
-    # Each timed phase starts once the work the steps before it left behind (Lucene merges, JIT
-    # compilation) is done; see _run.
+    # Each timed phase starts once the work the steps before it left is done (_scratch_server_pid).
     _settle(pid, "timing the end-to-end writes", say)
     embedder.seconds = 0.0
     end_to_end, ids = _write_facts(
@@ -875,7 +874,16 @@ def wait_until_idle(
     return None
 
 
-def _scratch_server_pid(settings: GraphmemSettings) -> int | None:
+def _scratch_server_pid(options: ServerOptions, settings: GraphmemSettings) -> int | None:
+    """The process to wait for between phases: the throwaway server of a ``scratch`` run.
+
+    A throwaway server is left to finish its start-up work (JIT compilation, index set-up)
+    and the work each step leaves behind (Lucene merges) before the next timed phase, so that
+    no phase is charged for work it did not cause. A configured server may be serving others,
+    so it is not waited for (None).
+    """
+    if options.server != "scratch":
+        return None
     from graphmem.neo4j_local import LocalNeo4jServer
 
     return LocalNeo4jServer(settings).status().pid
@@ -1013,12 +1021,7 @@ def _run(
         driver, database = memory.graph.driver, memory.graph.database
         server = server_info(driver, database, target, options)
         say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
-        # A throwaway server is left to finish its start-up work (JIT compilation, index
-        # set-up) before the ceilings, and the work each step leaves behind (the warm-up's and
-        # each phase's Lucene merges) before the next timed phase: it must not be charged to a
-        # phase that did not cause it. A configured server may be serving others, so it is not
-        # waited for.
-        pid = _scratch_server_pid(settings) if options.server == "scratch" else None
+        pid = _scratch_server_pid(options, settings)
         _settle(pid, "measuring the embedding ceilings", say)
         # Every ceiling is measured before anything is written, so that no background work of
         # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.

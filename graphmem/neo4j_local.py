@@ -655,8 +655,8 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    fields = _proc_stat(pid)
-    return fields is None or not fields or fields[0] not in ("Z", "X")
+    fields = _proc_stat(pid)  # None or empty: the platform does not tell, so alive
+    return not fields or fields[0] not in ("Z", "X")
 
 
 def _proc_stat(pid: int) -> list[str] | None:

@@ -459,10 +459,9 @@ def _run(
                 f"Neo4j {server.neo4j_version} at {target.uri}; graphiti-core {side.version}; "
                 f"{prefix}-*"
             )
-            # On a throwaway server each timed phase starts once the work left by the one
-            # before (Lucene merges, JIT compilation) is done, so that neither system is
-            # charged for the other's writes. A configured server is not waited for.
-            pid = _scratch_server_pid(settings) if options.server == "scratch" else None
+            # Each timed phase starts once the work left by the one before is done, so that
+            # neither system is charged for the other's writes (see _scratch_server_pid).
+            pid = _scratch_server_pid(options, settings)
             if options.warmup_facts:
                 _warm_up(memory, side, prefix, options, say)
             results = [
