@@ -1,0 +1,116 @@
+"""The bench and the peer bench on their default throwaway server: started, waited for before
+each timed phase, then stopped and deleted."""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from graphmem.bench import BenchOptions, BenchReport, run_bench
+from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.peer_graphiti import run_peer_bench
+from graphmem.peer_report import PeerOptions, PeerReport
+from graphmem.settings import GraphmemSettings
+
+# A wait names what it lets start; a server still busy after the time limit is not waited for.
+_WAIT = re.compile(r"the throwaway Neo4j was (?:idle|still busy) after \d+ s; (.+?)(?: anyway)?")
+
+
+def _waits(lines: list[str]) -> list[str]:
+    return [match.group(1) for line in lines if (match := _WAIT.fullmatch(line))]
+
+
+def _first(lines: list[str], pattern: str) -> re.Match[str]:
+    return next(m for line in lines if (m := re.match(pattern, line)))
+
+
+def _assert_server_gone(lines: list[str]) -> None:
+    home = Path(_first(lines, r"starting a throwaway Neo4j in (\S+) ").group(1))
+    port = int(_first(lines, r"Neo4j ready at bolt://[^:]+:(\d+) ").group(1))
+    assert lines[-1] == "stopping the throwaway Neo4j"
+    assert not home.exists()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still accepts connections"
+
+
+@pytest.fixture(scope="module")
+def bench(
+    test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> tuple[BenchReport, list[str]]:
+    lines: list[str] = []
+    options = BenchOptions(
+        sizes=(100,),
+        queries=5,
+        warmup=1,
+        warmup_facts=50,
+        batch_size=50,
+        heap="512m",
+        pagecache="64m",
+    )
+    return run_bench(
+        options, settings=test_settings, embedder=embedder, progress=lines.append
+    ), lines
+
+
+def test_the_bench_waits_for_its_server_before_each_timed_phase(
+    bench: tuple[BenchReport, list[str]],
+) -> None:
+    _, lines = bench
+    assert _waits(lines) == [
+        "measuring the embedding ceilings",
+        "timing the end-to-end writes",
+        "timing the episodes",
+        "timing recall",
+        "timing the Neo4j-only writes",
+    ], lines
+    # Each wait after the warm-up comes right before its phase's first progress line.
+    for wait, phase in (
+        ("timing the end-to-end writes", "end-to-end"),
+        ("timing the episodes", "episodes"),
+        ("timing recall", "recall"),
+        ("timing the Neo4j-only writes", "Neo4j-only"),
+    ):
+        at = next(i for i, line in enumerate(lines) if line.endswith(wait))
+        assert lines[at + 1].startswith(f"  {phase}: "), lines[at : at + 2]
+
+
+def test_the_bench_describes_its_server_then_deletes_it(
+    bench: tuple[BenchReport, list[str]],
+) -> None:
+    report, lines = bench
+    assert report.server.mode == "scratch" and not report.server.kept
+    assert (report.server.heap, report.server.pagecache) == ("512m", "64m")
+    (size,) = report.sizes
+    assert size.end_to_end.items == size.neo4j_only.items == 100
+    assert size.recall.queries == 5 and size.recall.found_share > 0
+    _assert_server_gone(lines)
+
+
+def test_the_peer_bench_waits_for_its_server_then_deletes_it(
+    test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    lines: list[str] = []
+    options = PeerOptions(
+        sizes=(60,),
+        queries=3,
+        warmup=1,
+        warmup_facts=20,
+        batch_size=30,
+        heap="512m",
+        pagecache="64m",
+    )
+    report: PeerReport = run_peer_bench(
+        options, settings=test_settings, embedder=embedder, progress=lines.append
+    )
+    assert _waits(lines) == [
+        "timing graphmem's writes",
+        "timing graphiti-core's writes",
+        "timing the searches",
+    ], lines
+    assert report.server.mode == "scratch" and not report.server.kept
+    (size,) = report.sizes
+    assert size.size == 60
+    _assert_server_gone(lines)
