@@ -11,14 +11,20 @@ from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.graph import Graph
 from graphmem.settings import GraphmemSettings
 
-_PROGRESS: list[str] = []
+
+@pytest.fixture(scope="module")
+def progress() -> list[str]:
+    """The lines the run of ``report`` printed."""
+    return []
 
 
 @pytest.fixture(scope="module")
 def report(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    progress: list[str],
 ) -> Iterator[BenchReport]:
-    lines: list[str] = []
     result = run_bench(
         BenchOptions(
             sizes=(300,),
@@ -32,11 +38,10 @@ def report(
         settings=test_settings,
         target=graph.target,
         embedder=embedder,
-        progress=lines.append,
+        progress=progress.append,
     )
-    assert any("end-to-end" in line for line in lines)
-    assert any("warming up" in line for line in lines)
-    _PROGRESS[:] = lines
+    assert any("end-to-end" in line for line in progress)
+    assert any("warming up" in line for line in progress)
     yield result
     # The benchmark leaves its namespaces in a configured Neo4j; the test database is shared.
     graph.driver.execute_query(
@@ -89,10 +94,12 @@ def test_the_report_describes_the_run(report: BenchReport) -> None:
     assert "## Recall latency" in text and report.namespace_prefix in text
 
 
-def test_recall_runs_before_the_neo4j_only_twins_are_written(report: BenchReport) -> None:
+def test_recall_runs_before_the_neo4j_only_twins_are_written(
+    report: BenchReport, progress: list[str]
+) -> None:
     # The Neo4j-only namespace repeats the end-to-end vectors; recall must not search them.
-    start = next(i for i, line in enumerate(_PROGRESS) if line.startswith("  end-to-end: "))
-    measured = _PROGRESS[start:]  # the warm-up before it also writes and ingests
+    start = next(i for i, line in enumerate(progress) if line.startswith("  end-to-end: "))
+    measured = progress[start:]  # the warm-up before it also writes and ingests
 
     def lines(label: str) -> list[int]:
         return [i for i, line in enumerate(measured) if line.startswith(f"  {label}: ")]
