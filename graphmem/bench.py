@@ -34,14 +34,17 @@ import platform
 import re
 import secrets
 import shutil
+import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
@@ -911,36 +914,84 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+#: Signals that end a run by default: a supervisor's stop, a timeout, a closed terminal.
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _EndingSignals:
+    """While active, SIGTERM and SIGHUP raise :class:`SystemExit` (status 128 + the signal).
+
+    Python's default for them ends the process on the spot, so ``finally`` blocks would not
+    run and a throwaway server (in a session of its own) would outlive its run, with its data.
+    Once :meth:`defer` is called (the clean-up has begun), a signal no longer interrupts; it
+    ends the process when the clean-up is over. A signal the application already handles or
+    ignores (``nohup``) is left alone, and so is every signal outside the main thread, where
+    handlers cannot be set.
+    """
+
+    def __init__(self) -> None:
+        self._previous: dict[signal.Signals, Any] = {}
+        self._deferring = False
+        self._raised = False
+        self._pending: int | None = None
+
+    def __enter__(self) -> _EndingSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in _ENDING_SIGNALS:
+                if signal.getsignal(signum) is signal.SIG_DFL:
+                    self._previous[signum] = signal.signal(signum, self._received)
+        return self
+
+    def _received(self, signum: int, _frame: FrameType | None) -> None:
+        if self._pending is None:
+            self._pending = signum
+            if not self._deferring:
+                self._raised = True
+                raise SystemExit(128 + signum)
+
+    def defer(self) -> None:
+        self._deferring = True
+
+    def __exit__(self, *_exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        if self._pending is not None and not self._raised:
+            raise SystemExit(128 + self._pending)
+
+
 @contextmanager
 def scratch_neo4j(
     settings: GraphmemSettings, *, heap: str, pagecache: str, say: Progress
 ) -> Iterator[tuple[GraphmemSettings, Neo4jTarget]]:
-    """A local Neo4j in a new temporary home on a free port; stopped and deleted on exit."""
+    """A local Neo4j in a new temporary home on a free port; stopped and deleted on exit,
+    also when the process is ended by SIGTERM or SIGHUP."""
     from graphmem.neo4j_local import LocalNeo4jServer
 
-    home = Path(tempfile.mkdtemp(prefix="graphmem-bench-"))
-    try:
-        scratch = load_settings(
-            **{
-                **settings.model_dump(),
-                "neo4j_uri": "local",
-                "local_neo4j_home": home,
-                "local_neo4j_port": _free_port(),
-                "local_neo4j_heap": heap,
-                "local_neo4j_pagecache": pagecache,
-            }
-        )
-        server = LocalNeo4jServer(scratch)
-        say(f"starting a throwaway Neo4j in {home} (heap {heap}, page cache {pagecache})")
+    with _EndingSignals() as ending:
+        home = Path(tempfile.mkdtemp(prefix="graphmem-bench-"))
         try:
-            started = server.start()
-            say(f"Neo4j ready at {started.status.uri} after {started.seconds:.0f} s")
-            yield scratch, server.target()
+            scratch = load_settings(
+                **{
+                    **settings.model_dump(),
+                    "neo4j_uri": "local",
+                    "local_neo4j_home": home,
+                    "local_neo4j_port": _free_port(),
+                    "local_neo4j_heap": heap,
+                    "local_neo4j_pagecache": pagecache,
+                }
+            )
+            server = LocalNeo4jServer(scratch)
+            say(f"starting a throwaway Neo4j in {home} (heap {heap}, page cache {pagecache})")
+            try:
+                started = server.start()
+                say(f"Neo4j ready at {started.status.uri} after {started.seconds:.0f} s")
+                yield scratch, server.target()
+            finally:
+                ending.defer()  # a signal from here on waits for the server's deletion
+                say("stopping the throwaway Neo4j")
+                server.stop()
         finally:
-            say("stopping the throwaway Neo4j")
-            server.stop()
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def run_bench(

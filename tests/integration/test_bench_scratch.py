@@ -3,8 +3,13 @@ each timed phase, then stopped and deleted."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +19,18 @@ from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.peer_graphiti import run_peer_bench
 from graphmem.peer_report import PeerOptions, PeerReport
 from graphmem.settings import GraphmemSettings
+
+# A process that holds a throwaway server until it is told to stop. It takes its settings from
+# the environment, so it runs the same Neo4j version as the suite.
+_HOLDER = """
+import time
+from graphmem.bench import scratch_neo4j
+from graphmem.settings import load_settings
+with scratch_neo4j(load_settings(), heap="512m", pagecache="64m",
+                   say=lambda line: print(line, flush=True)):
+    print("holding", flush=True)
+    time.sleep(600)
+"""
 
 # A wait names what it lets start; a server still busy after the time limit is not waited for.
 _WAIT = re.compile(r"the throwaway Neo4j was (?:idle|still busy) after \d+ s; (.+?)(?: anyway)?")
@@ -113,4 +130,44 @@ def test_the_peer_bench_waits_for_its_server_then_deletes_it(
     assert report.server.mode == "scratch" and not report.server.kept
     (size,) = report.sizes
     assert size.size == 60
+    _assert_server_gone(lines)
+
+
+def _kill_processes_mentioning(home: str) -> None:
+    """SIGKILL whatever still runs from ``home`` (only when the test has already failed)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.name.isdigit() and home.encode() in cmdline:
+            os.kill(int(entry.name), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_terminated_run_still_stops_and_deletes_its_server(signum: signal.Signals) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    assert child.stdout is not None
+    lines: list[str] = []
+    try:
+        for line in child.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines[-1] == "holding":
+                break
+        assert lines[-1:] == ["holding"], lines
+        child.send_signal(signum)
+        rest, _ = child.communicate(timeout=180)
+        lines += rest.splitlines()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if started := [line for line in lines if line.startswith("starting a throwaway")]:
+            home = started[0].split(" in ", 1)[1].split(" (", 1)[0]
+            if Path(home).exists():
+                _kill_processes_mentioning(home)
+                shutil.rmtree(home, ignore_errors=True)
+    assert child.returncode == 128 + signum, lines
     _assert_server_gone(lines)

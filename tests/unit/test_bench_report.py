@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -277,6 +278,79 @@ def test_the_scratch_server_is_stopped_and_deleted(monkeypatch: pytest.MonkeyPat
     assert _FakeServer.stopped[-1] == home
     assert not home.exists()
     assert any("throwaway" in line for line in lines)
+
+
+@pytest.fixture
+def default_ending_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP at Python's default for the test, whatever the runner set."""
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    for signum in saved:
+        signal.signal(signum, signal.SIG_DFL)
+    yield
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
+
+
+def _signal_inside_scratch(signum: signal.Signals) -> None:
+    settings = load_settings(neo4j_uri="bolt://elsewhere:7687")
+    with scratch_neo4j(settings, heap="1g", pagecache="64m", say=lambda _line: None):
+        os.kill(os.getpid(), signum)
+        pytest.fail("the signal did not end the run")
+
+
+@pytest.mark.usefixtures("default_ending_signals")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_an_ending_signal_stops_and_deletes_the_scratch_server(
+    monkeypatch: pytest.MonkeyPatch, signum: signal.Signals
+) -> None:
+    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _FakeServer)
+    with pytest.raises(SystemExit) as ended:
+        _signal_inside_scratch(signum)
+    assert ended.value.code == 128 + signum
+    home = _FakeServer.started[-1]
+    assert _FakeServer.stopped[-1] == home
+    assert not home.exists()
+    # Outside the server's lifetime, the signals are back at their default.
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+
+
+class _SignalledWhileStopping(_FakeServer):
+    def stop(self) -> bool:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return super().stop()  # not interrupted: the signal waits for the clean-up
+
+
+@pytest.mark.usefixtures("default_ending_signals")
+def test_a_signal_during_the_clean_up_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _SignalledWhileStopping)
+    with pytest.raises(SystemExit) as ended:
+        _use_scratch_quietly()
+    assert ended.value.code == 128 + signal.SIGTERM
+    home = _FakeServer.started[-1]
+    assert _FakeServer.stopped[-1] == home
+    assert not home.exists()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def _use_scratch_quietly() -> None:
+    settings = load_settings(neo4j_uri="bolt://elsewhere:7687")
+    with scratch_neo4j(settings, heap="1g", pagecache="64m", say=lambda _line: None):
+        pass
+
+
+@pytest.mark.usefixtures("default_ending_signals")
+def test_a_handler_the_application_set_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _FakeServer)
+    received: list[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, _frame: received.append(signum))
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
+    settings = load_settings(neo4j_uri="bolt://elsewhere:7687")
+    with scratch_neo4j(settings, heap="1g", pagecache="64m", say=lambda _line: None):
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGHUP)
+    assert received == [signal.SIGTERM]
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
 
 
 def test_run_bench_refuses_a_target_for_a_scratch_server() -> None:
