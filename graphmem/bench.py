@@ -238,15 +238,17 @@ class TargetResult(BaseModel):
         unit: str,
         *,
         min_size: int = 0,
+        caveat: str = "",
     ) -> TargetResult:
-        """``measured`` compared with ``threshold``; "n/a" below ``min_size``."""
+        """``measured`` compared with ``threshold``; "n/a" below ``min_size``. A ``caveat``
+        says why the figure may mislead; it goes into the note and leaves the status alone."""
         if size < min_size:
             status: Literal["pass", "fail", "n/a"] = "n/a"
         elif comparison == ">=":
             status = _status(measured >= threshold)
         else:
             status = _status(measured <= threshold)
-        note = f"applies from {min_size:,} facts" if size < min_size else ""
+        note = f"applies from {min_size:,} facts" if size < min_size else caveat
         return cls(
             name=name,
             size=size,
@@ -311,9 +313,32 @@ def _status(ok: bool) -> Literal["pass", "fail"]:
     return "pass" if ok else "fail"
 
 
+#: The embedder inside the end-to-end phase shares the CPU with validation and Neo4j, so it
+#: should not run faster than the ceiling, which has the CPU to itself. When it takes less than
+#: this share of the ceiling's time per text, the ceiling was measured under more contention
+#: (CPU steal on a shared VM, another process) and the ratio is flattered.
+CEILING_SUSPECT_SHARE = 0.98
+
+
+def ceiling_caveat(r: SizeResult) -> str:
+    """Why ``r``'s end-to-end ratio may be flattered, or "" when nothing suggests it."""
+    ceiling, e2e = r.embedding_ceiling, r.end_to_end
+    if not (ceiling.items and ceiling.seconds > 0 and e2e.items and r.end_to_end_embed_seconds):
+        return ""
+    alone_ms = 1000 * ceiling.seconds / ceiling.items
+    inside_ms = 1000 * r.end_to_end_embed_seconds / e2e.items
+    if inside_ms >= CEILING_SUSPECT_SHARE * alone_ms:
+        return ""
+    return (
+        f"ceiling suspect: {alone_ms:.2f} ms per text alone, {inside_ms:.2f} ms inside end-to-end"
+    )
+
+
 def evaluate_targets(sizes: Sequence[SizeResult]) -> list[TargetResult]:
     """The targets at each size: end-to-end at least 0.85 of the embedding ceiling, Neo4j-only
     writes at least 5,000 facts/s, and recall's database p95 at most 25 ms from 100,000 facts.
+    A ratio whose ceiling looks measured under more contention than end-to-end says so in its
+    note (:func:`ceiling_caveat`).
     """
     targets = []
     for r in sizes:
@@ -325,6 +350,7 @@ def evaluate_targets(sizes: Sequence[SizeResult]) -> list[TargetResult]:
                 E2E_RATIO_TARGET,
                 ">=",
                 "ratio",
+                caveat=ceiling_caveat(r),
             ),
             TargetResult.check(
                 "Neo4j-only writes",
@@ -408,7 +434,8 @@ def targets_table(targets: Sequence[TargetResult]) -> list[str]:
                 _count(t.size),
                 _measured(t),
                 _threshold(t),
-                t.status.upper() if t.status != "n/a" else f"n/a ({t.note})" if t.note else "n/a",
+                (t.status.upper() if t.status != "n/a" else "n/a")
+                + (f" ({t.note})" if t.note else ""),
             ]
             for t in targets
         ],

@@ -126,6 +126,25 @@ def test_targets_at_their_boundaries_pass() -> None:
     assert _report([edge]).passed
 
 
+def test_a_ceiling_slower_than_the_embedding_inside_end_to_end_is_flagged() -> None:
+    # The bench's ceiling fell to 4.75 ms per text under CPU steal while the embedding inside
+    # the end-to-end phase took 4.05 ms: the ratio (0.92) is flattered.
+    flattered = _size(10_000, e2e=194.0, ceiling=211.0, neo4j_only=857.0, db_p50=30.0)
+    flattered = flattered.model_copy(update={"end_to_end_embed_seconds": 40.5})
+    ratio = evaluate_targets([flattered])[0]
+    assert ratio.status == "pass" and ratio.measured == pytest.approx(194 / 211)
+    assert ratio.note == "ceiling suspect: 4.74 ms per text alone, 4.05 ms inside end-to-end"
+    text = render_markdown(_report([flattered]))
+    assert (
+        "| end-to-end / embedding ceiling | 10,000 | 0.92 | ≥ 0.85 | PASS (ceiling suspect: "
+        "4.74 ms per text alone, 4.05 ms inside end-to-end) |"
+    ) in text
+    # Embedding inside end-to-end as fast as alone, or slower, raises no doubt.
+    assert evaluate_targets([GOOD_10K])[0].note == ""
+    slower = GOOD_10K.model_copy(update={"end_to_end_embed_seconds": 12.0})
+    assert evaluate_targets([slower])[0].note == ""
+
+
 def test_the_report_passes_only_without_failures() -> None:
     assert _report([GOOD_10K]).passed
     assert not _report([GOOD_10K, BAD_100K]).passed
