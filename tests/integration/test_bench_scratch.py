@@ -3,7 +3,6 @@ each timed phase, then stopped and deleted."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -16,9 +15,10 @@ import pytest
 
 from graphmem.bench import BenchOptions, BenchReport, run_bench
 from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.neo4j_local import LocalNeo4jServer
 from graphmem.peer_graphiti import run_peer_bench
 from graphmem.peer_report import PeerOptions, PeerReport
-from graphmem.settings import GraphmemSettings
+from graphmem.settings import GraphmemSettings, load_settings
 
 # A process that holds a throwaway server until it is told to stop. It takes its settings from
 # the environment, so it runs the same Neo4j version as the suite.
@@ -133,17 +133,6 @@ def test_the_peer_bench_waits_for_its_server_then_deletes_it(
     _assert_server_gone(lines)
 
 
-def _kill_processes_mentioning(home: str) -> None:
-    """SIGKILL whatever still runs from ``home`` (only when the test has already failed)."""
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if entry.name.isdigit() and home.encode() in cmdline:
-            os.kill(int(entry.name), signal.SIGKILL)
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_terminated_run_still_stops_and_deletes_its_server(signum: signal.Signals) -> None:
     child = subprocess.Popen(
@@ -166,8 +155,8 @@ def test_a_terminated_run_still_stops_and_deletes_its_server(signum: signal.Sign
             child.wait()
         if started := [line for line in lines if line.startswith("starting a throwaway")]:
             home = started[0].split(" in ", 1)[1].split(" (", 1)[0]
-            if Path(home).exists():
-                _kill_processes_mentioning(home)
+            if Path(home).exists():  # the run failed to clean up: do it for the next tests
+                LocalNeo4jServer(load_settings(neo4j_uri="local", local_neo4j_home=home)).stop()
                 shutil.rmtree(home, ignore_errors=True)
     assert child.returncode == 128 + signum, lines
     _assert_server_gone(lines)

@@ -6,7 +6,7 @@ import json
 import os
 import signal
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -310,9 +310,13 @@ def default_ending_signals() -> Iterator[None]:
         signal.signal(signum, handler)
 
 
-def _signal_inside_scratch(signum: signal.Signals) -> None:
+def _quiet_scratch() -> AbstractContextManager[object]:
     settings = load_settings(neo4j_uri="bolt://elsewhere:7687")
-    with scratch_neo4j(settings, heap="1g", pagecache="64m", say=lambda _line: None):
+    return scratch_neo4j(settings, heap="1g", pagecache="64m", say=lambda _line: None)
+
+
+def _signal_inside_scratch(signum: signal.Signals) -> None:
+    with _quiet_scratch():
         os.kill(os.getpid(), signum)
         pytest.fail("the signal did not end the run")
 
@@ -343,19 +347,13 @@ class _SignalledWhileStopping(_FakeServer):
 @pytest.mark.usefixtures("default_ending_signals")
 def test_a_signal_during_the_clean_up_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _SignalledWhileStopping)
-    with pytest.raises(SystemExit) as ended:
-        _use_scratch_quietly()
+    with pytest.raises(SystemExit) as ended, _quiet_scratch():
+        pass
     assert ended.value.code == 128 + signal.SIGTERM
     home = _FakeServer.started[-1]
     assert _FakeServer.stopped[-1] == home
     assert not home.exists()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-
-
-def _use_scratch_quietly() -> None:
-    settings = load_settings(neo4j_uri="bolt://elsewhere:7687")
-    with scratch_neo4j(settings, heap="1g", pagecache="64m", say=lambda _line: None):
-        pass
 
 
 @pytest.mark.usefixtures("default_ending_signals")
@@ -364,8 +362,7 @@ def test_a_handler_the_application_set_is_left_alone(monkeypatch: pytest.MonkeyP
     received: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, _frame: received.append(signum))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
-    settings = load_settings(neo4j_uri="bolt://elsewhere:7687")
-    with scratch_neo4j(settings, heap="1g", pagecache="64m", say=lambda _line: None):
+    with _quiet_scratch():
         os.kill(os.getpid(), signal.SIGTERM)
         os.kill(os.getpid(), signal.SIGHUP)
     assert received == [signal.SIGTERM]
