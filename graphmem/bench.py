@@ -275,8 +275,23 @@ class ServerInfo(BaseModel):
     neo4j_edition: str | None = None
     heap: str | None = None
     pagecache: str | None = None
+    #: The throwaway server's vector index merge factor (None: a configured server's, unknown).
+    vector_merge_factor: int | None = None
     #: Whether the benchmark's namespaces stay in the database after the run.
     kept: bool
+
+    def setup(self) -> str:
+        """The throwaway server's settings, as ``", heap 2g, ..."`` (empty for another server)."""
+        parts = [
+            f"{name} {value}"
+            for name, value in (
+                ("heap", self.heap),
+                ("page cache", self.pagecache),
+                ("vector merge factor", self.vector_merge_factor),
+            )
+            if value is not None
+        ]
+        return "".join(f", {part}" for part in parts)
 
 
 class EmbedderInfo(BaseModel):
@@ -445,18 +460,13 @@ def render_markdown(report: BenchReport) -> str:
     """The report as Markdown: set-up, throughput, recall latency, targets."""
     opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
     where = "throwaway local server" if server.mode == "scratch" else "configured server"
-    memory = (
-        f", heap {server.heap}, page cache {server.pagecache}"
-        if server.heap or server.pagecache
-        else ""
-    )
     edition = f" {server.neo4j_edition}" if server.neo4j_edition else ""
     threads = f", torch {machine.torch_threads} threads" if machine.torch_threads else ""
     lines = [
         f"# graphmem bench ({report.started_at:%Y-%m-%d %H:%M} UTC)",
         "",
         f"- machine: {machine.cpus} CPUs{threads}, {machine.platform}, Python {machine.python}",
-        f"- Neo4j {server.neo4j_version}{edition} ({where} at {server.uri}{memory})",
+        f"- Neo4j {server.neo4j_version}{edition} ({where} at {server.uri}{server.setup()})",
         f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}, "
         f"batch {embedder.batch_size})",
         f"- ingest batch {opts.batch_size:,} facts; updates {opts.update_share:.0%}; "
@@ -826,9 +836,13 @@ def _bench_size(
 
 
 def server_info(
-    driver: neo4j.Driver, database: str, target: Neo4jTarget, options: ServerOptions
+    driver: neo4j.Driver,
+    database: str,
+    target: Neo4jTarget,
+    options: ServerOptions,
+    settings: GraphmemSettings,
 ) -> ServerInfo:
-    """The Neo4j a run measures: where it is, its version, and the scratch server's memory."""
+    """The Neo4j a run measures: where it is, its version, and the scratch server's settings."""
     version, edition = "unknown", None
     try:
         records, _, _ = driver.execute_query(
@@ -849,6 +863,7 @@ def server_info(
         neo4j_edition=edition,
         heap=options.heap if scratch else None,
         pagecache=options.pagecache if scratch else None,
+        vector_merge_factor=settings.local_neo4j_vector_merge_factor if scratch else None,
         kept=not scratch,
     )
 
@@ -1099,7 +1114,7 @@ def _run(
     timed = _TimedEmbedder(embedder)
     with Memory(settings, target=target, embedder=timed) as memory:
         driver, database = memory.graph.driver, memory.graph.database
-        server = server_info(driver, database, target, options)
+        server = server_info(driver, database, target, options, settings)
         say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
         pid = _scratch_server_pid(options, settings)
         _settle(pid, "measuring the embedding ceilings", say)

@@ -470,7 +470,9 @@ class LocalNeo4jServer:
         home = build.directory / "training"
         log = build.directory / "training.log"
         try:
-            _write_conf(home / "conf" / "neo4j.conf", "64m", None)
+            _write_conf(
+                home / "conf" / "neo4j.conf", "64m", self.settings.local_neo4j_vector_merge_factor
+            )
             ensure_secret_file(home / "password")
             command = self._java_command(
                 build, home=home, port=_free_port(), password_file=home / "password",
@@ -600,21 +602,16 @@ class LocalNeo4jServer:
         )
 
 
-def _write_conf(path: Path, pagecache: str, vector_merge_factor: int | None) -> None:
+def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:
     # Each write transaction adds a Lucene segment to the vector indexes and every vector
     # search visits each segment; a lower merge factor keeps fewer segments, for more merging.
-    merging = (
-        ""
-        if vector_merge_factor is None
-        else f"internal.dbms.index.vector.standard_merge_factor={vector_merge_factor}\n"
-    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# Written by graphmem at every start; change GRAPHMEM_LOCAL_NEO4J_* instead.\n"
         "# Bolt (127.0.0.1 only) and authentication are fixed by the launcher.\n"
         "dbms.usage_report.enabled=false\n"
         f"server.memory.pagecache.size={pagecache}\n"
-        f"{merging}"
+        f"internal.dbms.index.vector.standard_merge_factor={vector_merge_factor}\n"
         "internal.server.bolt.thread_pool_shutdown_wait_time=1s\n"
         "internal.server.bolt.connection_shutdown_wait_time=1s\n",
         encoding="utf-8",

@@ -451,7 +451,7 @@ def _run(
     # name of graphmem's episode index, and its CREATE ... IF NOT EXISTS then leaves it alone.
     with _quiet_notifications(), Memory(settings, target=target, embedder=lookup) as memory:
         driver, database = memory.graph.driver, memory.graph.database
-        server = server_info(driver, database, target, options)
+        server = server_info(driver, database, target, options, settings)
         side = GraphitiSide(settings, target, lookup, options.k)
         try:
             side.build_indices()

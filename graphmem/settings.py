@@ -69,11 +69,14 @@ class GraphmemSettings(BaseSettings):
     local_neo4j_version: LocalNeo4jVersion = Field(
         "5.26.30", description="5.26.30 (LTS, Java 17+) or 2025.12.1 (Java 21+)."
     )
-    local_neo4j_vector_merge_factor: int | None = Field(
-        None,
+    local_neo4j_vector_merge_factor: int = Field(
+        10,
         ge=2,
         le=1000,
-        description="Segments Lucene merges at once in the vector indexes; unset: Neo4j's 50.",
+        description=(
+            "Segments Lucene merges at once in the vector indexes (Neo4j's own default is 50): "
+            "fewer segments make vector search faster, for more merging after writes."
+        ),
     )
     local_neo4j_project: Path | None = Field(
         None, description="The Maven project to build; default: the one shipped with graphmem."

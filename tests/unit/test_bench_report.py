@@ -87,6 +87,7 @@ def _report(sizes: list[SizeResult], *, server: str = "scratch") -> BenchReport:
             neo4j_edition="community",
             heap="2g" if server == "scratch" else None,
             pagecache="1g" if server == "scratch" else None,
+            vector_merge_factor=10 if server == "scratch" else None,
             kept=server != "scratch",
         ),
         embedder=EmbedderInfo(
@@ -153,7 +154,9 @@ def test_the_report_passes_only_without_failures() -> None:
 def test_markdown_shows_setup_throughput_latency_and_targets() -> None:
     text = render_markdown(_report([GOOD_10K, BAD_100K]))
     assert text.startswith("# graphmem bench (2026-03-01 12:00 UTC)")
-    assert "8 CPUs" in text and "Neo4j 5.26.30 community" in text and "heap 2g" in text
+    assert "8 CPUs" in text and "Neo4j 5.26.30 community" in text
+    assert "(throwaway local server at bolt://127.0.0.1:7999, heap 2g, page cache 1g, " in text
+    assert "vector merge factor 10)" in text
     assert "all-MiniLM-L6-v2 (384-d, cpu, batch 64)" in text
     assert "untimed warm-up 20,000 facts" in text
     assert "| 10,000 | 1,000 | 900 | 0.90 | 6,000 | 500 (1,000 msgs) | 1,000 of 1,000 |" in text
@@ -180,7 +183,7 @@ def test_markdown_names_the_namespaces_left_in_a_configured_neo4j() -> None:
     text = render_markdown(_report([GOOD_10K], server="configured"))
     assert "configured server" in text
     assert "stay in the configured Neo4j: `bench-20260301T120000Z-abcd-*`" in text
-    assert "heap" not in text
+    assert "heap" not in text and "merge factor" not in text
 
 
 def test_the_report_round_trips_through_json() -> None:

@@ -9,7 +9,7 @@ import yaml
 from graphmem.llm import graphiti_telemetry_enabled, import_graphiti
 from graphmem.neo4j_docker import DockerNeo4j, docker_engine_available
 from graphmem.servers import managed_server, resolve_target
-from graphmem.settings import load_settings
+from graphmem.settings import GraphmemSettings, load_settings
 
 
 def test_compose_file_publishes_bolt_on_loopback_with_a_healthcheck(tmp_path: Path) -> None:
@@ -19,6 +19,10 @@ def test_compose_file_publishes_bolt_on_loopback_with_a_healthcheck(tmp_path: Pa
     assert service["image"] == "neo4j:5.26-community"
     assert service["ports"] == ["127.0.0.1:${GRAPHMEM_DOCKER_BOLT_PORT:-7687}:7687"]
     assert service["environment"]["NEO4J_dbms_usage__report_enabled"] == "false"
+    # the local server's default vector merge factor, as the image's entrypoint spells it
+    default = GraphmemSettings.model_fields["local_neo4j_vector_merge_factor"].default
+    merge = service["environment"]["NEO4J_internal_dbms_index_vector_standard__merge__factor"]
+    assert merge == str(default)
     assert service["environment"]["NEO4J_AUTH"].startswith("neo4j/${GRAPHMEM_NEO4J_PASSWORD:?")
     assert "7474" in " ".join(service["healthcheck"]["test"])
     assert set(compose["volumes"]) == {"neo4j-data", "neo4j-logs"}

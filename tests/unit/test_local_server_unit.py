@@ -190,12 +190,13 @@ def test_unknown_versions_and_bad_merge_factors_are_configuration_errors(tmp_pat
 
 def test_conf_sets_the_vector_merge_factor(tmp_path: Path) -> None:
     conf = tmp_path / "neo4j.conf"
-    _write_conf(conf, "512m", None)
-    assert "merge_factor" not in conf.read_text()  # Neo4j's own default
-    _write_conf(conf, "512m", 10)
+    default = GraphmemSettings.model_fields["local_neo4j_vector_merge_factor"].default
+    _write_conf(conf, "512m", default)
     lines = conf.read_text().splitlines()
-    assert "internal.dbms.index.vector.standard_merge_factor=10" in lines
+    assert "internal.dbms.index.vector.standard_merge_factor=10" in lines  # not Neo4j's 50
     assert "dbms.usage_report.enabled=false" in lines
+    _write_conf(conf, "512m", 50)
+    assert "internal.dbms.index.vector.standard_merge_factor=50" in conf.read_text().splitlines()
 
 
 def test_java_command_binds_loopback_and_keeps_the_password_off_the_command_line(
