@@ -22,9 +22,15 @@ from graphmem.settings import GraphmemSettings, load_settings
 
 # A process that holds a throwaway server until it is told to stop. It takes its settings from
 # the environment, so it runs the same Neo4j version as the suite.
+# The holder starts with the default handling of SIGTERM and SIGHUP, as a process started from
+# a terminal has, whatever the test runner inherited (under nohup, SIGHUP is ignored, and the
+# guard rightly leaves an ignored signal alone).
 _HOLDER = """
+import signal
 import time
 from graphmem.bench import scratch_neo4j
+for signum in (signal.SIGTERM, signal.SIGHUP):
+    signal.signal(signum, signal.SIG_DFL)
 from graphmem.settings import load_settings
 with scratch_neo4j(load_settings(), heap="512m", pagecache="64m",
                    say=lambda line: print(line, flush=True)):
