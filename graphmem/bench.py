@@ -280,18 +280,21 @@ class ServerInfo(BaseModel):
     #: Whether the benchmark's namespaces stay in the database after the run.
     kept: bool
 
-    def setup(self) -> str:
-        """The throwaway server's settings, as ``", heap 2g, ..."`` (empty for another server)."""
-        parts = [
-            f"{name} {value}"
+    def describe(self) -> str:
+        """``Neo4j 5.26.30 community (throwaway local server at bolt://..., heap 2g, ...)``: the
+        version, where it runs and, for a throwaway server, its settings."""
+        edition = f" {self.neo4j_edition}" if self.neo4j_edition else ""
+        where = "throwaway local server" if self.mode == "scratch" else "configured server"
+        settings = "".join(
+            f", {name} {value}"
             for name, value in (
                 ("heap", self.heap),
                 ("page cache", self.pagecache),
                 ("vector merge factor", self.vector_merge_factor),
             )
             if value is not None
-        ]
-        return "".join(f", {part}" for part in parts)
+        )
+        return f"Neo4j {self.neo4j_version}{edition} ({where} at {self.uri}{settings})"
 
 
 class EmbedderInfo(BaseModel):
@@ -459,14 +462,12 @@ def targets_table(targets: Sequence[TargetResult]) -> list[str]:
 def render_markdown(report: BenchReport) -> str:
     """The report as Markdown: set-up, throughput, recall latency, targets."""
     opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
-    where = "throwaway local server" if server.mode == "scratch" else "configured server"
-    edition = f" {server.neo4j_edition}" if server.neo4j_edition else ""
     threads = f", torch {machine.torch_threads} threads" if machine.torch_threads else ""
     lines = [
         f"# graphmem bench ({report.started_at:%Y-%m-%d %H:%M} UTC)",
         "",
         f"- machine: {machine.cpus} CPUs{threads}, {machine.platform}, Python {machine.python}",
-        f"- Neo4j {server.neo4j_version}{edition} ({where} at {server.uri}{server.setup()})",
+        f"- {server.describe()}",
         f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}, "
         f"batch {embedder.batch_size})",
         f"- ingest batch {opts.batch_size:,} facts; updates {opts.update_share:.0%}; "

@@ -160,16 +160,13 @@ def evaluate_peer_targets(sizes: Sequence[PeerSizeResult]) -> list[TargetResult]
 def render_peer_markdown(report: PeerReport) -> str:
     """The report as Markdown: set-up, writes, search latency, agreement, target."""
     opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
-    where = "throwaway local server" if server.mode == "scratch" else "configured server"
-    edition = f" {server.neo4j_edition}" if server.neo4j_edition else ""
     threads = f", torch {machine.torch_threads} threads" if machine.torch_threads else ""
     lines = [
         f"# graphmem vs graphiti-core {report.peer_version} "
         f"({report.started_at:%Y-%m-%d %H:%M} UTC)",
         "",
         f"- machine: {machine.cpus} CPUs{threads}, {machine.platform}, Python {machine.python}",
-        f"- Neo4j {server.neo4j_version}{edition} ({where} at {server.uri}{server.setup()}); "
-        "both systems in the same database",
+        f"- {server.describe()}; both systems in the same database",
         f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}); every "
         "fact and query embedded once, both systems given the same vectors",
         f"- writes in batches of {opts.batch_size:,} facts; untimed warm-up {opts.warmup_facts:,} "

@@ -29,9 +29,9 @@ _HOLDER = """
 import signal
 import time
 from graphmem.bench import scratch_neo4j
+from graphmem.settings import load_settings
 for signum in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(signum, signal.SIG_DFL)
-from graphmem.settings import load_settings
 with scratch_neo4j(load_settings(), heap="512m", pagecache="64m",
                    say=lambda line: print(line, flush=True)):
     print("holding", flush=True)
