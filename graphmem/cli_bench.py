@@ -113,7 +113,9 @@ def bench(
     read, access stamp), and Neo4j-only writes with precomputed vectors (last, so that recall
     does not search their copies of the end-to-end vectors). Targets: end-to-end at least 0.85
     of the ceiling, Neo4j-only writes at least 5,000 facts/s, recall's database p95 at most
-    25 ms from 100,000 facts.
+    25 ms from 100,000 facts. The ceiling and the write phases also report their CPU per
+    fact (this process's and, on the throwaway server, Neo4j's), so that a missed throughput
+    target says whether the machine's CPUs were the limit.
 
     By default a throwaway local Neo4j runs the benchmark and is deleted afterwards, so your
     graph is never touched. Progress goes to stderr; the report (Markdown, or JSON with

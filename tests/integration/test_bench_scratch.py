@@ -88,6 +88,7 @@ def test_the_bench_waits_for_its_server_before_each_timed_phase(
         "timing the episodes",
         "timing recall",
         "timing the Neo4j-only writes",
+        "measuring the merges they left",
     ], lines
     # Each wait after the warm-up comes right before its phase's first progress line.
     for wait, phase in (
@@ -109,6 +110,13 @@ def test_the_bench_describes_its_server_then_deletes_it(
     (size,) = report.sizes
     assert size.end_to_end.items == size.neo4j_only.items == 100
     assert size.recall.queries == 5 and size.recall.found_share > 0
+    # The CPU of each write phase: this process's and the throwaway server's, during the
+    # phase and after it.
+    for phase in (size.end_to_end, size.neo4j_only):
+        assert phase.cpu is not None and phase.cpu.client_seconds > 0
+        assert phase.cpu.server_seconds is not None and phase.cpu.server_seconds > 0
+        assert phase.cpu.server_after_seconds is not None and phase.cpu.server_after_seconds >= 0
+    assert size.embedding_ceiling.cpu is not None and size.embedding_ceiling.cpu.client_seconds > 0
     _assert_server_gone(lines)
 
 

@@ -19,6 +19,7 @@ from graphmem import bench
 from graphmem.bench import (
     BenchOptions,
     BenchReport,
+    CpuUse,
     EmbedderInfo,
     MachineInfo,
     Percentiles,
@@ -26,6 +27,7 @@ from graphmem.bench import (
     ServerInfo,
     SizeResult,
     Throughput,
+    cpu_note,
     evaluate_targets,
     plan_batches,
     render_markdown,
@@ -144,6 +146,89 @@ def test_a_ceiling_slower_than_the_embedding_inside_end_to_end_is_flagged() -> N
     assert evaluate_targets([GOOD_10K])[0].note == ""
     slower = GOOD_10K.model_copy(update={"end_to_end_embed_seconds": 12.0})
     assert evaluate_targets([slower])[0].note == ""
+
+
+def _with_cpu(r: SizeResult, *, e2e_ms: float, neo4j_ms: float, embed_ms: float) -> SizeResult:
+    """``r`` with the CPU per fact of each phase (client, server) in milliseconds."""
+
+    def use(phase: Throughput, client_ms: float, server_ms: float | None) -> Throughput:
+        cpu = CpuUse(
+            client_seconds=client_ms * phase.items / 1000,
+            server_seconds=None if server_ms is None else server_ms * phase.items / 1000,
+            server_after_seconds=None if server_ms is None else 0.1 * phase.items / 1000,
+        )
+        return phase.model_copy(update={"cpu": cpu})
+
+    return r.model_copy(
+        update={
+            "embedding_ceiling": use(r.embedding_ceiling, embed_ms, 0.0),
+            "end_to_end": use(r.end_to_end, e2e_ms - 0.5, 0.5),
+            "neo4j_only": use(r.neo4j_only, 0.05, neo4j_ms - 0.05),
+        }
+    )
+
+
+def test_a_missed_throughput_target_says_how_busy_the_cpus_were() -> None:
+    # 2 CPUs; ceiling 1.00 ms per text, so 0.85 allows 1.18 ms per fact, or 2.35 ms of CPU.
+    # End-to-end took 1.43 ms per fact (0.70) with 2.80 ms of CPU: 1.96 CPUs busy.
+    bad = _with_cpu(BAD_100K, e2e_ms=2.80, neo4j_ms=0.45, embed_ms=1.97)
+    ratio, writes, _ = evaluate_targets([bad], cpus=2)
+    assert ratio.status == "fail"
+    assert ratio.note == (
+        "CPU-bound: 2.0 of 2 CPUs busy; 2.80 ms CPU per fact, the target allows 2.35 at most"
+    )
+    # 4,000 facts/s is 0.25 ms per fact; 0.45 ms of CPU is 1.8 CPUs; 5,000/s allows 0.40.
+    assert writes.status == "fail"
+    assert writes.note == (
+        "CPU-bound: 1.8 of 2 CPUs busy; 0.45 ms CPU per fact, the target allows 0.40 at most"
+    )
+    # On 8 CPUs the same phases were not CPU-bound.
+    ratio, writes, _ = evaluate_targets([bad], cpus=8)
+    assert ratio.note.startswith("2.0 of 8 CPUs busy; 2.80 ms CPU per fact, the target allows")
+    assert writes.note.startswith("1.8 of 8 CPUs busy")
+    # Met targets, an unknown machine or unknown server CPU add nothing.
+    good = _with_cpu(GOOD_10K, e2e_ms=2.0, neo4j_ms=0.3, embed_ms=1.9)
+    assert [t.note for t in evaluate_targets([good], cpus=2)[:2]] == ["", ""]
+    assert [t.note for t in evaluate_targets([bad])[:2]] == ["", ""]
+    unknown = bad.neo4j_only.model_copy(update={"cpu": CpuUse(client_seconds=1.0)})
+    assert unknown.cpus_busy is None and cpu_note(unknown, 0.2, 2) == ""
+
+
+def test_markdown_shows_the_cpu_per_fact_of_each_phase() -> None:
+    bad = _with_cpu(BAD_100K, e2e_ms=2.80, neo4j_ms=0.45, embed_ms=1.97)
+    report = _report([bad]).model_copy(
+        update={"machine": MachineInfo(cpus=2, platform="Linux", python="3.11.9")}
+    )
+    text = render_markdown(report)
+    assert "CPU per item (ms) on 2 CPUs:" in text
+    assert "| 100,000 | embedding ceiling | 1.00 | 1.97 | 0.00 | 0.10 | 1.97 |" in text
+    assert "| 100,000 | end-to-end | 1.43 | 2.30 | 0.50 | 0.10 | 1.96 |" in text
+    assert "| 100,000 | Neo4j-only | 0.25 | 0.05 | 0.40 | 0.10 | 1.80 |" in text
+    # A report without CPU figures (a configured server's, or an older JSON) has no such table.
+    assert "CPU per item" not in render_markdown(_report([BAD_100K]))
+
+
+def test_the_meter_sums_wall_and_cpu_over_the_timed_calls_only() -> None:
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc on this system")
+    meter = bench._Meter(os.getpid())  # this process stands in for the server
+    with meter.timing():
+        sum(i * i for i in range(3_000_000))  # spend some CPU
+    sum(i * i for i in range(3_000_000))  # untimed
+    with meter.timing():
+        pass
+    phase = meter.throughput(items=10, batches=2)
+    assert phase.cpu is not None and phase.cpu.server_seconds is not None
+    assert 0 < phase.seconds < 5
+    assert 0 < phase.cpu.client_seconds <= phase.seconds * 1.5
+    # /proc counts in clock ticks (usually 10 ms): the server reading is coarser
+    assert phase.cpu.server_seconds == pytest.approx(phase.cpu.client_seconds, abs=0.05)
+    assert phase.cpus_busy is not None and phase.cpus_busy > 0.5
+    unknown = bench._Meter(None)
+    with unknown.timing():
+        pass
+    assert unknown.throughput(1, 1).cpu == CpuUse(client_seconds=unknown.client)
+    assert unknown.throughput(1, 1).cpus_busy is None
 
 
 def test_the_report_passes_only_without_failures() -> None:
