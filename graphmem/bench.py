@@ -387,9 +387,8 @@ def cpu_allowance_ms(wall_ms_per_fact: float, cpus: int) -> float:
 
 
 def cpu_note(throughput: Throughput, target_ms_per_fact: float, cpus: int | None) -> str:
-    """For a throughput that missed its target: how busy the CPUs were, and the CPU per item
-    it used per fact against what the target allows on this machine; "" when either is not
-    known."""
+    """For a throughput that missed its target: how busy the CPUs were, and the CPU it used
+    per fact against what the target allows on this machine; "" when either is not known."""
     busy, cpu = throughput.cpus_busy, throughput.cpu
     if busy is None or cpu is None or cpu.seconds is None or not cpus or not throughput.items:
         return ""
