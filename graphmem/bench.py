@@ -388,15 +388,24 @@ def cpu_allowance_ms(wall_ms_per_fact: float, cpus: int) -> float:
 
 def cpu_note(throughput: Throughput, target_ms_per_fact: float, cpus: int | None) -> str:
     """For a throughput that missed its target: how busy the CPUs were, and the CPU it used
-    per fact against what the target allows on this machine; "" when either is not known."""
+    per fact against what the target allows on this machine; "" when either is not known.
+
+    Above the allowance, the phase needs less CPU per fact to pass; within it, the phase left
+    CPU time idle (waits, work that did not overlap) that it would need to use."""
     busy, cpu = throughput.cpus_busy, throughput.cpu
     if busy is None or cpu is None or cpu.seconds is None or not cpus or not throughput.items:
         return ""
     used = 1000 * cpu.seconds / throughput.items
+    allowed = cpu_allowance_ms(target_ms_per_fact, cpus)
+    if used <= allowed:
+        return (
+            f"{busy:.2f} of {cpus} CPUs busy; {used:.2f} ms CPU per fact is within the "
+            f"{allowed:.2f} the target allows, the CPUs were idle part of the time"
+        )
     bound = "CPU-bound: " if busy >= CPU_BOUND_SHARE * cpus else ""
     return (
-        f"{bound}{busy:.1f} of {cpus} CPUs busy; {used:.2f} ms CPU per fact, the target "
-        f"allows {cpu_allowance_ms(target_ms_per_fact, cpus):.2f} at most"
+        f"{bound}{busy:.2f} of {cpus} CPUs busy; {used:.2f} ms CPU per fact, the target "
+        f"allows {allowed:.2f} at most"
     )
 
 
