@@ -380,15 +380,10 @@ def ceiling_caveat(r: SizeResult) -> str:
 CPU_BOUND_SHARE = 0.9
 
 
-def cpu_allowance_ms(wall_ms_per_fact: float, cpus: int) -> float:
-    """CPU milliseconds per fact that a phase may use and still finish a fact every
-    ``wall_ms_per_fact``, with all ``cpus`` busy all the time: the most it can afford."""
-    return cpus * wall_ms_per_fact
-
-
 def cpu_note(throughput: Throughput, target_ms_per_fact: float, cpus: int | None) -> str:
     """For a throughput that missed its target: how busy the CPUs were, and the CPU it used
-    per fact against what the target allows on this machine; "" when either is not known.
+    per fact against what the target allows on this machine (a fact every
+    ``target_ms_per_fact`` with all ``cpus`` busy all the time); "" when either is not known.
 
     Above the allowance, the phase needs less CPU per fact to pass; within it, the phase left
     CPU time idle (waits, work that did not overlap) that it would need to use."""
@@ -396,7 +391,7 @@ def cpu_note(throughput: Throughput, target_ms_per_fact: float, cpus: int | None
     if busy is None or cpu is None or cpu.seconds is None or not cpus or not throughput.items:
         return ""
     used = 1000 * cpu.seconds / throughput.items
-    allowed = cpu_allowance_ms(target_ms_per_fact, cpus)
+    allowed = cpus * target_ms_per_fact
     if used <= allowed:
         return (
             f"{busy:.2f} of {cpus} CPUs busy; {used:.2f} ms CPU per fact is within the "
@@ -744,22 +739,25 @@ class _TimedEmbedder(EmbedderWrapper):
             self.seconds += time.perf_counter() - began
 
 
+def _cpu_reader(pid: int | None) -> Callable[[], float | None]:
+    """A reader of the CPU seconds process ``pid`` has used so far (None: no such process, or
+    not readable here; always None without a pid)."""
+    if pid is None:
+        return lambda: None
+    from graphmem.neo4j_local import process_cpu_seconds
+
+    return lambda: process_cpu_seconds(pid)
+
+
 class _Meter:
     """Wall time, this process's CPU time and the throwaway server's (``pid``; None: not
     known) summed over the timed calls of one phase."""
 
     def __init__(self, pid: int | None) -> None:
-        self.pid = pid
+        self._server_cpu = _cpu_reader(pid)
         self.seconds = 0.0
         self.client = 0.0
         self.server: float | None = None if pid is None else 0.0
-
-    def _server_cpu(self) -> float | None:
-        if self.pid is None:
-            return None
-        from graphmem.neo4j_local import process_cpu_seconds
-
-        return process_cpu_seconds(self.pid)
 
     @contextmanager
     def timing(self) -> Iterator[None]:
@@ -1113,15 +1111,14 @@ def _settle(pid: int | None, when: str, say: Progress) -> float | None:
     Returns the CPU seconds the server used while it was waited for (None: not known)."""
     if pid is None:
         return None
-    from graphmem.neo4j_local import process_cpu_seconds
-
-    before = process_cpu_seconds(pid)
-    waited = wait_until_idle(lambda: process_cpu_seconds(pid))
+    cpu_seconds = _cpu_reader(pid)
+    before = cpu_seconds()
+    waited = wait_until_idle(cpu_seconds)
     if waited is None:
         say(f"the throwaway Neo4j was still busy after {IDLE_TIMEOUT_S:.0f} s; {when} anyway")
     else:
         say(f"the throwaway Neo4j was idle after {waited:.0f} s; {when}")
-    after = process_cpu_seconds(pid)
+    after = cpu_seconds()
     return after - before if before is not None and after is not None else None
 
 
