@@ -4,12 +4,15 @@
 // returns: id, text, status, recorded_at, retired_at, valid_from, valid_to, source
 // example: {"ns": "demo", "as_of": "2026-01-01T00:00:00Z", "limit": 100}
 // What graphmem believed at transaction time $as_of (ISO-8601 with offset), newest first:
-// facts recorded by then and not yet retired by then (invariant 2).
+// facts recorded by then and not yet retired by then (invariant 2). status is the fact's status
+// now; valid_to is the one believed then (a later supersession closes it: see stated_valid_to).
 WITH datetime($as_of) AS t
 MATCH (f:Fact {ns: $ns})
 WHERE f.recorded_at <= t AND (f.retired_at IS NULL OR f.retired_at > t)
 RETURN f.id AS id, f.text AS text, f.status AS status, f.recorded_at AS recorded_at,
-       f.retired_at AS retired_at, f.valid_from AS valid_from, f.valid_to AS valid_to,
+       f.retired_at AS retired_at, f.valid_from AS valid_from,
+       CASE WHEN f.status = 'superseded' AND f.retired_at > t THEN f.stated_valid_to
+            ELSE f.valid_to END AS valid_to,
        f.source AS source
 ORDER BY f.recorded_at DESC
 LIMIT $limit

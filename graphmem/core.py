@@ -58,6 +58,7 @@ from graphmem.models import (
     Timing,
     check_namespace,
     describe_validation_error,
+    native_time,
 )
 from graphmem.ranking import (
     Candidate,
@@ -233,7 +234,16 @@ def _metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
 
 def _created_fact(row: Mapping[str, Any], recorded_at: Any) -> Fact:
     """The :Fact that ``fact_create`` stored from ``row`` in a transaction at ``recorded_at``:
-    every property is the row's or a constant of the statement, so nothing is read back."""
+    every property is the row's, a constant of the statement or derived from them as the
+    statement does, so nothing is read back."""
+    recorded_at = native_time(recorded_at)
+    valid_from = row["valid_from"]
+    if (
+        valid_from is None
+        and row["supersedes"]
+        and (row["valid_to"] is None or row["valid_to"] > recorded_at)
+    ):
+        valid_from = recorded_at  # a superseding fact holds from the update (fact_create)
     return Fact.model_validate(
         {
             "id": row["id"],
@@ -241,7 +251,7 @@ def _created_fact(row: Mapping[str, Any], recorded_at: Any) -> Fact:
             "text": row["text"],
             "status": "active",
             "recorded_at": recorded_at,
-            "valid_from": row["valid_from"],
+            "valid_from": valid_from,
             "valid_to": row["valid_to"],
             "source": row["source"],
             "tags": row["tags"],

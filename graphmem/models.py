@@ -59,7 +59,7 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 # --- reusable field types -----------------------------------------------------------------------
-def _native_time(value: Any) -> Any:
+def native_time(value: Any) -> Any:
     """Neo4j's DateTime to Python's datetime; anything else unchanged."""
     to_native = getattr(value, "to_native", None)
     return to_native() if callable(to_native) else value
@@ -114,7 +114,7 @@ def _tags(value: tuple[str, ...]) -> tuple[str, ...]:
 
 
 AwareDatetime = Annotated[datetime, AfterValidator(_aware_utc)]
-StoredDatetime = Annotated[datetime, BeforeValidator(_native_time)]
+StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 FactText = Annotated[str, _text(MAX_TEXT_CHARS)]
 EpisodeText = Annotated[str, _text(MAX_EPISODE_CHARS)]
@@ -200,6 +200,8 @@ class Fact(_Output):
     retired_at: StoredDatetime | None = None
     valid_from: StoredDatetime | None = None
     valid_to: StoredDatetime | None = None
+    stated_valid_to: StoredDatetime | None = None
+    """On a superseded fact, the ``valid_to`` it carried while believed (None when open)."""
     superseded_by: str | None = None
     source: str | None = None
     tags: tuple[str, ...] = ()

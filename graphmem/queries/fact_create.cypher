@@ -7,6 +7,10 @@
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
 // and DERIVED_FROM to each row.derived_from episode. The caller has checked that the targets
 // exist in the namespace and are believed.
+// A superseding fact without a valid_from is valid from this transaction (unless its valid_to
+// is already past), so that the replaced fact's closed interval and its own do not overlap.
+// Each replaced fact keeps the valid_to it carried while believed as stated_valid_to (absent
+// when open), which answers "what did we believe at T about V" after valid_to is closed.
 UNWIND $facts AS row
 CREATE (node:Fact {
   id: row.id,
@@ -16,7 +20,11 @@ CREATE (node:Fact {
   status: 'active',
   recorded_at: datetime.transaction(),
   retired_at: null,
-  valid_from: row.valid_from,
+  valid_from: CASE
+    WHEN row.valid_from IS NULL AND size(row.supersedes) > 0
+         AND (row.valid_to IS NULL OR row.valid_to > datetime.transaction())
+      THEN datetime.transaction()
+    ELSE row.valid_from END,
   valid_to: row.valid_to,
   superseded_by: null,
   source: row.source,
@@ -34,7 +42,8 @@ CALL (node, row) {
   WHERE old.ns = row.ns AND old.retired_at IS NULL
   WITH node, row, old, coalesce(row.valid_from, datetime.transaction()) AS ended
   CREATE (node)-[:SUPERSEDES {at: datetime.transaction(), actor: $actor, reason: row.reason}]->(old)
-  SET old.status = 'superseded',
+  SET old.stated_valid_to = old.valid_to,
+      old.status = 'superseded',
       old.retired_at = datetime.transaction(),
       old.superseded_by = node.id,
       old.valid_to = CASE

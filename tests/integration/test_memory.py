@@ -132,7 +132,16 @@ def test_google_then_microsoft(memory: Client) -> None:
     assert old.superseded_by == microsoft.id
     assert old.retired_at == microsoft.recorded_at
     assert old.valid_to == microsoft.recorded_at
+    assert old.stated_valid_to is None  # open-ended while it was believed
     assert old.text == "I work at Google"  # stored as said, never overwritten
+
+    # The update holds from when it was made, so the two valid intervals do not overlap.
+    assert microsoft.valid_from == microsoft.recorded_at
+    assert memory.get(microsoft.id).valid_from == microsoft.valid_from
+    true_before = [h.id for h in memory.recall(WORK_QUESTION, valid_at=before_update).hits]
+    assert google.id in true_before and microsoft.id not in true_before
+    true_now = [h.id for h in memory.recall(WORK_QUESTION, valid_at=datetime.now(UTC)).hits]
+    assert true_now[0] == microsoft.id and google.id not in true_now
 
 
 def test_history_walks_the_chain_both_ways(memory: Client) -> None:
@@ -247,6 +256,32 @@ def test_valid_at_answers_what_was_true_then(memory: Client) -> None:
     # Without valid_at, recall answers from current beliefs (Paris is one, about the past).
     current = {h.id for h in memory.recall(question, kinds=["fact"]).hits}
     assert rome.id in current and berlin.id not in current
+
+
+def test_as_of_with_valid_at_judges_validity_as_believed_then(memory: Client) -> None:
+    def at(year: int, month: int = 1) -> datetime:
+        return datetime(year, month, 1, tzinfo=UTC)
+
+    bob = memory.remember("Bob is the team lead.", valid_from=at(2020), valid_to=at(2030))
+    before_update = _pause()
+    carol = memory.remember("Carol is the team lead.", valid_from=at(2025, 6), supersedes=[bob.id])
+    question = "who is the team lead"
+
+    def lead(valid_at: datetime, as_of: datetime | None = None) -> list[str]:
+        hits = memory.recall(question, as_of=as_of, valid_at=valid_at, kinds=["fact"]).hits
+        return [h.id for h in hits]
+
+    closed = memory.get(bob.id)
+    assert isinstance(closed, Fact)
+    assert closed.valid_to == at(2025, 6) and closed.stated_valid_to == at(2030)
+    # Believed now: Bob until June 2025, Carol since.
+    assert lead(at(2023)) == [bob.id]
+    assert lead(at(2026)) == [carol.id]
+    assert lead(at(2026), as_of=datetime.now(UTC)) == [carol.id]
+    # Believed before the update: Bob, for the whole interval he was stated to have.
+    assert lead(at(2026), as_of=before_update) == [bob.id]
+    assert lead(at(2031), as_of=before_update) == []
+    assert lead(at(2019), as_of=before_update) == []
 
 
 def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(

@@ -3,6 +3,8 @@
 // time $valid_at (invariant 3); carrying one of $tags; recorded in [$since, $until).
 // For a $valid_at question a superseded fact still counts within its (closed) valid interval:
 // it is what is believed about that past, while retracted and merged facts do not count.
+// With $as_of too, a fact superseded after $as_of is judged by the valid_to it carried while
+// believed (stated_valid_to), not by the end its supersession gave it later.
 (node.ns = $ns
 AND CASE
   WHEN $as_of IS NULL
@@ -12,8 +14,13 @@ AND CASE
        AND ($include_retired OR node.retired_at IS NULL OR node.retired_at > $as_of
             OR ($valid_at IS NOT NULL AND node.status = 'superseded'))
 END
-AND ($valid_at IS NULL OR ((node.valid_from IS NULL OR node.valid_from <= $valid_at)
-                           AND (node.valid_to IS NULL OR node.valid_to > $valid_at)))
+AND ($valid_at IS NULL
+     OR ((node.valid_from IS NULL OR node.valid_from <= $valid_at)
+         AND CASE
+           WHEN $as_of IS NOT NULL AND node.status = 'superseded' AND node.retired_at > $as_of
+             THEN node.stated_valid_to IS NULL OR node.stated_valid_to > $valid_at
+           ELSE node.valid_to IS NULL OR node.valid_to > $valid_at
+         END))
 AND ($tags IS NULL OR any(tag IN node.tags WHERE tag IN $tags))
 AND ($since IS NULL OR node.recorded_at >= $since)
 AND ($until IS NULL OR node.recorded_at < $until))
