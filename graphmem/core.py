@@ -13,6 +13,7 @@ Errors raised inside the work roll the transaction back: nothing is half-written
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import time
 import uuid
@@ -200,10 +201,23 @@ def namespace(ns: str | None, default: str | None) -> str:
         raise InvalidInputError(str(exc)) from None
 
 
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def _items(name: str, value: Any, what: str) -> list[Any]:
+    """``value`` as a list: a list, tuple or other iterable (never one string), else an error."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInputError(f"{name} takes a list of {what}, got {value!r:.80}")
+    return list(value)
+
+
 def _ids(name: str, ids: Iterable[str]) -> list[str]:
     if isinstance(ids, str):
         ids = [ids]
-    result = list(ids)
+    result = _items(name, ids, "strings")
     if len(result) > MAX_IDS:
         raise InvalidInputError(f"{name}: at most {MAX_IDS} ids, got {len(result)}")
     for item in result:
@@ -323,9 +337,8 @@ class MemoryCore:
         vectors: npt.ArrayLike | None = None,
     ) -> Plan[list[Fact]]:
         ns = namespace(ns, self.default_ns)
-        if isinstance(items, str | bytes):
-            raise InvalidInputError("remember_many takes a list of facts, not one string")
-        inputs = [_coerce(FactInput, "text", item, f"fact {i}") for i, item in enumerate(items)]
+        facts = _items("remember_many", items, "facts")
+        inputs = [_coerce(FactInput, "text", item, f"fact {i}") for i, item in enumerate(facts)]
         if not inputs:
             return []
         checked = None
@@ -411,8 +424,7 @@ class MemoryCore:
         session_id: str | None = None,
     ) -> Plan[IngestResult]:
         ns = namespace(ns, self.default_ns)
-        if isinstance(messages, str | bytes):
-            raise InvalidInputError("ingest takes a list of messages, not one string")
+        messages = _items("ingest", messages, "messages")
         if session_id is not None:
             (session_id,) = _ids("session_id", [session_id])
             if len(session_id) > MAX_LABEL_CHARS:
@@ -443,17 +455,23 @@ class MemoryCore:
         # Repeats inside this batch: the first occurrence stands for the others.
         fresh: list[dict[str, Any]] = []
         repeats: list[str] = []
+        # A message repeats another with the same session and external id, or with the same
+        # content hash unless both carry external ids (then those ids tell them apart).
         by_key: dict[tuple[Any, ...], str] = {}
         for row in rows:
-            keys: list[tuple[Any, ...]] = [("hash", row["content_hash"])]
-            if row["external_id"] is not None:
-                keys.append(("ext", row["session_id"], row["external_id"]))
+            digest, external = row["content_hash"], row["external_id"]
+            if external is None:
+                keys: list[tuple[Any, ...]] = [("hash", digest)]
+                own = [("hash", digest), ("hash without id", digest)]
+            else:
+                keys = [("id", row["session_id"], external), ("hash without id", digest)]
+                own = [("hash", digest), ("id", row["session_id"], external)]
             first = next((by_key[k] for k in keys if k in by_key), None)
             if first is not None:
                 repeats.append(first)
                 continue
-            for k in keys:
-                by_key[k] = row["id"]
+            for k in own:
+                by_key.setdefault(k, row["id"])
             fresh.append(row)
 
         def existing(candidates: list[dict[str, Any]]) -> Work[dict[int, str]]:
@@ -543,9 +561,14 @@ class MemoryCore:
             raise InvalidInputError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
         if isinstance(kinds, str):
             kinds = (kinds,)  # type: ignore[assignment]
+        if not isinstance(kinds, Iterable):
+            raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
         wanted = tuple(dict.fromkeys(kinds))
         if not wanted or any(kind not in ("fact", "episode") for kind in wanted):
             raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
+        include_retired = _flag("include_retired", include_retired)
+        expand_references = _flag("expand_references", expand_references)
+        track_access = _flag("track_access", track_access)
         tag_list = None if tags is None else _ids("tags", tags)
         if tag_list is not None:
             wanted = tuple(kind for kind in wanted if kind == "fact")  # episodes have no tags
@@ -555,8 +578,14 @@ class MemoryCore:
             "since": aware("since", since),
             "until": aware("until", until),
         }
+        if isinstance(config, Mapping):
+            config = validate(RecallConfig, config, "recall config")
+        elif config is not None and not isinstance(config, RecallConfig):
+            raise InvalidInputError(f"config must be a RecallConfig or a mapping, got {config!r}")
         cfg = config or self.config
         if min_score is not None:
+            if isinstance(min_score, bool) or not isinstance(min_score, int | float):
+                raise InvalidInputError(f"min_score must be a number, got {min_score!r}")
             if not -1.0 <= min_score <= 1.0:
                 raise InvalidInputError(f"min_score must lie in [-1, 1], got {min_score!r}")
             cfg = cfg.model_copy(update={"min_score": min_score})
@@ -722,6 +751,12 @@ class MemoryCore:
             raise InvalidInputError(f"budget_tokens must be an integer, got {budget_tokens!r}")
         if budget_tokens < 1:
             raise InvalidInputError(f"budget_tokens must be at least 1, got {budget_tokens}")
+        unknown = sorted(set(recall_options) - _RECALL_OPTIONS)
+        if unknown:
+            raise InvalidInputError(
+                f"context got unknown options {unknown}; it takes recall's: "
+                + ", ".join(sorted(_RECALL_OPTIONS))
+            )
         result: RecallResult = yield from self.recall(text, ns=ns, k=k, **recall_options)
         filters = {
             "as_of": result.as_of,
@@ -1014,3 +1049,12 @@ def build_context(
         episode_ids=tuple(i for kind, i in kept if kind == "episode"),
         omitted=omitted,
     )
+
+
+# What context passes on to recall (text, ns and k are context's own arguments).
+_RECALL_OPTIONS = frozenset(inspect.signature(MemoryCore.recall).parameters) - {
+    "self",
+    "text",
+    "ns",
+    "k",
+}

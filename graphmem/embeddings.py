@@ -160,19 +160,23 @@ class SentenceTransformerEmbedder:
 
 def check_vectors(vectors: npt.ArrayLike, dimension: int) -> Vectors:
     """Validate a batch of vectors: 2-d, the right width, finite, non-zero; return unit rows."""
-    array = np.asarray(vectors, dtype=np.float32)
+    # float64 throughout, so that huge or tiny (but finite, non-zero) rows normalise exactly
+    # instead of overflowing or underflowing float32 on the way.
+    array = np.asarray(vectors, dtype=np.float64)
     if array.ndim != 2 or array.shape[1] != dimension:
         raise EmbeddingError(
             f"expected vectors of dimension {dimension}, got an array of shape {array.shape}"
         )
     if not np.isfinite(array).all():
         raise EmbeddingError("vectors contain NaN or infinite values")
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    if (norms == 0).any():
+    scale = np.abs(array).max(axis=1, keepdims=True)
+    if (scale == 0).any():
         raise EmbeddingError("vectors contain an all-zero row, which has no direction")
-    if not np.allclose(norms, 1.0, atol=1e-3):
-        array = array / norms
-    return array
+    scaled = array / scale  # every entry in [-1, 1], so the norm cannot overflow
+    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
+    with np.errstate(over="ignore"):
+        unit = np.allclose(scale * norms, 1.0, atol=1e-3)
+    return (array if unit else scaled / norms).astype(np.float32)
 
 
 def _model_id_for(source: str) -> str:

@@ -193,7 +193,15 @@ class Memory(_ClientBase):
                 run.query.check_params(run.params)
                 rows = tx.run(run.query.text, run.params).data()
 
-        with driver_errors(), graph.driver.session(database=graph.database) as session:
+        # One bookmark chain per client (the driver's, which graphmem's other queries use too):
+        # on a cluster each transaction sees the writes of the ones before it.
+        with (
+            driver_errors(),
+            graph.driver.session(
+                database=graph.database,
+                bookmark_manager=graph.driver.execute_query_bookmark_manager,
+            ) as session,
+        ):
             if step.mode == "read":
                 return session.execute_read(body)
             return session.execute_write(body)
@@ -225,11 +233,11 @@ class Memory(_ClientBase):
                 text,
                 ns=ns,
                 source=source,
-                tags=tuple(tags),
+                tags=tags,
                 valid_from=valid_from,
                 valid_to=valid_to,
-                supersedes=tuple(supersedes),
-                references=tuple(references),
+                supersedes=supersedes,
+                references=references,
                 metadata=metadata,
                 pinned=pinned,
                 reason=reason,
@@ -340,13 +348,19 @@ class AsyncMemory(_ClientBase):
     """
 
     _driver: neo4j.AsyncDriver | None = None
+    _bookmarks: neo4j.api.AsyncBookmarkManager | None = None
     _database: str = "neo4j"
 
     async def connect(self) -> AsyncMemory:
         if self._driver is None:
             graph = await asyncio.to_thread(self._open_graph)  # schema work is synchronous
             target = graph.target
+            # Continue the schema work's bookmark chain (see Memory._transaction).
+            schema_bookmarks = graph.driver.execute_query_bookmark_manager.get_bookmarks()
             graph.close()
+            self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager(
+                initial_bookmarks=neo4j.Bookmarks.from_raw_values(*schema_bookmarks)
+            )
             self._database = target.database
             self._driver = await open_async_driver(
                 target, connection_timeout=self.settings.neo4j_connection_timeout
@@ -402,7 +416,9 @@ class AsyncMemory(_ClientBase):
                 rows = await result.data()
 
         with driver_errors():
-            async with driver.session(database=self._database) as session:
+            async with driver.session(
+                database=self._database, bookmark_manager=self._bookmarks
+            ) as session:
                 if step.mode == "read":
                     return await session.execute_read(body)
                 return await session.execute_write(body)
@@ -428,11 +444,11 @@ class AsyncMemory(_ClientBase):
                 text,
                 ns=ns,
                 source=source,
-                tags=tuple(tags),
+                tags=tags,
                 valid_from=valid_from,
                 valid_to=valid_to,
-                supersedes=tuple(supersedes),
-                references=tuple(references),
+                supersedes=supersedes,
+                references=references,
                 metadata=metadata,
                 pinned=pinned,
                 reason=reason,

@@ -75,7 +75,7 @@ def _aware_utc(value: datetime) -> datetime:
 
 
 def check_namespace(value: str) -> str:
-    if not isinstance(value, str) or not _NAMESPACE.match(value):
+    if not isinstance(value, str) or not _NAMESPACE.fullmatch(value):
         raise ValueError(
             f"namespace {value!r} is not allowed: use 1 to 128 letters, digits and . _ - : @, "
             "starting with a letter or digit"
@@ -113,6 +113,11 @@ def _tags(value: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
+def _one_or_many(value: Any) -> Any:
+    """A lone string is one item, not a sequence of characters."""
+    return (value,) if isinstance(value, str) else value
+
+
 AwareDatetime = Annotated[datetime, AfterValidator(_aware_utc)]
 StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
@@ -123,8 +128,10 @@ Id = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
 Tags = Annotated[
     tuple[Annotated[str, Field(max_length=MAX_LABEL_CHARS)], ...],
     Field(max_length=MAX_TAGS),
+    BeforeValidator(_one_or_many),
     AfterValidator(_tags),
 ]
+Ids = Annotated[tuple[Id, ...], Field(max_length=MAX_IDS), BeforeValidator(_one_or_many)]
 Metadata = Annotated[dict[str, Any] | None, AfterValidator(_metadata)]
 
 
@@ -151,8 +158,8 @@ class FactInput(_Input):
     tags: Tags = ()
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
-    supersedes: tuple[Id, ...] = Field(default=(), max_length=MAX_IDS)
-    references: tuple[Id, ...] = Field(default=(), max_length=MAX_IDS)
+    supersedes: Ids = ()
+    references: Ids = ()
     metadata: Metadata = None
     pinned: bool = False
     reason: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None = None
@@ -175,8 +182,8 @@ class Message(_Input):
     """One verbatim message for :meth:`Memory.ingest`.
 
     ``content`` is stored as given. ``external_id`` is the caller's own id of the message;
-    re-sending a message with the same namespace, session and external id (or, without an
-    external id, the same content hash) does not store it twice.
+    re-sending a message with the same namespace, session and external id (or the same content
+    hash, unless both carry external ids, which then tell them apart) does not store it twice.
     """
 
     content: EpisodeText

@@ -214,7 +214,12 @@ def apply_schema(
     for migration in MIGRATIONS:
         if migration.version in applied:
             continue
-        with db.driver_errors(), driver.session(database=database) as session:
+        with (
+            db.driver_errors(),
+            driver.session(
+                database=database, bookmark_manager=driver.execute_query_bookmark_manager
+            ) as session,
+        ):
             for statement in migration.statements:
                 session.run(statement, {"dimension": embedder.dimension}).consume()
         db.execute(

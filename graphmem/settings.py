@@ -157,7 +157,7 @@ class GraphmemSettings(BaseSettings):
     @field_validator("local_neo4j_heap", "local_neo4j_pagecache")
     @classmethod
     def _check_size(cls, value: str) -> str:
-        if not _MEMORY_SIZE.match(value):
+        if not _MEMORY_SIZE.fullmatch(value):
             raise ValueError(f"must be a size such as 512m or 2g; got {value!r}")
         return value.lower()
 

@@ -3,9 +3,11 @@
 // params: ns, rows
 // returns: i, existing
 // For each candidate message (row.i, row.session_id, row.external_id, row.content_hash), the id
-// of an already stored episode it repeats: same session and external id, or same content hash.
+// of an already stored episode it repeats: same session and external id, or same content hash
+// unless both carry external ids (different ids then mean different messages).
 UNWIND $rows AS row
 OPTIONAL MATCH (h:Episode {ns: $ns, content_hash: row.content_hash})
+WHERE row.external_id IS NULL OR h.external_id IS NULL
 WITH row, head(collect(h.id)) AS by_hash
 OPTIONAL MATCH (x:Episode {ns: $ns, external_id: row.external_id})
 WHERE coalesce(x.session_id, '') = coalesce(row.session_id, '')

@@ -17,6 +17,7 @@ from graphmem.errors import (
     RetiredFactError,
 )
 from graphmem.graph import Graph
+from graphmem.memory import Memory
 from graphmem.models import MAX_TEXT_CHARS, Episode, Fact
 from graphmem.ranking import RecallConfig
 from tests.integration.conftest import Client
@@ -53,6 +54,25 @@ def test_remember_is_append_only_and_searchable_at_once(memory: Client, ns: str)
     hits = memory.recall("green tea", kinds=["fact"]).hits
     assert {h.id for h in hits} == {first.id, second.id}
     assert memory.stats().facts == 2
+
+
+def _bookmarks(memory: Client) -> frozenset[str]:
+    """The bookmarks the client's transactions chain through."""
+    raw = memory.raw
+    if isinstance(raw, Memory):
+        return frozenset(raw.graph.driver.execute_query_bookmark_manager.get_bookmarks())
+    assert memory.loop is not None and raw._bookmarks is not None
+    return frozenset(memory.loop.run_until_complete(raw._bookmarks.get_bookmarks()))
+
+
+def test_transactions_chain_bookmarks_so_clusters_read_their_writes(memory: Client) -> None:
+    before = _bookmarks(memory)
+    fact = memory.remember("The user's locker is number 17.")
+    after_write = _bookmarks(memory)
+    assert after_write and after_write != before
+    assert memory.recall("which locker is the user's").hits[0].id == fact.id
+    memory.remember("The user's bike is blue.")
+    assert _bookmarks(memory) not in (before, after_write)
 
 
 def test_remember_many_writes_all_in_one_transaction(memory: Client) -> None:
@@ -380,7 +400,17 @@ def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
     plain = [{"content": "No id on this one.", "occurred_at": "2026-03-02T10:00:00+00:00"}]
     assert memory.ingest(plain + plain, session_id="s1").created == 1
     assert memory.ingest(plain, session_id="s1").created == 0
-    assert memory.stats().episodes == 4 and memory.stats().sessions == 1
+    # The same short reply under two external ids is two messages, within a batch and later;
+    # without an id it repeats one of them.
+    oks = [{"content": "ok", "external_id": "ok-1"}, {"content": "ok", "external_id": "ok-2"}]
+    assert memory.ingest(oks, session_id="s1").created == 2
+    assert memory.ingest([{"content": "ok", "external_id": "ok-3"}], session_id="s1").created == 1
+    assert memory.ingest([*oks, {"content": "ok"}], session_id="s1").created == 0
+    # A message first sent without an id repeats when re-sent with one.
+    bare = [{"content": "Sent bare first."}]
+    assert memory.ingest(bare, session_id="s1").created == 1
+    assert memory.ingest([{**bare[0], "external_id": "late-id"}], session_id="s1").created == 0
+    assert memory.stats().episodes == 8 and memory.stats().sessions == 1
 
     hits = memory.recall("what kind of dog did Maya adopt", kinds=["episode"]).hits
     assert hits[0].id == first.episodes[0].id
@@ -479,6 +509,19 @@ def test_lucene_syntax_in_queries_is_plain_text(memory: Client, text: str) -> No
     memory.recall(text)  # must neither fail nor change meaning
 
 
+def test_lone_strings_config_mappings_and_long_queries_are_accepted(memory: Client) -> None:
+    old = memory.remember("The team meets on Mondays.", tags="work")
+    assert old.tags == ("work",)  # one tag, not four letters
+    new = memory.remember("The team meets on Tuesdays.", tags="work", supersedes=old.id)
+    assert memory.get(old.id).superseded_by == new.id
+    linear = memory.recall("when does the team meet", config={"fusion": "linear"}, tags="work")
+    assert linear.hits[0].id == new.id
+    # More words than Lucene takes as clauses (1,024), and CJK text split per character.
+    long = memory.recall("When does the team meet, on which day of the week? " * 190)
+    assert long.hits[0].id == new.id
+    assert memory.recall("会議は何曜日ですか" * 120 + " team meets").hits[0].id == new.id
+
+
 # --- context --------------------------------------------------------------------------------------
 def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) -> None:
     pinned = memory.remember("The user's name is Dana.", pinned=True)
@@ -539,6 +582,19 @@ def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) 
         (lambda m: m.context("q", budget_tokens=0), "budget"),
         (lambda m: m.get("no-such-id"), "no fact or episode"),
         (lambda m: m.history("no-such-id"), "no fact"),
+        (lambda m: m.remember("trailing newline", ns="ns-ok\n"), "namespace"),
+        (lambda m: m.remember("no tags", tags=None), "tags"),
+        (lambda m: m.remember("no ids", supersedes=None), "supersedes"),
+        (lambda m: m.remember("a number", references=5), "references"),
+        (lambda m: m.remember_many(None), "list of facts"),
+        (lambda m: m.ingest(None), "list of messages"),
+        (lambda m: m.recall("q", kinds=None), "kinds"),
+        (lambda m: m.recall("q", tags=5), "tags"),
+        (lambda m: m.recall("q", min_score="0.5"), "min_score"),
+        (lambda m: m.recall("q", include_retired="no"), "include_retired"),
+        (lambda m: m.recall("q", config=123), "config"),
+        (lambda m: m.recall("q", config={"fusion": "bogus"}), "fusion"),
+        (lambda m: m.context("q", budget_tokens=100, bogus=1), "unknown options"),
     ],
 )
 def test_bad_input_is_a_typed_error_and_changes_nothing(

@@ -57,5 +57,9 @@ def test_check_vectors() -> None:
         check_vectors([[float("nan"), 1.0]], 2)
     with pytest.raises(EmbeddingError, match="all-zero"):
         check_vectors([[0.0, 0.0]], 2)
+    # Huge and tiny rows are finite and have a direction: they normalise, never to zeros or inf.
+    extreme = check_vectors([[3e19, 4e19], [3e-300, -4e-300], [1e300, 1e300]], 2)
+    assert extreme.dtype == np.float32
+    np.testing.assert_allclose(extreme, [[0.6, 0.8], [0.6, -0.8], [2**-0.5, 2**-0.5]], rtol=1e-6)
     with pytest.raises(EmbeddingError, match="shape"):
         check_vectors([1.0, 0.0], 2)
