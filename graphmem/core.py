@@ -462,7 +462,7 @@ class MemoryCore:
             digest, external = row["content_hash"], row["external_id"]
             if external is None:
                 keys: list[tuple[Any, ...]] = [("hash", digest)]
-                own = [("hash", digest), ("hash without id", digest)]
+                own: list[tuple[Any, ...]] = [("hash", digest), ("hash without id", digest)]
             else:
                 keys = [("id", row["session_id"], external), ("hash without id", digest)]
                 own = [("hash", digest), ("id", row["session_id"], external)]

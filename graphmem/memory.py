@@ -12,6 +12,7 @@ extraction and Neo4j transactions). Three lines for an agent::
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -128,11 +129,14 @@ class Memory(_ClientBase):
     """
 
     _graph: Graph | None = None
+    _connecting = threading.Lock()  # serialises first connects: one connection per client
 
     def connect(self) -> Memory:
         """Connect to Neo4j and apply (or check) the schema now rather than on first use."""
         if self._graph is None:
-            self._graph = self._open_graph()
+            with self._connecting:
+                if self._graph is None:
+                    self._graph = self._open_graph()
         return self
 
     @property
@@ -350,22 +354,30 @@ class AsyncMemory(_ClientBase):
     _driver: neo4j.AsyncDriver | None = None
     _bookmarks: neo4j.api.AsyncBookmarkManager | None = None
     _database: str = "neo4j"
+    _connecting: asyncio.Lock | None = None
 
     async def connect(self) -> AsyncMemory:
         if self._driver is None:
-            graph = await asyncio.to_thread(self._open_graph)  # schema work is synchronous
-            target = graph.target
-            # Continue the schema work's bookmark chain (see Memory._transaction).
-            schema_bookmarks = graph.driver.execute_query_bookmark_manager.get_bookmarks()
-            graph.close()
-            self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager(
-                initial_bookmarks=neo4j.Bookmarks.from_raw_values(*schema_bookmarks)
-            )
-            self._database = target.database
-            self._driver = await open_async_driver(
-                target, connection_timeout=self.settings.neo4j_connection_timeout
-            )
+            if self._connecting is None:
+                self._connecting = asyncio.Lock()
+            async with self._connecting:  # calls that race here share one connection
+                if self._driver is None:
+                    await self._open()
         return self
+
+    async def _open(self) -> None:
+        graph = await asyncio.to_thread(self._open_graph)  # schema work is synchronous
+        target = graph.target
+        # Continue the schema work's bookmark chain (see Memory._transaction).
+        schema_bookmarks = graph.driver.execute_query_bookmark_manager.get_bookmarks()
+        graph.close()
+        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager(
+            initial_bookmarks=neo4j.Bookmarks.from_raw_values(*schema_bookmarks)
+        )
+        self._database = target.database
+        self._driver = await open_async_driver(
+            target, connection_timeout=self.settings.neo4j_connection_timeout
+        )
 
     async def close(self) -> None:
         if self._driver is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
@@ -17,7 +18,7 @@ from graphmem.errors import (
     RetiredFactError,
 )
 from graphmem.graph import Graph
-from graphmem.memory import Memory
+from graphmem.memory import AsyncMemory, Memory
 from graphmem.models import MAX_TEXT_CHARS, Episode, Fact
 from graphmem.ranking import RecallConfig
 from tests.integration.conftest import Client
@@ -73,6 +74,36 @@ def test_transactions_chain_bookmarks_so_clusters_read_their_writes(memory: Clie
     assert memory.recall("which locker is the user's").hits[0].id == fact.id
     memory.remember("The user's bike is blue.")
     assert _bookmarks(memory) not in (before, after_write)
+
+
+def test_concurrent_first_calls_share_one_connection(
+    graph: Graph,
+    test_settings: Any,
+    embedder: Any,
+    ns: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import graphmem.memory as memory_module
+
+    opened: list[object] = []
+    real_open = getattr(memory_module, "open_async_driver")  # noqa: B009 (not re-exported)
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        driver = await real_open(*args, **kwargs)
+        opened.append(driver)
+        return driver
+
+    monkeypatch.setattr(memory_module, "open_async_driver", counting)
+    client = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
+
+    async def first_calls() -> list[Any]:
+        try:
+            return await asyncio.gather(*(client.stats() for _ in range(4)))
+        finally:
+            await client.close()
+
+    assert [s.facts for s in asyncio.run(first_calls())] == [0, 0, 0, 0]
+    assert len(opened) == 1
 
 
 def test_remember_many_writes_all_in_one_transaction(memory: Client) -> None:
