@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from graphmem import __version__
+from graphmem import __version__, cypher, db
 from graphmem.connection import Neo4jTarget
 from graphmem.embeddings import EmbedderWrapper
 from graphmem.errors import DatabaseError
@@ -916,13 +916,8 @@ def _warm_up(
 
 
 def _graph_counts(driver: neo4j.Driver, database: str) -> tuple[int, int]:
-    records, _, _ = driver.execute_query(
-        "CALL () { MATCH (f:Fact) RETURN count(f) AS facts } "
-        "CALL () { MATCH (e:Episode) RETURN count(e) AS episodes } "
-        "RETURN facts, episodes",
-        database_=database,
-    )
-    return int(records[0]["facts"]), int(records[0]["episodes"])
+    (record,) = db.execute(driver, database, cypher.query("graph_size"))
+    return int(record["facts"]), int(record["episodes"])
 
 
 class _SizeData(NamedTuple):
@@ -1014,11 +1009,7 @@ def server_info(
     """The Neo4j a run measures: where it is, its version, and the scratch server's settings."""
     version, edition = "unknown", None
     try:
-        records, _, _ = driver.execute_query(
-            "CALL dbms.components() YIELD name, versions, edition "
-            "RETURN versions[0] AS version, edition",
-            database_=database,
-        )
+        records = db.execute(driver, database, cypher.query("server_version"))
     except Exception:  # an old or restricted server: the version is only informative
         records = []
     if records:

@@ -153,11 +153,11 @@ def load_fragments(directory: Path) -> dict[str, str]:
 
 
 def load_dir(
-    directory: Path, *, fragments: Mapping[str, str] | None = None
+    directory: str | Path, *, fragments: Mapping[str, str] | None = None
 ) -> dict[str, CypherQuery]:
     """Every ``.cypher`` file of ``directory``, by name."""
     queries = {}
-    for path in sorted(directory.glob("*.cypher")):
+    for path in sorted(Path(directory).glob("*.cypher")):
         query = parse_cypher(path.read_text(encoding="utf-8"), path=path, fragments=fragments)
         queries[query.name] = query
     return queries

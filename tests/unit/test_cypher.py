@@ -33,6 +33,7 @@ def test_analyst_queries_are_all_reads_scoped_to_a_namespace() -> None:
         assert q.mode == "read", q.name
         assert "ns" in q.params, f"{q.name} is not scoped to a namespace"
         assert q.example is not None and set(q.example) == set(q.params), q.name
+    assert load_dir(str(ANALYST_DIR)).keys() == queries.keys()  # a path as text works too
 
 
 def test_query_lookup() -> None:
