@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
@@ -35,7 +35,7 @@ def output_options(func: F) -> F:
 
 def emit(data: Any, *, as_json: bool, table: Callable[[Any], str] | None = None) -> None:
     if as_json:
-        click.echo(json.dumps(data, indent=2, default=str))
+        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
     else:
         click.echo(table(data) if table else render_mapping(data))
 
@@ -95,6 +95,7 @@ def main() -> None:
 
     Example:
 
+    \b
         graphmem neo4j start && graphmem init && graphmem demo
     """
 
@@ -105,6 +106,7 @@ def neo4j() -> None:
 
     Example:
 
+    \b
         graphmem neo4j start
     """
 
@@ -127,6 +129,7 @@ def neo4j_start(ctx: click.Context, as_json: bool) -> None:
 
     Example:
 
+    \b
         graphmem neo4j start --json
     """
     from graphmem.servers import managed_server
@@ -151,6 +154,7 @@ def neo4j_stop(ctx: click.Context, as_json: bool) -> None:
 
     Example:
 
+    \b
         graphmem neo4j stop
     """
     from graphmem.servers import managed_server
@@ -175,6 +179,7 @@ def neo4j_status(ctx: click.Context, as_json: bool) -> None:
 
     Example:
 
+    \b
         graphmem neo4j status --json
     """
     from graphmem.servers import managed_server
@@ -195,6 +200,7 @@ def init(ctx: click.Context, check: bool, as_json: bool) -> None:
 
     Example:
 
+    \b
         graphmem init --check
     """
     from graphmem.graph import Graph
@@ -233,6 +239,7 @@ def demo(ctx: click.Context) -> None:
 
     Example:
 
+    \b
         graphmem demo
     """
     from graphmem.demo import run_demo
@@ -264,6 +271,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
 
     Example:
 
+    \b
         GRAPHMEM_NEO4J_URI=docker graphmem config --json
     """
     settings = _settings(ctx)
@@ -376,6 +384,7 @@ def remember(
 
     Example:
 
+    \b
         graphmem remember "The user moved to Berlin." --tag location --supersedes 3f2a...
     """
     with _memory(ctx, ns) as memory:
@@ -395,7 +404,7 @@ def remember(
 
 
 @main.command()
-@click.argument("file", type=click.File("r", encoding="utf-8"), default="-", required=False)
+@click.argument("file", type=click.File("rb"), default="-", required=False)
 @click.option("--session-id", help="Session for messages whose line names none (their session_id).")
 @click.option(
     "--skip-bad",
@@ -414,7 +423,7 @@ def remember(
 @click.pass_context
 def ingest(
     ctx: click.Context,
-    file: TextIO,
+    file: BinaryIO,
     session_id: str | None,
     skip_bad: bool,
     batch_size: int,
@@ -431,11 +440,14 @@ def ingest(
 
     Example:
 
+    \b
         graphmem ingest chat.jsonl --session-id s-1 --ns user-42
     """
     from graphmem.errors import BadLinesError
     from graphmem.jsonl import parse_message_lines
 
+    if file.isatty():
+        click.echo("Reading JSON Lines from the terminal; end with Ctrl-D.", err=True)
     parsed = parse_message_lines(file)
     if parsed.problems and not skip_bad:
         raise BadLinesError(parsed.problems)
@@ -493,6 +505,7 @@ def _recall_table(result: RecallResult) -> str:
             "vector": _number(hit.scores.vector),
             "fulltext": _number(hit.scores.fulltext),
             "date": hit.time.date().isoformat() if hit.time else None,
+            "status": hit.fact.status if hit.fact else None,
             "id": hit.id,
             "text": _clip(hit.text),
         }
@@ -507,6 +520,8 @@ def _recall_table(result: RecallResult) -> str:
     if result.exact_fallback:
         footer += "; exact scoring"
     columns = ["rank", "kind", "score", "vector", "fulltext", "date", "id", "text"]
+    if any(row["status"] not in (None, "active") for row in rows):  # retired facts were asked for
+        columns.insert(6, "status")
     return render_table(rows, columns) + "\n\n" + footer
 
 
@@ -560,6 +575,7 @@ def recall(
 
     Example:
 
+    \b
         graphmem recall "where does the user work?" -k 5 --kind fact
     """
     with _memory(ctx, ns) as memory:
@@ -612,6 +628,7 @@ def context(
 
     Example:
 
+    \b
         graphmem context "what do I know about the user?" --budget 300
     """
     with _memory(ctx, ns) as memory:
@@ -639,6 +656,7 @@ def get(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
 
     Example:
 
+    \b
         graphmem get 3f2a9c1e-... --json
     """
     from graphmem.models import Fact
@@ -697,6 +715,7 @@ def history(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
 
     Example:
 
+    \b
         graphmem history 3f2a9c1e-...
     """
     with _memory(ctx, ns) as memory:
@@ -716,6 +735,7 @@ def stats(ctx: click.Context, ns: str | None, as_json: bool) -> None:
 
     Example:
 
+    \b
         graphmem stats --ns user-42 --json
     """
     with _memory(ctx, ns) as memory:
@@ -740,6 +760,7 @@ def pin(ctx: click.Context, id: str, unpin: bool, ns: str | None, as_json: bool)
 
     Example:
 
+    \b
         graphmem pin 3f2a9c1e-... --unpin
     """
     with _memory(ctx, ns) as memory:

@@ -129,8 +129,10 @@ def bench(
 
     Example:
 
+    \b
         graphmem bench --sizes 2000 --queries 50 --out bench-results
 
+    \b
         graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
     """
     from graphmem.bench import BenchOptions, render_markdown, run_bench

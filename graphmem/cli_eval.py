@@ -115,6 +115,7 @@ def eval_group() -> None:
 
     Example:
 
+    \b
         graphmem eval beam /data/beam/100K --chats 1-3 --out eval-results
     """
 
@@ -147,6 +148,7 @@ def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
 
     Example:
 
+    \b
         graphmem eval run --conversations conv.jsonl --questions questions.jsonl --out results
     """
     from graphmem.evaluation.format import read_messages, read_questions
@@ -175,6 +177,7 @@ def eval_beam(path: Path, chats: str | None, export: Path | None, **options: Any
 
     Example:
 
+    \b
         graphmem eval beam /data/beam/100K --chats 1-10 --out eval-results/beam
     """
     from graphmem.evaluation.beam import convert, parse_chat_selection

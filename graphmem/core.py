@@ -578,6 +578,11 @@ class MemoryCore:
             "since": aware("since", since),
             "until": aware("until", until),
         }
+        if filters["since"] and filters["until"] and filters["until"] <= filters["since"]:
+            raise InvalidInputError(
+                f"until ({filters['until'].isoformat()}) must be after since "
+                f"({filters['since'].isoformat()})"
+            )
         if isinstance(config, Mapping):
             config = validate(RecallConfig, config, "recall config")
         elif config is not None and not isinstance(config, RecallConfig):

@@ -28,12 +28,18 @@ class ParsedLines:
 
 
 def json_objects(
-    lines: Iterable[str], problems: list[tuple[int, str]]
+    lines: Iterable[str | bytes], problems: list[tuple[int, str]]
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line_number, object)`` for each non-blank line that holds a JSON object (a leading
-    byte-order mark is ignored); every other line adds ``(line_number, reason)`` to
-    ``problems``."""
+    byte-order mark is ignored; lines given as bytes must be UTF-8); every other line adds
+    ``(line_number, reason)`` to ``problems``."""
     for number, raw in enumerate(lines, start=1):
+        if isinstance(raw, bytes):
+            try:
+                raw = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append((number, f"not valid UTF-8 (byte {exc.start + 1} of the line)"))
+                continue
         line = raw.lstrip("\ufeff") if number == 1 else raw
         if not line.strip():
             continue
@@ -48,7 +54,7 @@ def json_objects(
         yield number, data
 
 
-def parse_message_lines(lines: Iterable[str]) -> ParsedLines:
+def parse_message_lines(lines: Iterable[str | bytes]) -> ParsedLines:
     """Parse and validate every line: JSON syntax first, then the fields of a Message.
 
     A datetime without a time zone is an error, like everywhere in graphmem.

@@ -77,8 +77,8 @@ def _aware_utc(value: datetime) -> datetime:
 def check_namespace(value: str) -> str:
     if not isinstance(value, str) or not _NAMESPACE.fullmatch(value):
         raise ValueError(
-            f"namespace {value!r} is not allowed: use 1 to 128 letters, digits and . _ - : @, "
-            "starting with a letter or digit"
+            f"namespace {value!r} is not allowed: use 1 to 128 ASCII letters, digits and "
+            ". _ - : @, starting with a letter or digit"
         )
     return value
 
@@ -175,6 +175,11 @@ class FactInput(_Input):
             raise ValueError("supersedes lists the same id twice")
         if set(self.supersedes) & set(self.references):
             raise ValueError("a fact cannot both supersede and reference the same id")
+        if self.reason is not None and not (self.supersedes or self.references):
+            raise ValueError(
+                "reason is kept on the SUPERSEDES and REFERENCES edges: give supersedes or "
+                "references with it"
+            )
         return self
 
 

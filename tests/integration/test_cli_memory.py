@@ -150,6 +150,10 @@ def test_supersedes_builds_a_chain_and_recall_hides_the_old_fact(cli: Invoke) ->
         cli("recall", "which city does the user live in?", "--include-retired", "--json")
     )
     assert {new["id"], old["id"]} <= {hit["id"] for hit in everything["hits"]}
+    shown = cli("recall", "which city does the user live in?", "--include-retired").stdout
+    assert "STATUS" in shown
+    assert "superseded" in next(line for line in shown.splitlines() if old["id"] in line)
+    assert "STATUS" not in cli("recall", "which city does the user live in?").stdout
 
     again = cli("remember", "The user lives in Rome.", "--supersedes", old["id"])
     assert again.exit_code == 1
@@ -347,6 +351,13 @@ def test_bad_input_is_refused_and_nothing_is_written(cli: Invoke) -> None:
 
     bad_k = cli("recall", "job", "-k", "0")
     assert bad_k.exit_code == 1 and "k must be" in bad_k.stderr
+
+    lone_reason = cli("remember", "The user likes tea.", "--reason", "just because")
+    assert lone_reason.exit_code == 1 and "reason" in lone_reason.stderr
+
+    window = ["--since", "2026-02-01T00:00:00Z", "--until", "2026-01-01T00:00:00Z"]
+    backwards_window = cli("recall", "job", *window)
+    assert backwards_window.exit_code == 1 and "until" in backwards_window.stderr
 
     assert _stats(cli)["facts"] == 0
 

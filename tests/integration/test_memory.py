@@ -626,6 +626,11 @@ def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) 
         (lambda m: m.recall("q", config=123), "config"),
         (lambda m: m.recall("q", config={"fusion": "bogus"}), "fusion"),
         (lambda m: m.context("q", budget_tokens=100, bogus=1), "unknown options"),
+        (lambda m: m.remember("a reason alone", reason="why"), "reason"),
+        (
+            lambda m: m.recall("q", since="2026-02-01T00:00:00Z", until="2026-01-01T00:00:00Z"),
+            "until",
+        ),
     ],
 )
 def test_bad_input_is_a_typed_error_and_changes_nothing(

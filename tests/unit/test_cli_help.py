@@ -31,6 +31,15 @@ def test_every_command_has_help_with_an_example() -> None:
         assert result.exit_code == 0, (path, result.output)
         assert "Example:" in result.output, f"`graphmem {' '.join(path)}` help has no example"
         assert "graphmem" in result.output.split("Example:", 1)[1]
+        # Examples are shown as written, one command per line, ready to copy.
+        command = main
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+        example = (command.help or "").split("Example:", 1)[1]
+        shown = [line.strip() for line in result.output.splitlines()]
+        for line in example.splitlines():
+            if line.strip().startswith("graphmem"):
+                assert line.strip() in shown, (path, line)
 
 
 def test_config_masks_the_password() -> None:
@@ -65,3 +74,13 @@ def test_ingest_with_a_bad_line_writes_nothing_and_needs_no_database(tmp_path: P
     assert result.exit_code == 1
     assert result.stdout == ""
     assert "Error:" in result.stderr and "line 2" in result.stderr
+
+
+def test_ingest_reports_a_line_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "messages.jsonl"
+    path.write_bytes('\ufeff{"content": "café"}\n'.encode() + b'{"content": "\xff"}\n')
+    env = {"GRAPHMEM_NEO4J_URI": "bolt://127.0.0.1:1"}
+    result = CliRunner().invoke(main, ["ingest", str(path)], env=env)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "line 2" in result.stderr and "not valid UTF-8" in result.stderr
+    assert "line 1" not in result.stderr  # the byte-order mark and the accent are fine

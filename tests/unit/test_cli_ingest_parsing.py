@@ -104,3 +104,11 @@ def test_a_byte_order_mark_on_the_first_line_is_ignored() -> None:
     parsed = parse_message_lines(['\ufeff{"content": "with bom"}\n'])
     assert parsed.problems == []
     assert parsed.messages[0].content == "with bom"
+
+
+def test_lines_as_bytes_are_decoded_as_utf8() -> None:
+    parsed = parse_message_lines(
+        ['\ufeff{"content": "naïve"}\n'.encode(), b'{"content": "\xfe"}\n', b'{"content": "ok"}']
+    )
+    assert [m.content for m in parsed.messages] == ["naïve", "ok"]
+    assert parsed.problems == [(2, "not valid UTF-8 (byte 14 of the line)")]
