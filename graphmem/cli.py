@@ -609,6 +609,15 @@ def recall(
     "-k", "k", type=int, default=20, show_default=True, help="How many hits recall may use."
 )
 @click.option("--as-of", metavar="ISO", help="Answer from what was believed at that time.")
+@click.option("--valid-at", metavar="ISO", help="Answer from what was true at that time.")
+@click.option("--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several.")
+@click.option(
+    "--kind",
+    "kinds",
+    type=click.Choice(["fact", "episode"]),
+    multiple=True,
+    help="Only this kind of hit; repeat for both (default: both).",
+)
 @ns_option
 @output_options
 @click.pass_context
@@ -618,6 +627,9 @@ def context(
     budget: int,
     k: int,
     as_of: str | None,
+    valid_at: str | None,
+    tags: tuple[str, ...],
+    kinds: tuple[str, ...],
     ns: str | None,
     as_json: bool,
 ) -> None:
@@ -632,7 +644,15 @@ def context(
         graphmem context "what do I know about the user?" --budget 300
     """
     with _memory(ctx, ns) as memory:
-        block = memory.context(query, budget_tokens=budget, k=k, as_of=as_of)
+        block = memory.context(
+            query,
+            budget_tokens=budget,
+            k=k,
+            as_of=as_of,
+            valid_at=valid_at,
+            tags=tags or None,
+            kinds=kinds or ("fact", "episode"),
+        )
     if as_json:
         emit(block.model_dump(mode="json"), as_json=True)
         return
@@ -644,6 +664,8 @@ def context(
         f"{block.omitted} left out",
         err=True,
     )
+    if not block.text and block.omitted:
+        click.echo("Nothing fit in the budget; raise --budget.", err=True)
 
 
 @main.command()

@@ -272,6 +272,28 @@ def test_context_respects_the_budget(cli: Invoke) -> None:
     zero = cli("context", "what do I know about the user?", "--budget", "0")
     assert zero.exit_code == 1 and "Error:" in zero.stderr and "budget" in zero.stderr
 
+    tiny = cli("context", "what do I know about the user?", "--budget", "3")
+    assert tiny.exit_code == 0 and tiny.stdout == ""
+    assert "raise --budget" in tiny.stderr
+
+    tagged = cli("remember", "The user's cello teacher is Ines.", "--tag", "music", "--json")
+    only_music = _json(
+        cli(
+            "context",
+            "what do I know about the user?",
+            "--budget",
+            "500",
+            "--tag",
+            "music",
+            "--kind",
+            "fact",
+            "--valid-at",
+            "2026-01-01T00:00:00Z",
+            "--json",
+        )
+    )
+    assert only_music["fact_ids"] == [pinned["id"], _json(tagged)["id"]]
+
 
 def test_get_pin_and_unknown_ids(cli: Invoke) -> None:
     fact = _json(cli("remember", "The user has two cats.", "--json"))
