@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import numbers
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
@@ -589,11 +590,11 @@ class MemoryCore:
             raise InvalidInputError(f"config must be a RecallConfig or a mapping, got {config!r}")
         cfg = config or self.config
         if min_score is not None:
-            if isinstance(min_score, bool) or not isinstance(min_score, int | float):
+            if isinstance(min_score, bool) or not isinstance(min_score, numbers.Real):
                 raise InvalidInputError(f"min_score must be a number, got {min_score!r}")
             if not -1.0 <= min_score <= 1.0:
                 raise InvalidInputError(f"min_score must lie in [-1, 1], got {min_score!r}")
-            cfg = cfg.model_copy(update={"min_score": min_score})
+            cfg = cfg.model_copy(update={"min_score": float(min_score)})
 
         started = time.perf_counter()
         vector = VectorParam((yield Embed((text,)))[0].tolist())
