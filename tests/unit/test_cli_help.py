@@ -32,9 +32,10 @@ def test_every_command_has_help_with_an_example() -> None:
         assert "Example:" in result.output, f"`graphmem {' '.join(path)}` help has no example"
         assert "graphmem" in result.output.split("Example:", 1)[1]
         # Examples are shown as written, one command per line, ready to copy.
-        command = main
+        command: click.Command = main
         for name in path:
-            command = command.commands[name]  # type: ignore[attr-defined]
+            assert isinstance(command, click.Group)
+            command = command.commands[name]
         example = (command.help or "").split("Example:", 1)[1]
         shown = [line.strip() for line in result.output.splitlines()]
         for line in example.splitlines():
