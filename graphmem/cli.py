@@ -496,6 +496,32 @@ def ingest(
     emit(data, as_json=as_json, table=table)
 
 
+def filter_options(func: F) -> F:
+    """Add the filters recall and context share: --kind, --as-of, --valid-at and --tag."""
+    for option in reversed(
+        [
+            click.option(
+                "--kind",
+                "kinds",
+                type=click.Choice(["fact", "episode"]),
+                multiple=True,
+                help="Only this kind of hit; repeat for both (default: both).",
+            ),
+            click.option(
+                "--as-of", metavar="ISO", help="Answer from what was believed at that time."
+            ),
+            click.option(
+                "--valid-at", metavar="ISO", help="Answer from what was true at that time."
+            ),
+            click.option(
+                "--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several."
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
 def _recall_table(result: RecallResult) -> str:
     rows = [
         {
@@ -528,17 +554,8 @@ def _recall_table(result: RecallResult) -> str:
 @main.command()
 @click.argument("query")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many hits at most.")
-@click.option(
-    "--kind",
-    "kinds",
-    type=click.Choice(["fact", "episode"]),
-    multiple=True,
-    help="Search only this kind; repeat for both (default: both).",
-)
-@click.option("--as-of", metavar="ISO", help="Answer from what was believed at that time.")
-@click.option("--valid-at", metavar="ISO", help="Answer from what was true at that time.")
+@filter_options
 @click.option("--include-retired", is_flag=True, help="Also return superseded facts.")
-@click.option("--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several.")
 @click.option("--since", metavar="ISO", help="Only what was recorded or said from then on.")
 @click.option("--until", metavar="ISO", help="Only what was recorded or said until then.")
 @click.option("--no-references", is_flag=True, help="Do not add facts reached over REFERENCES.")
@@ -608,16 +625,7 @@ def recall(
 @click.option(
     "-k", "k", type=int, default=20, show_default=True, help="How many hits recall may use."
 )
-@click.option("--as-of", metavar="ISO", help="Answer from what was believed at that time.")
-@click.option("--valid-at", metavar="ISO", help="Answer from what was true at that time.")
-@click.option("--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several.")
-@click.option(
-    "--kind",
-    "kinds",
-    type=click.Choice(["fact", "episode"]),
-    multiple=True,
-    help="Only this kind of hit; repeat for both (default: both).",
-)
+@filter_options
 @ns_option
 @output_options
 @click.pass_context
