@@ -60,7 +60,6 @@ from graphmem.models import (
     Timing,
     check_namespace,
     describe_validation_error,
-    native_time,
 )
 from graphmem.ranking import (
     Candidate,
@@ -247,18 +246,10 @@ def _metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
     return None if metadata is None else json.dumps(metadata, sort_keys=True)
 
 
-def _created_fact(row: Mapping[str, Any], recorded_at: Any) -> Fact:
-    """The :Fact that ``fact_create`` stored from ``row`` in a transaction at ``recorded_at``:
-    every property is the row's, a constant of the statement or derived from them as the
-    statement does, so nothing is read back."""
-    recorded_at = native_time(recorded_at)
-    valid_from = row["valid_from"]
-    if (
-        valid_from is None
-        and row["supersedes"]
-        and (row["valid_to"] is None or row["valid_to"] > recorded_at)
-    ):
-        valid_from = recorded_at  # a superseding fact holds from the update (fact_create)
+def _created_fact(row: Mapping[str, Any], recorded_at: Any, from_update: bool) -> Fact:
+    """The :Fact that ``fact_create`` stored from ``row`` in a transaction at ``recorded_at``
+    (``from_update``: it was given that time as its valid_from): every property is the row's
+    or a constant of the statement, so nothing is read back."""
     return Fact.model_validate(
         {
             "id": row["id"],
@@ -266,7 +257,7 @@ def _created_fact(row: Mapping[str, Any], recorded_at: Any) -> Fact:
             "text": row["text"],
             "status": "active",
             "recorded_at": recorded_at,
-            "valid_from": valid_from,
+            "valid_from": recorded_at if from_update else row["valid_from"],
             "valid_to": row["valid_to"],
             "source": row["source"],
             "tags": row["tags"],
@@ -411,8 +402,8 @@ class MemoryCore:
                 or out["referenced"] != sum(len(row["references"]) for row in rows)
             ):
                 raise DatabaseError("a superseded or referenced fact changed during the write")
-            recorded_at = out["recorded_at"]
-            return [_created_fact(row, recorded_at) for row in rows]
+            recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
+            return [_created_fact(row, recorded_at, row["id"] in from_update) for row in rows]
 
         facts: list[Fact] = yield Transaction("write", work)
         return facts
@@ -562,9 +553,7 @@ class MemoryCore:
             raise InvalidInputError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
         if isinstance(kinds, str):
             kinds = (kinds,)  # type: ignore[assignment]
-        if not isinstance(kinds, Iterable):
-            raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
-        wanted = tuple(dict.fromkeys(kinds))
+        wanted = tuple(dict.fromkeys(_items("kinds", kinds, "kinds")))
         if not wanted or any(kind not in ("fact", "episode") for kind in wanted):
             raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
         include_retired = _flag("include_retired", include_retired)

@@ -83,6 +83,9 @@ class _ClientBase:
         self._counter = token_counter
         self._target = target
         self._apply_schema = apply_schema
+        # Makes a Memory's first connect happen once when threads race (AsyncMemory, on one
+        # event loop, uses an asyncio lock instead).
+        self._thread_lock = threading.Lock()
         config = recall_config or RecallConfig(
             fusion=self.settings.recall_fusion,
             min_score=self.settings.recall_min_score,
@@ -129,12 +132,11 @@ class Memory(_ClientBase):
     """
 
     _graph: Graph | None = None
-    _connecting = threading.Lock()  # serialises first connects: one connection per client
 
     def connect(self) -> Memory:
         """Connect to Neo4j and apply (or check) the schema now rather than on first use."""
         if self._graph is None:
-            with self._connecting:
+            with self._thread_lock:
                 if self._graph is None:
                     self._graph = self._open_graph()
         return self

@@ -59,7 +59,7 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 # --- reusable field types -----------------------------------------------------------------------
-def native_time(value: Any) -> Any:
+def _native_time(value: Any) -> Any:
     """Neo4j's DateTime to Python's datetime; anything else unchanged."""
     to_native = getattr(value, "to_native", None)
     return to_native() if callable(to_native) else value
@@ -119,7 +119,7 @@ def _one_or_many(value: Any) -> Any:
 
 
 AwareDatetime = Annotated[datetime, AfterValidator(_aware_utc)]
-StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
+StoredDatetime = Annotated[datetime, BeforeValidator(_native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 FactText = Annotated[str, _text(MAX_TEXT_CHARS)]
 EpisodeText = Annotated[str, _text(MAX_EPISODE_CHARS)]

@@ -1,7 +1,7 @@
 // name: fact_create
 // mode: write
 // params: facts, actor
-// returns: recorded_at, created, superseded, referenced
+// returns: recorded_at, created, superseded, referenced, valid_from_update
 // Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
 // this transaction's time as recorded_at, and in the same transaction:
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
@@ -67,4 +67,6 @@ CALL (node, row) {
   RETURN count(e) AS derived
 }
 RETURN datetime.transaction() AS recorded_at, count(node) AS created,
-       sum(superseded) AS superseded, sum(referenced) AS referenced
+       sum(superseded) AS superseded, sum(referenced) AS referenced,
+       collect(CASE WHEN row.valid_from IS NULL AND node.valid_from IS NOT NULL
+                    THEN node.id END) AS valid_from_update
