@@ -81,7 +81,7 @@ def _settings(ctx: click.Context) -> GraphmemSettings:
 def _embedder(settings: GraphmemSettings) -> SentenceTransformerEmbedder:
     from graphmem.embeddings import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder.from_settings(settings)
+    return SentenceTransformerEmbedder.from_settings(settings, lazy=True)
 
 
 # --- commands ----------------------------------------------------------------------------------

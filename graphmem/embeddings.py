@@ -9,10 +9,12 @@ other sentence-transformers model name or local path can be configured with
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -76,7 +78,13 @@ def packaged_model_path() -> Path:
 
 
 class SentenceTransformerEmbedder:
-    """An :class:`Embedder` over a sentence-transformers model, batched, on CPU by default."""
+    """An :class:`Embedder` over a sentence-transformers model, batched, on CPU by default.
+
+    With ``lazy=True`` the model (and PyTorch) is loaded on the first :meth:`embed`, not on
+    construction, when its dimension can be read from the model's files; commands that only
+    read the graph then start in well under a second. The dimension read from the files is
+    checked against the loaded model, and a mismatch is an :class:`EmbeddingError`.
+    """
 
     def __init__(
         self,
@@ -86,6 +94,7 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         batch_size: int = 64,
         allow_download: bool = False,
+        lazy: bool = False,
     ) -> None:
         if batch_size < 1:
             raise EmbeddingError("batch_size must be at least 1")
@@ -96,43 +105,28 @@ class SentenceTransformerEmbedder:
             source = str(model)
             model_id = model_id or _model_id_for(source)
         if not allow_download:
-            # Read by huggingface_hub when it is first imported, just below.
+            # Read by huggingface_hub when it is first imported, in _load.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        try:
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
-
-            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-
-            self._model = SentenceTransformer(
-                source, device=device, local_files_only=not allow_download
-            )
-        except Exception as exc:  # sentence-transformers raises many unrelated types
-            raise EmbeddingError(
-                f"cannot load the embedding model {source!r}: {exc}"
-                + (
-                    ""
-                    if allow_download
-                    else " (downloads are off: set "
-                    "GRAPHMEM_EMBEDDING_ALLOW_DOWNLOAD=true to fetch a model by name)"
-                )
-            ) from exc
-        # sentence-transformers 5.x+ renamed get_sentence_embedding_dimension.
-        get_dimension = getattr(self._model, "get_embedding_dimension", None)
-        dimension = (get_dimension or self._model.get_sentence_embedding_dimension)()
-        if not isinstance(dimension, int) or dimension < 1:
-            raise EmbeddingError(f"the model {source!r} does not report a vector dimension")
+        self._source = source
+        self._device = device
+        self._allow_download = allow_download
         self._model_id = model_id
-        self._dimension = dimension
         self._batch_size = batch_size
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+        self._stated = dimension_from_files(source) if lazy else None
+        self._dimension = self._stated if self._stated is not None else self._load().dimension
 
     @classmethod
-    def from_settings(cls, settings: GraphmemSettings) -> SentenceTransformerEmbedder:
+    def from_settings(
+        cls, settings: GraphmemSettings, *, lazy: bool = False
+    ) -> SentenceTransformerEmbedder:
         return cls(
             settings.embedding_model,
             device=settings.embedding_device,
             batch_size=settings.embedding_batch_size,
             allow_download=settings.embedding_allow_download,
+            lazy=lazy,
         )
 
     @property
@@ -143,12 +137,17 @@ class SentenceTransformerEmbedder:
     def dimension(self) -> int:
         return self._dimension
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (always true unless constructed with ``lazy``)."""
+        return self._model is not None
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        vectors = self._model.encode(
+        vectors = self._load().model.encode(
             list(texts),
             batch_size=self._batch_size,
             normalize_embeddings=True,
@@ -156,6 +155,124 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return check_vectors(np.asarray(vectors, dtype=np.float32), self._dimension)
+
+    def _load(self) -> _Loaded:
+        """The model, loaded once (threads racing to the first embed share one load)."""
+        with self._load_lock:
+            if self._model is None:
+                model, dimension = _load_model(self._source, self._device, self._allow_download)
+                if self._stated is not None and self._stated != dimension:
+                    raise EmbeddingError(
+                        f"the model {self._source!r} produces {dimension}-d vectors, but its "
+                        f"files describe {self._stated}-d ones"
+                    )
+                self._model = model
+                self._dimension = dimension
+            return _Loaded(self._model, self._dimension)
+
+
+class _Loaded(NamedTuple):
+    model: Any
+    dimension: int
+
+
+def _load_model(source: str, device: str, allow_download: bool) -> tuple[Any, int]:
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+        model = SentenceTransformer(source, device=device, local_files_only=not allow_download)
+    except Exception as exc:  # sentence-transformers raises many unrelated types
+        raise EmbeddingError(
+            f"cannot load the embedding model {source!r}: {exc}"
+            + (
+                ""
+                if allow_download
+                else " (downloads are off: set "
+                "GRAPHMEM_EMBEDDING_ALLOW_DOWNLOAD=true to fetch a model by name)"
+            )
+        ) from exc
+    # sentence-transformers 5.x+ renamed get_sentence_embedding_dimension.
+    get_dimension = getattr(model, "get_embedding_dimension", None)
+    dimension = (get_dimension or model.get_sentence_embedding_dimension)()
+    if not isinstance(dimension, int) or dimension < 1:
+        raise EmbeddingError(f"the model {source!r} does not report a vector dimension")
+    return model, dimension
+
+
+#: Pooling modes of sentence-transformers' Pooling module, as stored by older versions (one
+#: boolean each); newer versions store ``pooling_mode`` as one name or a list of names.
+_POOLING_FLAGS = (
+    "pooling_mode_cls_token",
+    "pooling_mode_mean_tokens",
+    "pooling_mode_max_tokens",
+    "pooling_mode_mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens",
+    "pooling_mode_lasttoken",
+)
+
+
+def dimension_from_files(source: str | Path) -> int | None:
+    """The output dimension of the sentence-transformers model saved in directory ``source``,
+    read from its ``modules.json`` and module configs without loading it.
+
+    Only the common layouts are understood (Transformer, then Pooling, then optional Dense and
+    Normalize modules); for anything else, or a model that is not a local directory, the answer
+    is ``None`` and the model has to be loaded to learn it.
+    """
+    root = Path(source).expanduser()
+    modules = _json_file(root / "modules.json")
+    if not isinstance(modules, list) or not modules:
+        return None
+    dimension: int | None = None
+    for module in reversed(modules):
+        if not isinstance(module, dict) or not isinstance(module.get("type"), str):
+            return None
+        kind = module["type"].rsplit(".", 1)[-1]
+        config = _json_file(root / str(module.get("path", "")) / "config.json")
+        if kind == "Normalize":
+            continue
+        if kind == "Dense" and isinstance(config, dict):
+            dimension = _positive_int(config.get("out_features"))
+        elif kind == "Pooling" and isinstance(config, dict):
+            dimension = _pooled_dimension(config)
+        # A Transformer last (no pooling) or any other module: not understood here.
+        break
+    if dimension is None:
+        return None
+    settings = _json_file(root / "config_sentence_transformers.json")
+    stated = settings.get("truncate_dim") if isinstance(settings, dict) else None
+    if stated is None:
+        return dimension
+    truncate = _positive_int(stated)
+    return min(dimension, truncate) if truncate is not None else None
+
+
+def _pooled_dimension(config: dict[str, Any]) -> int | None:
+    width = _positive_int(config.get("embedding_dimension", config.get("word_embedding_dimension")))
+    mode = config.get("pooling_mode")
+    if mode is None:
+        modes = sum(1 for flag in _POOLING_FLAGS if config.get(flag) is True)
+    elif isinstance(mode, str):
+        modes = 1
+    elif isinstance(mode, list) and all(isinstance(m, str) for m in mode):
+        modes = len(mode)
+    else:
+        return None
+    return width * modes if width is not None and modes > 0 else None
+
+
+def _positive_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _json_file(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def check_vectors(vectors: npt.ArrayLike, dimension: int) -> Vectors:

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -406,3 +409,55 @@ def test_valid_time_travel(cli: Invoke) -> None:
         cli("recall", "where did the user work?", "--valid-at", "2024-06-01T00:00:00Z", "--json")
     )
     assert fact["id"] not in [hit["id"] for hit in later["hits"]]
+
+
+_PROBE = """
+import sys
+from graphmem.cli import main
+try:
+    main(sys.argv[1:], prog_name="graphmem")
+except SystemExit as exit:
+    code = exit.code
+print("model loaded:", "sentence_transformers" in sys.modules, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_commands_that_embed_nothing_never_load_the_model(
+    cli: Invoke, graph: Graph, ns: str
+) -> None:
+    """`get`, `history`, `stats` and a refused `remember` run without loading PyTorch."""
+    fact_id = _json(cli("remember", "The user keeps bees.", "--json"))["id"]
+    env = {
+        **os.environ,
+        "GRAPHMEM_NEO4J_URI": graph.target.uri,
+        "GRAPHMEM_NEO4J_USER": graph.target.user,
+        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
+        "GRAPHMEM_NEO4J_DATABASE": graph.database,
+        "GRAPHMEM_NAMESPACE": ns,
+    }
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _PROBE, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    for args in (("get", fact_id, "--json"), ("history", fact_id), ("stats", "--json")):
+        done = run(*args)
+        assert done.returncode == 0, done.stderr
+        assert "model loaded: False" in done.stderr
+    assert json.loads(run("get", fact_id, "--json").stdout)["text"] == "The user keeps bees."
+    refused = run("remember", "   ")
+    assert refused.returncode != 0
+    assert "text is empty" in refused.stderr
+    assert "model loaded: False" in refused.stderr
+    # A command that embeds loads it on first use.
+    found = run("recall", "who keeps bees", "--json")
+    assert found.returncode == 0, found.stderr
+    assert "model loaded: True" in found.stderr
+    assert fact_id in found.stdout
