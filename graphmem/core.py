@@ -560,6 +560,8 @@ class MemoryCore:
         expand_references = _flag("expand_references", expand_references)
         track_access = _flag("track_access", track_access)
         tag_list = None if tags is None else _ids("tags", tags)
+        if tag_list == []:
+            raise InvalidInputError("tags=[] would match no fact; pass tags=None for no tag filter")
         if tag_list is not None:
             wanted = tuple(kind for kind in wanted if kind == "fact")  # episodes have no tags
         filters = {

@@ -621,6 +621,8 @@ def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) 
         (lambda m: m.ingest(None), "list of messages"),
         (lambda m: m.recall("q", kinds=None), "kinds"),
         (lambda m: m.recall("q", tags=5), "tags"),
+        (lambda m: m.recall("q", tags=[]), "tags=None for no tag filter"),
+        (lambda m: m.context("q", budget_tokens=100, tags=()), "tags=None for no tag filter"),
         (lambda m: m.recall("q", min_score="0.5"), "min_score"),
         (lambda m: m.recall("q", include_retired="no"), "include_retired"),
         (lambda m: m.recall("q", config=123), "config"),
