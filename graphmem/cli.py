@@ -6,6 +6,7 @@ Errors from graphmem's error tree become one ``Error:`` line on stderr and exit 
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -496,8 +497,28 @@ def ingest(
     emit(data, as_json=as_json, table=table)
 
 
-def filter_options(func: F) -> F:
-    """Add the filters recall and context share: --kind, --as-of, --valid-at and --tag."""
+def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the filters recall and context share (--kind, --as-of, --valid-at and --tag); the
+    command receives them as ``filters``, keyword arguments of recall and context."""
+
+    @functools.wraps(func)
+    def with_filters(
+        *args: Any,
+        kinds: tuple[str, ...],
+        as_of: str | None,
+        valid_at: str | None,
+        tags: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        filters = {
+            "kinds": kinds or ("fact", "episode"),
+            "as_of": as_of,
+            "valid_at": valid_at,
+            "tags": tags or None,  # no --tag: no tag filter
+        }
+        return func(*args, filters=filters, **kwargs)
+
+    command: Callable[..., Any] = with_filters
     for option in reversed(
         [
             click.option(
@@ -518,8 +539,8 @@ def filter_options(func: F) -> F:
             ),
         ]
     ):
-        func = option(func)
-    return func
+        command = option(command)
+    return command
 
 
 def _recall_table(result: RecallResult) -> str:
@@ -572,11 +593,8 @@ def recall(
     ctx: click.Context,
     query: str,
     k: int,
-    kinds: tuple[str, ...],
-    as_of: str | None,
-    valid_at: str | None,
+    filters: dict[str, Any],
     include_retired: bool,
-    tags: tuple[str, ...],
     since: str | None,
     until: str | None,
     no_references: bool,
@@ -602,16 +620,13 @@ def recall(
         result = memory.recall(
             query,
             k=k,
-            kinds=kinds or ("fact", "episode"),  # type: ignore[arg-type]
-            as_of=as_of,
-            valid_at=valid_at,
             include_retired=include_retired,
-            tags=tags or None,
             since=since,
             until=until,
             expand_references=not no_references,
             min_score=min_score,
             config=config,
+            **filters,
         )
     if as_json:
         emit(result.model_dump(mode="json"), as_json=True)
@@ -634,10 +649,7 @@ def context(
     query: str,
     budget: int,
     k: int,
-    as_of: str | None,
-    valid_at: str | None,
-    tags: tuple[str, ...],
-    kinds: tuple[str, ...],
+    filters: dict[str, Any],
     ns: str | None,
     as_json: bool,
 ) -> None:
@@ -652,15 +664,7 @@ def context(
         graphmem context "what do I know about the user?" --budget 300
     """
     with _memory(ctx, ns) as memory:
-        block = memory.context(
-            query,
-            budget_tokens=budget,
-            k=k,
-            as_of=as_of,
-            valid_at=valid_at,
-            tags=tags or None,
-            kinds=kinds or ("fact", "episode"),
-        )
+        block = memory.context(query, budget_tokens=budget, k=k, **filters)
     if as_json:
         emit(block.model_dump(mode="json"), as_json=True)
         return

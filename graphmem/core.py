@@ -60,6 +60,7 @@ from graphmem.models import (
     Timing,
     check_namespace,
     describe_validation_error,
+    one_or_many,
 )
 from graphmem.ranking import (
     Candidate,
@@ -215,9 +216,7 @@ def _items(name: str, value: Any, what: str) -> list[Any]:
 
 
 def _ids(name: str, ids: Iterable[str]) -> list[str]:
-    if isinstance(ids, str):
-        ids = [ids]
-    result = _items(name, ids, "strings")
+    result = _items(name, one_or_many(ids), "strings")
     if len(result) > MAX_IDS:
         raise InvalidInputError(f"{name}: at most {MAX_IDS} ids, got {len(result)}")
     for item in result:
@@ -551,9 +550,7 @@ class MemoryCore:
         text = _checked(_QUERY_TEXT, "recall query", text)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise InvalidInputError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
-        if isinstance(kinds, str):
-            kinds = (kinds,)  # type: ignore[assignment]
-        wanted = tuple(dict.fromkeys(_items("kinds", kinds, "kinds")))
+        wanted = tuple(dict.fromkeys(_items("kinds", one_or_many(kinds), "kinds")))
         if not wanted or any(kind not in ("fact", "episode") for kind in wanted):
             raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
         include_retired = _flag("include_retired", include_retired)

@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -105,17 +105,20 @@ class SentenceTransformerEmbedder:
             source = str(model)
             model_id = model_id or _model_id_for(source)
         if not allow_download:
-            # Read by huggingface_hub when it is first imported, in _load.
+            # Read by huggingface_hub when it is first imported, in _load_model.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self._source = source
         self._device = device
         self._allow_download = allow_download
         self._model_id = model_id
         self._batch_size = batch_size
-        self._model: Any = None
         self._load_lock = threading.Lock()
-        self._stated = dimension_from_files(source) if lazy else None
-        self._dimension = self._stated if self._stated is not None else self._load().dimension
+        # Until the model is loaded, the dimension is the one its files state.
+        stated = dimension_from_files(source) if lazy else None
+        if stated is None:
+            self._model, self._dimension = _load_model(source, device, allow_download)
+        else:
+            self._model, self._dimension = None, stated
 
     @classmethod
     def from_settings(
@@ -147,7 +150,7 @@ class SentenceTransformerEmbedder:
             raise TypeError("embed() takes a sequence of texts, not one string")
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        vectors = self._load().model.encode(
+        vectors = self._load().encode(
             list(texts),
             batch_size=self._batch_size,
             normalize_embeddings=True,
@@ -156,24 +159,20 @@ class SentenceTransformerEmbedder:
         )
         return check_vectors(np.asarray(vectors, dtype=np.float32), self._dimension)
 
-    def _load(self) -> _Loaded:
+    def _load(self) -> Any:
         """The model, loaded once (threads racing to the first embed share one load)."""
+        if self._model is not None:  # every embed after the first: no lock
+            return self._model
         with self._load_lock:
             if self._model is None:
                 model, dimension = _load_model(self._source, self._device, self._allow_download)
-                if self._stated is not None and self._stated != dimension:
+                if dimension != self._dimension:
                     raise EmbeddingError(
                         f"the model {self._source!r} produces {dimension}-d vectors, but its "
-                        f"files describe {self._stated}-d ones"
+                        f"files describe {self._dimension}-d ones"
                     )
                 self._model = model
-                self._dimension = dimension
-            return _Loaded(self._model, self._dimension)
-
-
-class _Loaded(NamedTuple):
-    model: Any
-    dimension: int
+            return self._model
 
 
 def _load_model(source: str, device: str, allow_download: bool) -> tuple[Any, int]:

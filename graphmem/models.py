@@ -113,7 +113,7 @@ def _tags(value: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
-def _one_or_many(value: Any) -> Any:
+def one_or_many(value: Any) -> Any:
     """A lone string is one item, not a sequence of characters."""
     return (value,) if isinstance(value, str) else value
 
@@ -128,10 +128,10 @@ Id = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
 Tags = Annotated[
     tuple[Annotated[str, Field(max_length=MAX_LABEL_CHARS)], ...],
     Field(max_length=MAX_TAGS),
-    BeforeValidator(_one_or_many),
+    BeforeValidator(one_or_many),
     AfterValidator(_tags),
 ]
-Ids = Annotated[tuple[Id, ...], Field(max_length=MAX_IDS), BeforeValidator(_one_or_many)]
+Ids = Annotated[tuple[Id, ...], Field(max_length=MAX_IDS), BeforeValidator(one_or_many)]
 Metadata = Annotated[dict[str, Any] | None, AfterValidator(_metadata)]
 
 
