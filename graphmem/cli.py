@@ -499,7 +499,8 @@ def ingest(
 
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the filters recall and context share (--kind, --as-of, --valid-at and --tag); the
-    command receives them as ``filters``, keyword arguments of recall and context."""
+    command receives them as ``filters``, keyword arguments of recall and context. A filter
+    not given is left out, so recall's own default applies (both kinds, no tag filter)."""
 
     @functools.wraps(func)
     def with_filters(
@@ -510,12 +511,8 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
         tags: tuple[str, ...],
         **kwargs: Any,
     ) -> Any:
-        filters = {
-            "kinds": kinds or ("fact", "episode"),
-            "as_of": as_of,
-            "valid_at": valid_at,
-            "tags": tags or None,  # no --tag: no tag filter
-        }
+        given = {"kinds": kinds, "as_of": as_of, "valid_at": valid_at, "tags": tags}
+        filters = {name: value for name, value in given.items() if value not in (None, ())}
         return func(*args, filters=filters, **kwargs)
 
     command: Callable[..., Any] = with_filters

@@ -230,9 +230,9 @@ def dimension_from_files(source: str | Path) -> int | None:
         if not isinstance(module, dict) or not isinstance(module.get("type"), str):
             return None
         kind = module["type"].rsplit(".", 1)[-1]
-        config = _json_file(root / str(module.get("path", "")) / "config.json")
         if kind == "Normalize":
             continue
+        config = _json_file(root / str(module.get("path", "")) / "config.json")
         if kind == "Dense" and isinstance(config, dict):
             dimension = _positive_int(config.get("out_features"))
         elif kind == "Pooling" and isinstance(config, dict):
