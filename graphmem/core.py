@@ -715,17 +715,20 @@ class MemoryCore:
         fused = fuse(lists, cfg)
         reads.seen = len(fused)
         reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
-        fact_ids = [c.id for c in reads.candidates if c.kind == "fact"]
-        if fact_ids:
-            rows = yield Run(
-                query("recall_fact_details"),
-                {"ids": fact_ids, "vector": vector, "expand": expand, **fact_filters, "ns": ns},
+        if reads.candidates:
+            (details,) = yield Run(
+                query("recall_details"),
+                {
+                    **fact_filters,
+                    "ns": ns,
+                    "fact_ids": [c.id for c in reads.candidates if c.kind == "fact"],
+                    "episode_ids": [c.id for c in reads.candidates if c.kind == "episode"],
+                    "vector": vector,
+                    "expand": expand,
+                },
             )
-            reads.facts = {r["fact"]["id"]: r for r in rows}
-        episode_ids = [c.id for c in reads.candidates if c.kind == "episode"]
-        if episode_ids:
-            rows = yield Run(query("episode_get"), {"ns": ns, "ids": episode_ids})
-            reads.episodes = {r["episode"]["id"]: r for r in rows}
+            reads.facts = {r["fact"]["id"]: r for r in details["facts"]}
+            reads.episodes = {r["episode"]["id"]: r for r in details["episodes"]}
         return reads
 
     # --- context --------------------------------------------------------------------------------
