@@ -10,17 +10,15 @@ CALL () {
   UNWIND $fact_ids AS id
   MATCH (node:Fact {id: id})
   WHERE node.ns = $ns
-  WITH node AS f, {{fact_map}} AS fact
+  WITH node AS f, {{fact_map}} AS fact, {{fact_provenance}} AS provenance
   RETURN collect({
     fact: fact,
-    provenance: [(f)-[:DERIVED_FROM]->(e:Episode) WHERE e.ns = $ns
-                 | e {.id, .external_id, .session_id}],
+    provenance: provenance,
     references: CASE WHEN $expand
       THEN [(f)-[:REFERENCES]-(node:Fact) WHERE {{fact_visible}}
             | {fact: {{fact_map}},
                similarity: vector.similarity.cosine(node.embedding, $vector),
-               provenance: [(node)-[:DERIVED_FROM]->(e:Episode) WHERE e.ns = $ns
-                            | e {.id, .external_id, .session_id}]}]
+               provenance: {{fact_provenance}}}]
       ELSE [] END
   }) AS facts
 }
