@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import (
     BadLinesError,
+    ClientUsageError,
     ConfigurationError,
     DatabaseError,
     EmbedderMismatchError,
@@ -43,6 +44,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AsyncMemory",
     "BadLinesError",
+    "ClientUsageError",
     "ConfigurationError",
     "DatabaseError",
     "EmbedderMismatchError",

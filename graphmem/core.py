@@ -61,6 +61,7 @@ from graphmem.models import (
     check_namespace,
     describe_validation_error,
     one_or_many,
+    unicode_text,
 )
 from graphmem.ranking import (
     Candidate,
@@ -208,6 +209,18 @@ def _flag(name: str, value: Any) -> bool:
     return value
 
 
+def _integer(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise InvalidInputError(f"{name} must be an integer {bounds}, got {value!r}")
+    return value
+
+
 def _items(name: str, value: Any, what: str) -> list[Any]:
     """``value`` as a list: a list, tuple or other iterable (never one string), else an error."""
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
@@ -222,6 +235,15 @@ def _ids(name: str, ids: Iterable[str]) -> list[str]:
     for item in result:
         if not isinstance(item, str) or not item.strip():
             raise InvalidInputError(f"{name}: ids must be non-empty strings, got {item!r}")
+        if len(item) > MAX_LABEL_CHARS:
+            raise InvalidInputError(
+                f"{name}: {item[:40]!r}… has {len(item)} characters; the maximum is "
+                f"{MAX_LABEL_CHARS}"
+            )
+        try:
+            unicode_text(item)
+        except ValueError as exc:
+            raise InvalidInputError(f"{name}: {exc}") from None
     return result
 
 
@@ -393,7 +415,7 @@ class MemoryCore:
                 yield Run(query("fact_lock"), {"ns": ns, "ids": sorted(superseded)})
             if targets:
                 found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
-                _check_targets(found, set(superseded))
+                _check_targets(found, set(superseded), ns)
             (out,) = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
             if (
                 out["created"] != len(rows)
@@ -418,10 +440,6 @@ class MemoryCore:
         messages = _items("ingest", messages, "messages")
         if session_id is not None:
             (session_id,) = _ids("session_id", [session_id])
-            if len(session_id) > MAX_LABEL_CHARS:
-                raise InvalidInputError(
-                    f"session_id has {len(session_id)} characters; the maximum is {MAX_LABEL_CHARS}"
-                )
         parsed = [_coerce(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
         rows: list[dict[str, Any]] = []
         for i, message in enumerate(parsed):
@@ -445,10 +463,10 @@ class MemoryCore:
             return IngestResult(ns=ns)
         # Repeats inside this batch: the first occurrence stands for the others.
         fresh: list[dict[str, Any]] = []
-        repeats: list[str] = []
+        repeat_of: dict[int, int] = {}  # input index -> index of the first occurrence
         # A message repeats another with the same session and external id, or with the same
         # content hash unless both carry external ids (then those ids tell them apart).
-        by_key: dict[tuple[Any, ...], str] = {}
+        by_key: dict[tuple[Any, ...], int] = {}
         for row in rows:
             digest, external = row["content_hash"], row["external_id"]
             if external is None:
@@ -459,10 +477,10 @@ class MemoryCore:
                 own = [("hash", digest), ("id", row["session_id"], external)]
             first = next((by_key[k] for k in keys if k in by_key), None)
             if first is not None:
-                repeats.append(first)
+                repeat_of[row["i"]] = first
                 continue
             for k in own:
-                by_key.setdefault(k, row["id"])
+                by_key.setdefault(k, row["i"])
             fresh.append(row)
 
         def existing(candidates: list[dict[str, Any]]) -> Work[dict[int, str]]:
@@ -475,24 +493,30 @@ class MemoryCore:
 
         # Skip what is stored already before embedding; check again under the lock.
         stored = yield Transaction("read", lambda: existing(fresh))
-        repeats += [stored[r["i"]] for r in fresh if r["i"] in stored]
         fresh = [r for r in fresh if r["i"] not in stored]
         if fresh:
             vectors = yield Embed(tuple(r["content"] for r in fresh))
             for row, vector in zip(fresh, vectors, strict=True):
                 row["embedding"] = VectorParam(vector.tolist())
 
-        def write() -> Work[tuple[list[Episode], list[str]]]:
+        def write() -> Work[tuple[list[Episode], dict[int, str]]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
             raced = yield from existing(fresh)
             todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
             created = (yield Run(query("episode_create"), {"episodes": todo})) if todo else []
-            return [Episode.model_validate(r["episode"]) for r in created], list(raced.values())
+            return [Episode.model_validate(r["episode"]) for r in created], raced
 
         episodes: list[Episode] = []
         if fresh:
             episodes, raced = yield Transaction("write", write)
-            repeats += raced
+            stored.update(raced)
+        # Each input that matched an episode, in input order: the id of the stored one.
+        stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
+        repeats = [
+            stored_id[repeat_of.get(row["i"], row["i"])]
+            for row in rows
+            if row["i"] in repeat_of or row["i"] in stored
+        ]
         facts: list[Fact] = []
         if episodes and self.has_extractor:
             facts = yield from self._derive(ns, episodes)
@@ -548,8 +572,7 @@ class MemoryCore:
         began = time.perf_counter()
         ns = namespace(ns, self.default_ns)
         text = _checked(_QUERY_TEXT, "recall query", text)
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise InvalidInputError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        k = _integer("k", k, 1, MAX_K)
         wanted = tuple(dict.fromkeys(_items("kinds", one_or_many(kinds), "kinds")))
         if not wanted or any(kind not in ("fact", "episode") for kind in wanted):
             raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
@@ -560,7 +583,11 @@ class MemoryCore:
         if tag_list == []:
             raise InvalidInputError("tags=[] would match no fact; pass tags=None for no tag filter")
         if tag_list is not None:
-            wanted = tuple(kind for kind in wanted if kind == "fact")  # episodes have no tags
+            if "fact" not in wanted:
+                raise InvalidInputError(
+                    "tags filter facts (episodes have none), but kinds asks for episodes only"
+                )
+            wanted = ("fact",)  # episodes have no tags
         filters = {
             "as_of": aware("as_of", as_of),
             "valid_at": aware("valid_at", valid_at),
@@ -744,15 +771,13 @@ class MemoryCore:
         **recall_options: Any,
     ) -> Plan[ContextBlock]:
         ns = namespace(ns, self.default_ns)
-        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
-            raise InvalidInputError(f"budget_tokens must be an integer, got {budget_tokens!r}")
-        if budget_tokens < 1:
-            raise InvalidInputError(f"budget_tokens must be at least 1, got {budget_tokens}")
+        budget_tokens = _integer("budget_tokens", budget_tokens, 1)
+        pinned_limit = _integer("pinned_limit", pinned_limit, 0, MAX_IDS)
         unknown = sorted(set(recall_options) - _RECALL_OPTIONS)
         if unknown:
             raise InvalidInputError(
-                f"context got unknown options {unknown}; it takes recall's: "
-                + ", ".join(sorted(_RECALL_OPTIONS))
+                f"context got unknown options {unknown}; it takes budget_tokens, k and "
+                "pinned_limit, and recall's: " + ", ".join(sorted(_RECALL_OPTIONS))
             )
         result: RecallResult = yield from self.recall(text, ns=ns, k=k, **recall_options)
         filters = {
@@ -784,9 +809,7 @@ class MemoryCore:
             rows = yield Run(query("episode_get"), {"ns": ns, "ids": [item_id]})
             if rows:
                 return Episode.model_validate(rows[0]["episode"])
-            found = yield Run(query("fact_targets"), {"ns": ns, "ids": [item_id]})
-            if found and found[0]["forgotten"]:
-                raise ForgottenError(f"{item_id!r} was forgotten", ids=(item_id,))
+            yield from _refuse_forgotten(ns, item_id)
             return None
 
         item: Fact | Episode | None = yield Transaction("read", work)
@@ -799,9 +822,20 @@ class MemoryCore:
     def history(self, fact_id: str, *, ns: str | None) -> Plan[FactHistory]:
         ns = namespace(ns, self.default_ns)
         (fact_id,) = _ids("id", [fact_id])
-        rows: Rows = yield Transaction(
-            "read", lambda: _single(Run(query("fact_lineage"), {"ns": ns, "id": fact_id}))
-        )
+
+        def work() -> Work[Rows]:
+            rows = yield Run(query("fact_lineage"), {"ns": ns, "id": fact_id})
+            if not rows or not rows[0]["facts"]:
+                yield from _refuse_forgotten(ns, fact_id)
+                if (yield Run(query("episode_get"), {"ns": ns, "ids": [fact_id]})):
+                    raise NotFoundError(
+                        f"{fact_id!r} is an episode, not a fact: history follows the SUPERSEDES "
+                        "chain between facts (get shows the episode)",
+                        ids=(fact_id,),
+                    )
+            return rows
+
+        rows: Rows = yield Transaction("read", work)
         if not rows or not rows[0]["facts"]:
             raise NotFoundError(f"no fact {fact_id!r} in namespace {ns!r}", ids=(fact_id,))
         facts = sorted(
@@ -839,12 +873,16 @@ class MemoryCore:
     def pin(self, fact_id: str, *, ns: str | None, pinned: bool = True) -> Plan[Fact]:
         ns = namespace(ns, self.default_ns)
         (fact_id,) = _ids("id", [fact_id])
-        rows: Rows = yield Transaction(
-            "write",
-            lambda: _single(Run(query("fact_pin"), {"ns": ns, "id": fact_id, "pinned": pinned})),
-        )
-        if not rows:
-            raise NotFoundError(f"no fact {fact_id!r} in namespace {ns!r}", ids=(fact_id,))
+        pinned = _flag("pinned", pinned)
+
+        def work() -> Work[Rows]:
+            # Locked first, as a supersession locks it: the check below cannot go stale.
+            yield Run(query("fact_lock"), {"ns": ns, "ids": [fact_id]})
+            (target,) = yield Run(query("fact_targets"), {"ns": ns, "ids": [fact_id]})
+            _check_targets([target], {fact_id} if pinned else set(), ns, _PIN, _PIN)
+            return (yield Run(query("fact_pin"), {"ns": ns, "id": fact_id, "pinned": pinned}))
+
+        rows: Rows = yield Transaction("write", work)
         return Fact.model_validate(rows[0]["fact"])
 
 
@@ -853,25 +891,46 @@ def _single(run: Run) -> Work[Rows]:
     return (yield run)
 
 
-def _check_targets(found: Rows, superseded: set[str]) -> None:
+def _refuse_forgotten(ns: str, item_id: str) -> Work[None]:
+    """Raise ForgottenError if ``item_id`` was a fact of ``ns`` that was forgotten."""
+    found = yield Run(query("fact_targets"), {"ns": ns, "ids": [item_id]})
+    if found and found[0]["forgotten"]:
+        raise ForgottenError(f"{item_id!r} was forgotten", ids=(item_id,))
+
+
+# What needs a fact to exist (and, for some ids, to be believed): verb, past participle.
+_LINK = ("link", "linked")
+_SUPERSEDE = ("supersede", "superseded")
+_PIN = ("pin", "pinned")
+
+
+def _check_targets(
+    found: Rows,
+    believed: set[str],
+    ns: str,
+    action: tuple[str, str] = _LINK,
+    retiring: tuple[str, str] = _SUPERSEDE,
+) -> None:
+    """Refuse unknown or forgotten ids among ``found`` (``fact_targets`` rows) for ``action``,
+    and retired ones among ``believed``, the ids that ``retiring`` needs believed."""
     missing = tuple(r["id"] for r in found if r["status"] is None and not r["forgotten"])
     if missing:
         raise NotFoundError(
-            f"no fact with id {', '.join(map(repr, missing))} in this namespace", ids=missing
+            f"no fact with id {', '.join(map(repr, missing))} in namespace {ns!r}", ids=missing
         )
     forgotten = tuple(r["id"] for r in found if r["forgotten"])
     if forgotten:
         raise ForgottenError(
-            f"fact {', '.join(map(repr, forgotten))} was forgotten and cannot be linked",
+            f"fact {', '.join(map(repr, forgotten))} was forgotten and cannot be {action[1]}",
             ids=forgotten,
         )
-    retired = tuple(r["id"] for r in found if r["id"] in superseded and r["retired_at"] is not None)
+    retired = tuple(r["id"] for r in found if r["id"] in believed and r["retired_at"] is not None)
     if retired:
         statuses = {r["id"]: r["status"] for r in found}
         described = ", ".join(f"{i!r} ({statuses[i]})" for i in retired)
         raise RetiredFactError(
-            f"cannot supersede {described}: only believed facts can be superseded; "
-            "supersede the fact that replaced it instead",
+            f"cannot {retiring[0]} {described}: only believed facts can be {retiring[1]}; "
+            f"{retiring[0]} the fact that replaced it instead",
             ids=retired,
         )
 
@@ -988,9 +1047,11 @@ CONTEXT_HEADER = "Memory (newest belief per line; date, then the memory, then it
 _LINE_CHARS = 600
 
 
-def _clip(text: str) -> str:
+def _clip(text: str, limit: int = _LINE_CHARS) -> str:
+    """``text`` on one line (every run of whitespace, newlines included, one space) and at
+    most ``limit`` characters, so that no stored value can start a line of its own."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= _LINE_CHARS else flat[: _LINE_CHARS - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _fact_line(fact: Fact, pinned: bool) -> str:
@@ -1001,8 +1062,8 @@ def _fact_line(fact: Fact, pinned: bool) -> str:
 
 def _episode_line(episode: Episode) -> str:
     when = (episode.occurred_at or episode.recorded_at).date().isoformat()
-    who = episode.speaker or episode.role
-    ext = f", message {episode.external_id}" if episode.external_id else ""
+    who = _clip(episode.speaker or episode.role, MAX_LABEL_CHARS)
+    ext = f", message {_clip(episode.external_id, MAX_LABEL_CHARS)}" if episode.external_id else ""
     return f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext})"
 
 

@@ -75,6 +75,11 @@ class OptionalDependencyError(GraphmemError):
     """An optional extra (for example ``graphmem[llm]``) is needed but not installed."""
 
 
+class ClientUsageError(GraphmemError, RuntimeError):
+    """A client was used where it cannot work, such as an ``AsyncMemory`` called from an event
+    loop other than the one it connected in."""
+
+
 class InvalidInputError(GraphmemError, ValueError):
     """An argument is malformed: empty or oversized text, a naive datetime, a bad namespace,
     an unusable vector, a malformed message. Nothing was written."""

@@ -34,7 +34,7 @@ from graphmem.core import (
 )
 from graphmem.db import driver_errors
 from graphmem.embeddings import Embedder
-from graphmem.errors import GraphmemError
+from graphmem.errors import ClientUsageError, GraphmemError
 from graphmem.graph import Graph
 from graphmem.models import (
     ContextBlock,
@@ -357,11 +357,21 @@ class AsyncMemory(_ClientBase):
     _bookmarks: neo4j.api.AsyncBookmarkManager | None = None
     _database: str = "neo4j"
     _connecting: asyncio.Lock | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
 
     async def connect(self) -> AsyncMemory:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._driver is not None:
+                raise ClientUsageError(
+                    "this AsyncMemory connected in another event loop, and its connections "
+                    "belong to that loop: use one AsyncMemory per event loop (per "
+                    "asyncio.run), or close it in its loop before using it in another"
+                )
+            # The lock, like the driver, belongs to the loop it is used in.
+            self._loop, self._connecting = loop, asyncio.Lock()
         if self._driver is None:
-            if self._connecting is None:
-                self._connecting = asyncio.Lock()
+            assert self._connecting is not None
             async with self._connecting:  # calls that race here share one connection
                 if self._driver is None:
                     await self._open()
@@ -385,6 +395,7 @@ class AsyncMemory(_ClientBase):
         if self._driver is not None:
             await self._driver.close()
             self._driver = None
+        self._loop = None
 
     async def __aenter__(self) -> AsyncMemory:
         return await self.connect()

@@ -12,7 +12,10 @@ nothing):
 * ``valid_to`` must be after ``valid_from``;
 * at most :data:`MAX_TAGS` tags of at most :data:`MAX_LABEL_CHARS` characters each; sources,
   roles, speakers, session and external ids are at most :data:`MAX_LABEL_CHARS` characters;
-* ``metadata`` is a JSON object of at most :data:`MAX_METADATA_BYTES` bytes once encoded.
+* ``metadata`` is a JSON object of at most :data:`MAX_METADATA_BYTES` bytes once encoded;
+* values are not converted between types: texts, labels and ids are ``str`` (valid Unicode,
+  ids and labels not only whitespace), flags are ``bool``, times are datetimes or ISO-8601
+  strings (a bare number is refused: seconds or milliseconds?).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
+    StrictBool,
     ValidationError,
     model_validator,
 )
@@ -54,6 +59,9 @@ def describe_validation_error(exc: ValidationError) -> str:
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"])
         message = err["msg"].removeprefix("Value error, ")
+        if where and err["type"] not in ("value_error", "assertion_error", "missing"):
+            # pydantic's own messages ("Input should be a valid string") omit the value.
+            message += f", got {err['input']!r:.80}"
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
 
@@ -65,13 +73,47 @@ def _native_time(value: Any) -> Any:
     return to_native() if callable(to_native) else value
 
 
+_NUMBER = re.compile(r"\s*[+-]?\d+(\.\d*)?\s*")
+
+
+def _datetime_or_text(value: Any) -> Any:
+    """Only a datetime or an ISO-8601 string is a time. A bare number, or a string of one, is
+    refused: pydantic would read it as Unix time, so '20250101' would become a day in 1970."""
+    if isinstance(value, datetime) or (isinstance(value, str) and not _NUMBER.fullmatch(value)):
+        return value
+    raise ValueError(
+        f"expected a datetime or an ISO-8601 string such as '2026-03-01T09:00:00+00:00', "
+        f"got {value!r:.80}"
+    )
+
+
 def _aware_utc(value: datetime) -> datetime:
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         raise ValueError(
             "naive datetime (no time zone): give one with a zone, e.g. "
             "datetime.now(timezone.utc) or '2026-03-01T09:00:00+00:00'"
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{value.isoformat()} lies outside the years 1 to 9999 in UTC") from None
+
+
+def unicode_text(value: str) -> str:
+    """A string Neo4j can store: valid Unicode, so no lone surrogate."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"not valid Unicode: a lone surrogate ({value[exc.start]!r}) at position {exc.start}"
+        ) from None
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
 
 
 def check_namespace(value: str) -> str:
@@ -101,6 +143,10 @@ def _metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
         encoded = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("metadata is not valid Unicode: it holds a lone surrogate") from None
     if len(encoded.encode()) > MAX_METADATA_BYTES:
         raise ValueError(f"metadata is over {MAX_METADATA_BYTES} bytes once encoded as JSON")
     return value
@@ -118,15 +164,17 @@ def one_or_many(value: Any) -> Any:
     return (value,) if isinstance(value, str) else value
 
 
-AwareDatetime = Annotated[datetime, AfterValidator(_aware_utc)]
+AwareDatetime = Annotated[datetime, BeforeValidator(_datetime_or_text), AfterValidator(_aware_utc)]
 StoredDatetime = Annotated[datetime, BeforeValidator(_native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
-FactText = Annotated[str, _text(MAX_TEXT_CHARS)]
-EpisodeText = Annotated[str, _text(MAX_EPISODE_CHARS)]
-Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
-Id = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+#: A string as given: no bytes or other types converted, valid Unicode.
+Text = Annotated[str, Strict(), AfterValidator(unicode_text)]
+FactText = Annotated[Text, _text(MAX_TEXT_CHARS)]
+EpisodeText = Annotated[Text, _text(MAX_EPISODE_CHARS)]
+Label = Annotated[Text, Field(min_length=1, max_length=MAX_LABEL_CHARS), AfterValidator(_not_blank)]
+Id = Label
 Tags = Annotated[
-    tuple[Annotated[str, Field(max_length=MAX_LABEL_CHARS)], ...],
+    tuple[Annotated[Text, Field(max_length=MAX_LABEL_CHARS)], ...],
     Field(max_length=MAX_TAGS),
     BeforeValidator(one_or_many),
     AfterValidator(_tags),
@@ -161,8 +209,8 @@ class FactInput(_Input):
     supersedes: Ids = ()
     references: Ids = ()
     metadata: Metadata = None
-    pinned: bool = False
-    reason: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None = None
+    pinned: StrictBool = False
+    reason: Annotated[Text, Field(max_length=MAX_TEXT_CHARS)] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> FactInput:
@@ -171,8 +219,9 @@ class FactInput(_Input):
                 f"valid_to ({self.valid_to.isoformat()}) must be after valid_from "
                 f"({self.valid_from.isoformat()})"
             )
-        if len(set(self.supersedes)) != len(self.supersedes):
-            raise ValueError("supersedes lists the same id twice")
+        for name, ids in (("supersedes", self.supersedes), ("references", self.references)):
+            if len(set(ids)) != len(ids):
+                raise ValueError(f"{name} lists the same id twice")
         if set(self.supersedes) & set(self.references):
             raise ValueError("a fact cannot both supersede and reference the same id")
         if self.reason is not None and not (self.supersedes or self.references):
@@ -354,7 +403,8 @@ class IngestResult(_Output):
     ns: str
     #: Episodes created by this call, in input order.
     episodes: tuple[Episode, ...] = ()
-    #: Ids of already stored episodes that inputs matched (re-sent messages).
+    #: For each input that repeated a message (one stored before, or an earlier input of the
+    #: same call), in input order: the id of the stored episode it matched.
     duplicates: tuple[str, ...] = ()
     #: Facts an extractor derived from the new episodes (none without an extractor).
     facts: tuple[Fact, ...] = ()
@@ -388,6 +438,8 @@ class NamespaceStats(_Output):
     ns: str
     facts: int
     facts_by_status: dict[str, int]
+    #: Believed pinned facts: those context puts first (a retired fact keeps its pin for the
+    #: past, but is not counted).
     pinned: int
     episodes: int
     sessions: int

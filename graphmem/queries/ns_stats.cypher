@@ -2,10 +2,11 @@
 // mode: read
 // params: ns
 // returns: statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes, contradictions_open, references, derived_from
-// Counts for one namespace: facts by status, episodes, sessions and relationships.
+// Counts for one namespace: facts by status, believed pinned facts (what context puts first),
+// episodes, sessions and relationships.
 CALL () {
   MATCH (f:Fact {ns: $ns})
-  WITH f.status AS status, count(*) AS n, sum(CASE WHEN f.pinned THEN 1 ELSE 0 END) AS pinned,
+  WITH f.status AS status, count(*) AS n, sum(CASE WHEN f.pinned AND f.retired_at IS NULL THEN 1 ELSE 0 END) AS pinned,
        min(f.recorded_at) AS first, max(f.recorded_at) AS last
   RETURN collect({status: status, n: n}) AS statuses, sum(pinned) AS pinned,
          min(first) AS first_recorded_at, max(last) AS last_recorded_at
