@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -27,10 +28,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # --- output ------------------------------------------------------------------------------------
+def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:  # errors are then printed as JSON too (see _Group)
+        ctx.ensure_object(dict)["as_json"] = True
+    return value
+
+
 def output_options(func: F) -> F:
     """Add ``--json`` to a command; the command receives it as ``as_json``."""
     return click.option(
-        "--json", "as_json", is_flag=True, help="Print JSON instead of a human-readable table."
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=_note_json,
+        help="Print JSON instead of a human-readable table (errors too, on stderr).",
     )(func)
 
 
@@ -56,21 +67,46 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> s
     return "\n".join(line.rstrip() for line in lines)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (newlines, carriage returns, terminal escapes) shown
+    as escapes, so that a stored value cannot break a table's layout or drive the terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    return str(value)
+        return ", ".join(_printable(str(v)) for v in value)
+    return _printable(str(value))
 
 
 # --- errors and settings -----------------------------------------------------------------------
+def error_data(exc: GraphmemError) -> dict[str, Any]:
+    """An error as JSON: its type and message, the ids it names, a JSONL input's bad lines."""
+    from graphmem.errors import BadLinesError
+
+    data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    ids = getattr(exc, "ids", None)
+    if ids:
+        data["ids"] = list(ids)
+    if isinstance(exc, BadLinesError):
+        data["bad_lines"] = [{"line": n, "reason": why} for n, why in exc.problems]
+    return {"error": data}
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except GraphmemError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            if isinstance(ctx.obj, dict) and ctx.obj.get("as_json"):
+                click.echo(json.dumps(error_data(exc), indent=2, ensure_ascii=False), err=True)
+            else:
+                click.echo(f"Error: {exc}", err=True)
             ctx.exit(1)
 
 
@@ -79,26 +115,32 @@ def _settings(ctx: click.Context) -> GraphmemSettings:
     return settings
 
 
-def _embedder(settings: GraphmemSettings) -> SentenceTransformerEmbedder:
+def _embedder(settings: GraphmemSettings, *, lazy: bool = True) -> SentenceTransformerEmbedder:
     from graphmem.embeddings import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder.from_settings(settings, lazy=True)
+    return SentenceTransformerEmbedder.from_settings(settings, lazy=lazy)
 
 
 # --- commands ----------------------------------------------------------------------------------
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="graphmem")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """graphmem: memory for AI agents on Neo4j.
 
     Which Neo4j is used is one setting, GRAPHMEM_NEO4J_URI: 'local' (default, a server
     graphmem builds and runs), 'docker', or the URI of an existing server.
+
+    Exit status: 0 on success; 1 when graphmem reports an error (an 'Error:' line on stderr,
+    or with --json a JSON object {"error": {"type", "message", ...}} there); 2 when the
+    command line itself is malformed.
 
     Example:
 
     \b
         graphmem neo4j start && graphmem init && graphmem demo
     """
+    ctx.ensure_object(dict)  # shared with the subcommands: settings, and whether --json is on
 
 
 @main.group()
@@ -176,7 +218,8 @@ def neo4j_stop(ctx: click.Context, as_json: bool) -> None:
 def neo4j_status(ctx: click.Context, as_json: bool) -> None:
     """Say whether the managed Neo4j runs, where, and since when.
 
-    Exits 0 whether or not it runs; the JSON field "running" tells which.
+    Exits 0 whether or not it runs; the JSON field "running" tells which. (An external
+    GRAPHMEM_NEO4J_URI is not managed by graphmem: that is an error, exit 1.)
 
     Example:
 
@@ -296,12 +339,17 @@ def ns_option(func: F) -> F:
     )(func)
 
 
-def _memory(ctx: click.Context, ns: str | None) -> Memory:
-    """The sync client for the settings and ``--ns``; it connects when entered."""
+def _memory(ctx: click.Context, ns: str | None, *, searches: bool = False) -> Memory:
+    """The sync client for the settings and ``--ns``; it connects when entered.
+
+    The embedding model loads on first use, so that commands that embed nothing do not wait
+    for it; a command that ``searches`` loads it first, so that the time recall reports for
+    embedding its query is not the model's loading time.
+    """
     from graphmem.memory import Memory
 
     settings = _settings(ctx)
-    return Memory(settings, ns=ns, embedder=_embedder(settings))
+    return Memory(settings, ns=ns, embedder=_embedder(settings, lazy=not searches))
 
 
 def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -498,9 +546,10 @@ def ingest(
 
 
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the filters recall and context share (--kind, --as-of, --valid-at and --tag); the
-    command receives them as ``filters``, keyword arguments of recall and context. A filter
-    not given is left out, so recall's own default applies (both kinds, no tag filter)."""
+    """Add the options recall and context share (--kind, --as-of, --valid-at, --tag,
+    --include-retired, --since, --until, --no-references, --min-score); the command receives
+    them as ``filters``, keyword arguments of recall and context. An option not given is left
+    out, so recall's own default applies (both kinds, no tag filter, ...)."""
 
     @functools.wraps(func)
     def with_filters(
@@ -509,9 +558,24 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
         as_of: str | None,
         valid_at: str | None,
         tags: tuple[str, ...],
+        include_retired: bool,
+        since: str | None,
+        until: str | None,
+        no_references: bool,
+        min_score: float | None,
         **kwargs: Any,
     ) -> Any:
-        given = {"kinds": kinds, "as_of": as_of, "valid_at": valid_at, "tags": tags}
+        given = {
+            "kinds": kinds,
+            "as_of": as_of,
+            "valid_at": valid_at,
+            "tags": tags,
+            "include_retired": include_retired or None,
+            "since": since,
+            "until": until,
+            "expand_references": False if no_references else None,
+            "min_score": min_score,
+        }
         filters = {name: value for name, value in given.items() if value not in (None, ())}
         return func(*args, filters=filters, **kwargs)
 
@@ -533,6 +597,19 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
             ),
             click.option(
                 "--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several."
+            ),
+            click.option("--include-retired", is_flag=True, help="Also return superseded facts."),
+            click.option(
+                "--since", metavar="ISO", help="Only what was recorded or said from then on."
+            ),
+            click.option(
+                "--until", metavar="ISO", help="Only what was recorded or said until then."
+            ),
+            click.option(
+                "--no-references", is_flag=True, help="Do not add facts reached over REFERENCES."
+            ),
+            click.option(
+                "--min-score", type=float, help="Cosine similarity a hit needs (quality gate)."
             ),
         ]
     ):
@@ -573,11 +650,6 @@ def _recall_table(result: RecallResult) -> str:
 @click.argument("query")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many hits at most.")
 @filter_options
-@click.option("--include-retired", is_flag=True, help="Also return superseded facts.")
-@click.option("--since", metavar="ISO", help="Only what was recorded or said from then on.")
-@click.option("--until", metavar="ISO", help="Only what was recorded or said until then.")
-@click.option("--no-references", is_flag=True, help="Do not add facts reached over REFERENCES.")
-@click.option("--min-score", type=float, help="Cosine similarity a hit needs (quality gate).")
 @click.option(
     "--fusion",
     type=click.Choice(["rrf", "linear"]),
@@ -591,11 +663,6 @@ def recall(
     query: str,
     k: int,
     filters: dict[str, Any],
-    include_retired: bool,
-    since: str | None,
-    until: str | None,
-    no_references: bool,
-    min_score: float | None,
     fusion: str | None,
     ns: str | None,
     as_json: bool,
@@ -610,21 +677,11 @@ def recall(
     \b
         graphmem recall "where does the user work?" -k 5 --kind fact
     """
-    with _memory(ctx, ns) as memory:
+    with _memory(ctx, ns, searches=True) as memory:
         config = None
         if fusion is not None:
             config = memory.recall_config.model_copy(update={"fusion": fusion})
-        result = memory.recall(
-            query,
-            k=k,
-            include_retired=include_retired,
-            since=since,
-            until=until,
-            expand_references=not no_references,
-            min_score=min_score,
-            config=config,
-            **filters,
-        )
+        result = memory.recall(query, k=k, config=config, **filters)
     if as_json:
         emit(result.model_dump(mode="json"), as_json=True)
     else:
@@ -660,7 +717,7 @@ def context(
     \b
         graphmem context "what do I know about the user?" --budget 300
     """
-    with _memory(ctx, ns) as memory:
+    with _memory(ctx, ns, searches=True) as memory:
         block = memory.context(query, budget_tokens=budget, k=k, **filters)
     if as_json:
         emit(block.model_dump(mode="json"), as_json=True)

@@ -40,7 +40,8 @@ def json_objects(
             except UnicodeDecodeError as exc:
                 problems.append((number, f"not valid UTF-8 (byte {exc.start + 1} of the line)"))
                 continue
-        line = raw.lstrip("\ufeff") if number == 1 else raw
+        line = raw.rstrip("\r\n")  # so that an error at the end names the line's last column
+        line = line.lstrip("\ufeff") if number == 1 else line
         if not line.strip():
             continue
         try:

@@ -136,15 +136,25 @@ class GraphmemSettings(BaseSettings):
         value = value.strip()
         if value in ("local", "docker"):
             return value
-        scheme = urlsplit(value).scheme
-        if scheme not in NEO4J_URI_SCHEMES:
+        parts = urlsplit(value)
+        if parts.username is not None or parts.password is not None:
+            # Not echoed: the URI may hold a password.
+            raise ValueError(
+                "the URI carries credentials (user:password@host); give them as "
+                "GRAPHMEM_NEO4J_USER and GRAPHMEM_NEO4J_PASSWORD instead"
+            )
+        if parts.scheme not in NEO4J_URI_SCHEMES:
             allowed = ", ".join(sorted(NEO4J_URI_SCHEMES))
             raise ValueError(
                 f"must be 'local', 'docker', or a URI with one of the schemes {allowed}; "
                 f"got {value!r}"
             )
-        if not urlsplit(value).hostname:
+        if not parts.hostname:
             raise ValueError(f"URI {value!r} names no host")
+        try:
+            parts.port  # noqa: B018 - urlsplit checks the port only when it is read
+        except ValueError:
+            raise ValueError(f"URI {value!r}: the port must be a number from 0 to 65535") from None
         return value
 
     @field_validator("namespace")
@@ -181,7 +191,8 @@ def load_settings(**overrides: Any) -> GraphmemSettings:
         return GraphmemSettings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
-            f"GRAPHMEM_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            f"GRAPHMEM_{'_'.join(str(p) for p in err['loc']).upper()}: "
+            f"{err['msg'].removeprefix('Value error, ')}"
             for err in exc.errors()
         )
         raise ConfigurationError(f"invalid graphmem settings: {problems}") from exc

@@ -43,7 +43,7 @@ def cli(
 
     The commands share the session's embedder (the same model the CLI would load).
     """
-    monkeypatch.setattr("graphmem.cli._embedder", lambda settings: embedder)
+    monkeypatch.setattr("graphmem.cli._embedder", lambda settings, **_: embedder)
     env = _env(graph, ns)
 
     def invoke(*args: str, input: str | None = None) -> Result:
@@ -216,10 +216,13 @@ def test_a_malformed_line_writes_nothing_unless_skip_bad(cli: Invoke, tmp_path: 
     ]
     path = _write_jsonl(tmp_path / "bad.jsonl", rows)
 
-    refused = cli("ingest", str(path), "--json")
+    refused = cli("ingest", str(path))
     assert refused.exit_code == 1
     assert refused.stdout == ""
     assert "Error:" in refused.stderr and "line 2" in refused.stderr
+    as_json = cli("ingest", str(path), "--json")
+    assert as_json.exit_code == 1 and as_json.stdout == ""
+    assert [p["line"] for p in json.loads(as_json.stderr)["error"]["bad_lines"]] == [2]
     assert _stats(cli)["episodes"] == 0
 
     skipped = cli("ingest", str(path), "--skip-bad", "--json")
@@ -320,6 +323,34 @@ def test_get_pin_and_unknown_ids(cli: Invoke) -> None:
         assert missing.stdout == ""
 
 
+def test_tables_show_control_characters_as_escapes(cli: Invoke) -> None:
+    text = "line one\nstatus  superseded\r\x1b[31mred"
+    fact = _json(cli("remember", text, "--json"))
+    assert fact["text"] == text  # stored and given to machines as said
+    table = cli("get", fact["id"])
+    assert table.exit_code == 0, table.output
+    (line,) = [line for line in table.stdout.splitlines() if line.startswith("text ")]
+    assert line.endswith("line one\\nstatus  superseded\\r\\x1b[31mred")
+    assert "\x1b" not in table.stdout and "\r" not in table.stdout
+
+
+def test_errors_are_json_with_json_and_pinning_needs_a_believed_fact(cli: Invoke) -> None:
+    old = _json(cli("remember", "The user drives a Fiat.", "--pinned", "--json"))
+    cli("remember", "The user drives a Volvo.", "--supersedes", old["id"])
+    refused = cli("pin", old["id"], "--json")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    error = json.loads(refused.stderr)["error"]
+    assert error["type"] == "RetiredFactError" and error["ids"] == [old["id"]]
+    assert "only believed facts can be pinned" in error["message"]
+    assert _stats(cli)["pinned"] == 0
+    # context takes recall's options too.
+    block = _json(cli("context", "what car?", "--budget", "200", "--include-retired", "--json"))
+    assert old["id"] in block["fact_ids"]
+    assert (
+        old["id"] not in _json(cli("context", "what car?", "--budget", "200", "--json"))["fact_ids"]
+    )
+
+
 def test_stats_counts(cli: Invoke, ns: str, tmp_path: Path) -> None:
     empty = _stats(cli)
     assert empty["ns"] == ns and empty["facts"] == 0 and empty["episodes"] == 0
@@ -388,6 +419,15 @@ def test_bad_input_is_refused_and_nothing_is_written(cli: Invoke) -> None:
     window = ["--since", "2026-02-01T00:00:00Z", "--until", "2026-01-01T00:00:00Z"]
     backwards_window = cli("recall", "job", *window)
     assert backwards_window.exit_code == 1 and "until" in backwards_window.stderr
+
+    compact = cli("remember", "The user joined.", "--valid-from", "20250101")  # not Unix time
+    assert compact.exit_code == 1 and "ISO-8601" in compact.stderr
+
+    year_one = cli("recall", "job", "--as-of", "0001-01-01T00:00:00+01:00")
+    assert year_one.exit_code == 1 and year_one.stderr.startswith("Error:")
+
+    not_utf8 = cli("remember", "caf\udce9")  # how Python hands over an argument's bad byte
+    assert not_utf8.exit_code == 1 and "lone surrogate" in not_utf8.stderr
 
     assert _stats(cli)["facts"] == 0
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -85,3 +86,21 @@ def test_ingest_reports_a_line_that_is_not_utf8(tmp_path: Path) -> None:
     assert result.exit_code == 1 and result.stdout == ""
     assert "line 2" in result.stderr and "not valid UTF-8" in result.stderr
     assert "line 1" not in result.stderr  # the byte-order mark and the accent are fine
+
+
+def test_with_json_an_error_is_a_json_object_on_stderr(tmp_path: Path) -> None:
+    path = tmp_path / "messages.jsonl"
+    lines = ['{"content": "hello"}', '{"content": 5}'] + ['{"content": ""}'] * 11
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {"GRAPHMEM_NEO4J_URI": "bolt://127.0.0.1:1"}  # nothing listens there
+    result = CliRunner().invoke(main, ["ingest", str(path), "--json"], env=env)
+    assert result.exit_code == 1 and result.stdout == ""
+    error = json.loads(result.stderr)["error"]
+    assert error["type"] == "BadLinesError"
+    assert len(error["bad_lines"]) == 12  # every one, where the message stops at ten
+    assert error["bad_lines"][0] == {
+        "line": 2,
+        "reason": "content: Input should be a valid string, got 5",
+    }
+    plain = CliRunner().invoke(main, ["ingest", str(path)], env=env)
+    assert plain.exit_code == 1 and plain.stderr.startswith("Error: 12 malformed line(s)")

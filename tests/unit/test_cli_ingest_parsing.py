@@ -112,3 +112,25 @@ def test_lines_as_bytes_are_decoded_as_utf8() -> None:
     )
     assert [m.content for m in parsed.messages] == ["naïve", "ok"]
     assert parsed.problems == [(2, "not valid UTF-8 (byte 14 of the line)")]
+
+
+def test_an_error_at_the_end_of_a_line_names_its_column() -> None:
+    parsed = parse_message_lines([b'{"content": "oops",\r\n'])
+    assert parsed.problems == [
+        (1, "invalid JSON: Expecting property name enclosed in double quotes (column 20)")
+    ]
+
+
+def test_numbers_are_not_read_as_unix_time_and_text_must_be_unicode() -> None:
+    parsed = parse_message_lines(
+        [
+            '{"content": "a", "occurred_at": 20250101}',
+            '{"content": "b", "occurred_at": "1700000000"}',
+            '{"content": "lone \\udc80 surrogate"}',
+            '{"content": "c", "session_id": "  "}',
+        ]
+    )
+    assert parsed.messages == []
+    reasons = dict(parsed.problems)
+    assert "ISO-8601" in reasons[1] and "ISO-8601" in reasons[2]
+    assert "lone surrogate" in reasons[3] and "whitespace" in reasons[4]

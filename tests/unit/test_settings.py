@@ -54,6 +54,8 @@ def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     [
         ("GRAPHMEM_NEO4J_URI", "http://localhost:7474", "GRAPHMEM_NEO4J_URI"),
         ("GRAPHMEM_NEO4J_URI", "bolt://", "names no host"),
+        ("GRAPHMEM_NEO4J_URI", "bolt://db.example:abc", "port must be a number"),
+        ("GRAPHMEM_NEO4J_URI", "bolt://u:pw-secret@db.example:7687", "GRAPHMEM_NEO4J_PASSWORD"),
         ("GRAPHMEM_LOCAL_NEO4J_PORT", "70000", "GRAPHMEM_LOCAL_NEO4J_PORT"),
         ("GRAPHMEM_LOCAL_NEO4J_HEAP", "lots", "GRAPHMEM_LOCAL_NEO4J_HEAP"),
         ("GRAPHMEM_EMBEDDING_BATCH_SIZE", "0", "GRAPHMEM_EMBEDDING_BATCH_SIZE"),
@@ -63,8 +65,9 @@ def test_bad_settings_raise_a_typed_error_naming_the_variable(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str, fragment: str
 ) -> None:
     monkeypatch.setenv(name, value)
-    with pytest.raises(ConfigurationError, match=fragment):
+    with pytest.raises(ConfigurationError, match=fragment) as raised:
         load_settings()
+    assert "pw-secret" not in str(raised.value)  # a password in a URI is never echoed
 
 
 def test_settings_class_is_the_pydantic_settings_model() -> None:
