@@ -47,6 +47,16 @@ def _node_counts(graph: Graph, ns: str) -> dict[str, int]:
     return {r["label"]: r["n"] for r in rows}
 
 
+def _forget(graph: Graph, fact_id: str) -> None:
+    """What forgetting a fact leaves: its tombstone, and no fact."""
+    graph.driver.execute_query(
+        "MATCH (f:Fact {id: $id}) CREATE (:Tombstone {ns: f.ns, fact_id: f.id, "
+        "text_hash: f.text_hash, at: datetime(), reason: 'test'}) DETACH DELETE f",
+        id=fact_id,
+        database_=graph.database,
+    )
+
+
 # --- append-only writes ------------------------------------------------------------------------
 def test_remember_is_append_only_and_searchable_at_once(memory: Client, ns: str) -> None:
     first = memory.remember("The user likes green tea.", source="chat", tags=["taste"])
@@ -240,12 +250,7 @@ def test_superseding_badly_is_refused_and_writes_nothing(
 
     # A forgotten fact leaves only a tombstone; linking to it is refused.
     gone = memory.remember("A secret that will be erased.")
-    graph.driver.execute_query(
-        "MATCH (f:Fact {id: $id}) CREATE (:Tombstone {ns: f.ns, fact_id: f.id, "
-        "text_hash: f.text_hash, at: datetime(), reason: 'test'}) DETACH DELETE f",
-        id=gone.id,
-        database_=graph.database,
-    )
+    _forget(graph, gone.id)
     before = _node_counts(graph, ns)
     with pytest.raises(ForgottenError):
         memory.remember("Update of the secret.", supersedes=[gone.id])
@@ -593,12 +598,7 @@ def test_only_believed_facts_can_be_pinned_and_stats_count_those(
 
     # A forgotten fact says so, for pin and history as for get.
     gone = memory.remember("A secret that will be erased.")
-    graph.driver.execute_query(
-        "MATCH (f:Fact {id: $id}) CREATE (:Tombstone {ns: f.ns, fact_id: f.id, "
-        "text_hash: f.text_hash, at: datetime(), reason: 'test'}) DETACH DELETE f",
-        id=gone.id,
-        database_=graph.database,
-    )
+    _forget(graph, gone.id)
     for call in (memory.get, memory.history, memory.pin):
         with pytest.raises(ForgottenError):
             call(gone.id)
