@@ -759,10 +759,8 @@ def _history_table(history: FactHistory) -> str:
     rows = [
         {
             "": "*" if fact.id == history.head_id else "",
-            "recorded_at": fact.recorded_at.isoformat(timespec="seconds"),
-            "retired_at": fact.retired_at.isoformat(timespec="seconds")
-            if fact.retired_at
-            else None,
+            "recorded_at": fact.recorded_at.isoformat(),
+            "retired_at": fact.retired_at.isoformat() if fact.retired_at else None,
             "status": fact.status,
             "id": fact.id,
             "text": _clip(fact.text),
@@ -773,7 +771,7 @@ def _history_table(history: FactHistory) -> str:
     edges = render_table(
         [
             {
-                "at": edge.at.isoformat(timespec="seconds"),
+                "at": edge.at.isoformat(),
                 "actor": edge.actor,
                 "newer": edge.newer_id,
                 "older": edge.older_id,

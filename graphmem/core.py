@@ -625,7 +625,7 @@ class MemoryCore:
             ),
         )
         db_ms = (time.perf_counter() - started) * 1000
-        hits = _assemble(reads, k, cfg)
+        hits = _assemble(reads, k, cfg, filters["as_of"])
 
         stamp_ms = 0.0
         if hits and track_access:
@@ -795,6 +795,8 @@ class MemoryCore:
             ),
         )
         pinned = [Fact.model_validate(r["fact"]) for r in pinned_rows]
+        if result.as_of is not None:
+            pinned = [fact.as_believed_at(result.as_of) for fact in pinned]
         return build_context(pinned, result.hits, budget_tokens, counter)
 
     # --- reads ------------------------------------------------------------------------------------
@@ -839,11 +841,12 @@ class MemoryCore:
         if not rows or not rows[0]["facts"]:
             raise NotFoundError(f"no fact {fact_id!r} in namespace {ns!r}", ids=(fact_id,))
         facts = sorted(
-            (Fact.model_validate(f) for f in rows[0]["facts"]), key=lambda f: f.recorded_at
+            (Fact.model_validate(f) for f in rows[0]["facts"]),
+            key=lambda f: (f.recorded_at, f.id),
         )
         edges = sorted(
             (SupersedesEdge.model_validate(e) for e in rows[0]["edges"] if e is not None),
-            key=lambda e: e.at,
+            key=lambda e: (e.at, e.newer_id, e.older_id),
         )
         by_id = {f.id: f for f in facts}
         head: Fact | None = by_id[fact_id]
@@ -964,14 +967,20 @@ def _gate(
     return kept[:k], gated
 
 
-def _assemble(reads: _RecallReads, k: int, cfg: RecallConfig) -> list[Hit]:
-    """Hits for the gated candidates, plus one hop of REFERENCES, best first."""
+def _assemble(reads: _RecallReads, k: int, cfg: RecallConfig, as_of: datetime | None) -> list[Hit]:
+    """Hits for the gated candidates, plus one hop of REFERENCES, best first; with ``as_of``,
+    each fact as it was believed then."""
+
+    def fact_of(data: Mapping[str, Any]) -> Fact:
+        fact = Fact.model_validate(data)
+        return fact if as_of is None else fact.as_believed_at(as_of)
+
     hits: dict[tuple[str, str], Hit] = {}
     for cand in reads.candidates:
         detail = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
         if detail is None:
             continue
-        fact = Fact.model_validate(detail["fact"]) if cand.kind == "fact" else None
+        fact = fact_of(detail["fact"]) if cand.kind == "fact" else None
         episode = Episode.model_validate(detail["episode"]) if cand.kind == "episode" else None
         final = cand.fused * cand.recency
         hits[(cand.kind, cand.id)] = Hit(
@@ -998,7 +1007,7 @@ def _assemble(reads: _RecallReads, k: int, cfg: RecallConfig) -> list[Hit]:
         if kind != "fact":
             continue
         for ref in reads.facts[item_id]["references"]:
-            fact = Fact.model_validate(ref["fact"])
+            fact = fact_of(ref["fact"])
             key = ("fact", fact.id)
             score = hit.score * cfg.reference_discount
             if key in hits and (hits[key].via == "search" or hits[key].score >= score):

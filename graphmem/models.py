@@ -277,6 +277,22 @@ class Fact(_Output):
         """Whether graphmem believes it now (not retired)."""
         return self.retired_at is None
 
+    def as_believed_at(self, moment: datetime) -> Fact:
+        """This fact as graphmem believed it at transaction time ``moment``: a fact retired
+        later is shown active, with the ``valid_to`` it then had and no replacement. (Usage
+        counts and the pin are current values: they are not part of the belief history.)"""
+        if self.retired_at is None or self.retired_at <= moment:
+            return self
+        return self.model_copy(
+            update={
+                "status": "active",
+                "retired_at": None,
+                "superseded_by": None,
+                "valid_to": self.stated_valid_to,
+                "stated_valid_to": None,
+            }
+        )
+
 
 class Episode(_Output):
     """An :Episode node: one verbatim message (without its embedding)."""

@@ -9,6 +9,8 @@
 // exist in the namespace and are believed.
 // A superseding fact without a valid_from is valid from this transaction (unless its valid_to
 // is already past), so that the replaced fact's closed interval and its own do not overlap.
+// Each replaced fact's valid time ends where the new fact's begins; a new fact about the past
+// only (no valid_from, a past valid_to: "worked there until 2020") ends it at its own end.
 // Each replaced fact keeps the valid_to it carried while believed as stated_valid_to (absent
 // when open), which answers "what did we believe at T about V" after valid_to is closed.
 UNWIND $facts AS row
@@ -40,7 +42,7 @@ CALL (node, row) {
   UNWIND row.supersedes AS old_id
   MATCH (old:Fact {id: old_id})
   WHERE old.ns = row.ns AND old.retired_at IS NULL
-  WITH node, row, old, coalesce(row.valid_from, datetime.transaction()) AS ended
+  WITH node, row, old, coalesce(node.valid_from, node.valid_to) AS ended
   CREATE (node)-[:SUPERSEDES {at: datetime.transaction(), actor: $actor, reason: row.reason}]->(old)
   SET old.stated_valid_to = old.valid_to,
       old.status = 'superseded',

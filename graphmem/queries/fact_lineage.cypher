@@ -2,13 +2,17 @@
 // mode: read
 // params: ns, id
 // returns: facts, edges
-// Every fact connected to $id through SUPERSEDES, in either direction, and those edges with
-// their times, actors and reasons.
+// The SUPERSEDES chain through $id: the facts it replaced, directly or not, and the facts that
+// replaced it, directly or not (not the other facts those replaced: a fact's history is its
+// own line), with the edges between them: their times, actors and reasons. As
+// cypher/fact_history.cypher lists it.
 MATCH (start:Fact {id: $id})
 WHERE start.ns = $ns
-OPTIONAL MATCH (start)-[:SUPERSEDES*1..]-(other:Fact)
-WITH start, [x IN collect(DISTINCT other) WHERE x.ns = $ns] AS others
-WITH [start] + others AS chain
+OPTIONAL MATCH (start)-[:SUPERSEDES*1..]->(older:Fact)
+WITH start, collect(DISTINCT older) AS olders
+OPTIONAL MATCH (newer:Fact)-[:SUPERSEDES*1..]->(start)
+WITH start, olders, collect(DISTINCT newer) AS newers
+WITH [start] + [x IN olders + newers WHERE x.ns = $ns] AS chain
 UNWIND chain AS node
 OPTIONAL MATCH (node)-[r:SUPERSEDES]->(older:Fact)
 WHERE older IN chain

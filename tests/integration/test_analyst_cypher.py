@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import neo4j
 
 from graphmem.cypher import load_dir
 from graphmem.graph import Graph
+from tests.integration.conftest import Client
 
 ANALYST_DIR = Path(__file__).resolve().parents[2] / "cypher"
 
@@ -44,3 +46,22 @@ def test_every_analyst_query_runs_as_a_read(graph: Graph, ns: str) -> None:
         if q.name == "fact_history":
             assert [r["id"] for r in records] == ["a", "b"]
             assert records[0]["replaced_by"] == "b" and records[0]["reason"] == "moved"
+
+
+def test_fact_history_agrees_with_the_client(
+    graph: Graph, ns: str, client_factory: Callable[..., Client]
+) -> None:
+    memory = client_factory("sync", ns=ns)
+    laptop = memory.remember("The user has a ThinkPad.")
+    phone = memory.remember("The user has a Pixel.")
+    both = memory.remember("The user has an iPad only.", supersedes=[laptop.id, phone.id])
+    newest = memory.remember("The user has an iPad Pro.", supersedes=[both.id])
+    fact_history = load_dir(ANALYST_DIR)["fact_history"]
+    for fact in (laptop, phone, both, newest):
+        records, _, _ = graph.driver.execute_query(
+            fact_history.text,
+            {"ns": ns, "fact_id": fact.id},
+            database_=graph.database,
+            routing_=neo4j.RoutingControl.READ,
+        )
+        assert [r["id"] for r in records] == [f.id for f in memory.history(fact.id).facts]

@@ -189,6 +189,11 @@ def test_google_then_microsoft(memory: Client) -> None:
     then = memory.recall(WORK_QUESTION, as_of=before_update).hits
     assert then[0].id == google.id
     assert microsoft.id not in {h.id for h in then}
+    # Each hit is the fact as it was believed then, not as it stands now.
+    believed_then = then[0].fact
+    assert believed_then is not None and believed_then.status == "active"
+    assert believed_then.retired_at is None and believed_then.superseded_by is None
+    assert believed_then.valid_to is None  # open then; the update closed it later
 
     old = memory.get(google.id)
     assert isinstance(old, Fact)
@@ -222,6 +227,17 @@ def test_history_walks_the_chain_both_ways(memory: Client) -> None:
         ]
         assert history.edges[0].at == b.recorded_at
     assert memory.stats().supersedes == 2
+
+
+def test_history_is_the_line_through_a_fact_not_its_siblings(memory: Client) -> None:
+    laptop = memory.remember("The user has a ThinkPad.")
+    phone = memory.remember("The user has a Pixel.")
+    both = memory.remember("The user has an iPad only.", supersedes=[laptop.id, phone.id])
+    assert [f.id for f in memory.history(both.id).facts] == [laptop.id, phone.id, both.id]
+    from_laptop = memory.history(laptop.id)
+    assert [f.id for f in from_laptop.facts] == [laptop.id, both.id]  # not the phone
+    assert [(e.newer_id, e.older_id) for e in from_laptop.edges] == [(both.id, laptop.id)]
+    assert from_laptop.head_id == both.id
 
 
 def test_superseding_badly_is_refused_and_writes_nothing(
@@ -315,6 +331,26 @@ def test_valid_at_answers_what_was_true_then(memory: Client) -> None:
     # Without valid_at, recall answers from current beliefs (Paris is one, about the past).
     current = {h.id for h in memory.recall(question, kinds=["fact"]).hits}
     assert rome.id in current and berlin.id not in current
+
+
+def test_a_correction_about_the_past_ends_the_replaced_fact_where_it_ends(
+    memory: Client,
+) -> None:
+    works = memory.remember("The user works at Initech.")
+    until = datetime(2020, 1, 1, tzinfo=UTC)
+    worked = memory.remember(
+        "The user worked at Initech until 2020.", supersedes=[works.id], valid_to=until
+    )
+    assert worked.valid_from is None and worked.valid_to == until  # no start is invented
+    closed = memory.get(works.id)
+    assert isinstance(closed, Fact) and closed.valid_to == until
+
+    def true_at(year: int) -> set[str]:
+        when = datetime(year, 6, 1, tzinfo=UTC)
+        return {h.id for h in memory.recall("Initech", valid_at=when, kinds=["fact"]).hits}
+
+    assert true_at(2019) == {works.id, worked.id}  # both say so, about that time
+    assert true_at(2024) == set()  # the correction says it ended in 2020
 
 
 def test_as_of_with_valid_at_judges_validity_as_believed_then(memory: Client) -> None:
