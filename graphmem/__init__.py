@@ -29,15 +29,54 @@ from graphmem.errors import (
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
+    from graphmem.core import ExtractedFact, Extractor
     from graphmem.memory import AsyncMemory, Memory
+    from graphmem.models import (
+        ContextBlock,
+        Episode,
+        Fact,
+        FactHistory,
+        FactInput,
+        Hit,
+        IngestResult,
+        Message,
+        NamespaceStats,
+        RecallResult,
+    )
+    from graphmem.ranking import RecallConfig
+
+# The clients, what they take and what they return, imported on first use (the clients pull in
+# the driver and, through the embedder, PyTorch).
+_LAZY = {
+    "Memory": "graphmem.memory",
+    "AsyncMemory": "graphmem.memory",
+    "RecallConfig": "graphmem.ranking",
+    "ExtractedFact": "graphmem.core",
+    "Extractor": "graphmem.core",
+    **dict.fromkeys(
+        (
+            "ContextBlock",
+            "Episode",
+            "Fact",
+            "FactHistory",
+            "FactInput",
+            "Hit",
+            "IngestResult",
+            "Message",
+            "NamespaceStats",
+            "RecallResult",
+        ),
+        "graphmem.models",
+    ),
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``graphmem.Memory`` and ``graphmem.AsyncMemory``, imported on first use."""
-    if name in ("Memory", "AsyncMemory"):
-        from graphmem import memory
+    """The names of ``_LAZY`` (``graphmem.Memory``, ``graphmem.RecallConfig``, ...)."""
+    if name in _LAZY:
+        import importlib
 
-        return getattr(memory, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'graphmem' has no attribute {name!r}")
 
 
@@ -46,17 +85,30 @@ __all__ = [
     "BadLinesError",
     "ClientUsageError",
     "ConfigurationError",
+    "ContextBlock",
     "DatabaseError",
     "EmbedderMismatchError",
     "EmbeddingError",
+    "Episode",
+    "ExtractedFact",
+    "Extractor",
+    "Fact",
+    "FactHistory",
+    "FactInput",
     "ForgottenError",
     "GraphmemError",
     "GraphmemSettings",
+    "Hit",
+    "IngestResult",
     "InvalidInputError",
     "Memory",
+    "Message",
+    "NamespaceStats",
     "Neo4jServerError",
     "Neo4jUnavailableError",
     "NotFoundError",
+    "RecallConfig",
+    "RecallResult",
     "RetiredFactError",
     "SchemaError",
     "__version__",

@@ -68,7 +68,8 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     default="scratch",
     show_default=True,
     help="scratch: a throwaway local Neo4j, deleted afterwards. configured: the Neo4j of "
-    "GRAPHMEM_NEO4J_URI; the benchmark's bench-* namespaces stay there.",
+    "GRAPHMEM_NEO4J_URI; the benchmark's bench-* namespaces (peer-* namespaces and group_ids "
+    "with --peer) stay there.",
 )
 @click.option("--heap", default="2g", show_default=True, help="Java heap of the scratch Neo4j.")
 @click.option(
@@ -78,7 +79,8 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Also write bench-<time>.json and bench-<time>.md into this directory.",
+    help="Also write bench-<time>.json and bench-<time>.md into this directory "
+    "(peer-graphiti-<time>.* with --peer).",
 )
 @click.option("--fail-on-miss", is_flag=True, help="Exit with status 1 when a target is missed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the Markdown report.")

@@ -102,7 +102,8 @@ class RetiredFactError(InvalidInputError):
 
 
 class ForgottenError(InvalidInputError):
-    """The fact was erased with ``forget``; only its tombstone remains."""
+    """The fact was erased; only its tombstone remains (erasure, ``forget``, comes in a later
+    release: the tombstones are already part of the schema)."""
 
     def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
         super().__init__(message)
