@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 import click
 
 from graphmem import __version__
-from graphmem.errors import GraphmemError
+from graphmem.errors import BadLinesError, GraphmemError
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
@@ -87,8 +87,6 @@ def _cell(value: Any) -> str:
 # --- errors and settings -----------------------------------------------------------------------
 def error_data(exc: GraphmemError) -> dict[str, Any]:
     """An error as JSON: its type and message, the ids it names, a JSONL input's bad lines."""
-    from graphmem.errors import BadLinesError
-
     data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
     ids = getattr(exc, "ids", None)
     if ids:
@@ -492,7 +490,6 @@ def ingest(
     \b
         graphmem ingest chat.jsonl --session-id s-1 --ns user-42
     """
-    from graphmem.errors import BadLinesError
     from graphmem.jsonl import parse_message_lines
 
     if file.isatty():

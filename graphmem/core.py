@@ -49,6 +49,7 @@ from graphmem.models import (
     FactInput,
     FactText,
     Hit,
+    Id,
     IngestResult,
     Kind,
     Message,
@@ -61,7 +62,6 @@ from graphmem.models import (
     check_namespace,
     describe_validation_error,
     one_or_many,
-    unicode_text,
 )
 from graphmem.ranking import (
     Candidate,
@@ -178,6 +178,7 @@ def _coerce(model: type[M], text_field: str, item: M | Mapping[str, Any] | str, 
 
 _AWARE: TypeAdapter[datetime] = TypeAdapter(AwareDatetime)
 _QUERY_TEXT: TypeAdapter[str] = TypeAdapter(FactText)
+_ID: TypeAdapter[str] = TypeAdapter(Id)
 
 
 def _checked(adapter: TypeAdapter[T], name: str, value: Any) -> T:
@@ -232,19 +233,7 @@ def _ids(name: str, ids: Iterable[str]) -> list[str]:
     result = _items(name, one_or_many(ids), "strings")
     if len(result) > MAX_IDS:
         raise InvalidInputError(f"{name}: at most {MAX_IDS} ids, got {len(result)}")
-    for item in result:
-        if not isinstance(item, str) or not item.strip():
-            raise InvalidInputError(f"{name}: ids must be non-empty strings, got {item!r}")
-        if len(item) > MAX_LABEL_CHARS:
-            raise InvalidInputError(
-                f"{name}: {item[:40]!r}… has {len(item)} characters; the maximum is "
-                f"{MAX_LABEL_CHARS}"
-            )
-        try:
-            unicode_text(item)
-        except ValueError as exc:
-            raise InvalidInputError(f"{name}: {exc}") from None
-    return result
+    return [_checked(_ID, name, item) for item in result]
 
 
 def text_hash(text: str) -> str:
@@ -882,7 +871,7 @@ class MemoryCore:
             # Locked first, as a supersession locks it: the check below cannot go stale.
             yield Run(query("fact_lock"), {"ns": ns, "ids": [fact_id]})
             (target,) = yield Run(query("fact_targets"), {"ns": ns, "ids": [fact_id]})
-            _check_targets([target], {fact_id} if pinned else set(), ns, _PIN, _PIN)
+            _check_targets([target], {fact_id} if pinned else set(), ns, ("pin", "pinned"))
             return (yield Run(query("fact_pin"), {"ns": ns, "id": fact_id, "pinned": pinned}))
 
         rows: Rows = yield Transaction("write", work)
@@ -901,21 +890,11 @@ def _refuse_forgotten(ns: str, item_id: str) -> Work[None]:
         raise ForgottenError(f"{item_id!r} was forgotten", ids=(item_id,))
 
 
-# What needs a fact to exist (and, for some ids, to be believed): verb, past participle.
-_LINK = ("link", "linked")
-_SUPERSEDE = ("supersede", "superseded")
-_PIN = ("pin", "pinned")
-
-
 def _check_targets(
-    found: Rows,
-    believed: set[str],
-    ns: str,
-    action: tuple[str, str] = _LINK,
-    retiring: tuple[str, str] = _SUPERSEDE,
+    found: Rows, believed: set[str], ns: str, verb: tuple[str, str] = ("supersede", "superseded")
 ) -> None:
-    """Refuse unknown or forgotten ids among ``found`` (``fact_targets`` rows) for ``action``,
-    and retired ones among ``believed``, the ids that ``retiring`` needs believed."""
+    """Refuse unknown or forgotten ids among ``found`` (``fact_targets`` rows), and retired ones
+    among ``believed``, the ids that ``verb`` (and its past participle) needs believed."""
     missing = tuple(r["id"] for r in found if r["status"] is None and not r["forgotten"])
     if missing:
         raise NotFoundError(
@@ -924,7 +903,7 @@ def _check_targets(
     forgotten = tuple(r["id"] for r in found if r["forgotten"])
     if forgotten:
         raise ForgottenError(
-            f"fact {', '.join(map(repr, forgotten))} was forgotten and cannot be {action[1]}",
+            f"fact {', '.join(map(repr, forgotten))} was forgotten; only its tombstone remains",
             ids=forgotten,
         )
     retired = tuple(r["id"] for r in found if r["id"] in believed and r["retired_at"] is not None)
@@ -932,8 +911,8 @@ def _check_targets(
         statuses = {r["id"]: r["status"] for r in found}
         described = ", ".join(f"{i!r} ({statuses[i]})" for i in retired)
         raise RetiredFactError(
-            f"cannot {retiring[0]} {described}: only believed facts can be {retiring[1]}; "
-            f"{retiring[0]} the fact that replaced it instead",
+            f"cannot {verb[0]} {described}: only believed facts can be {verb[1]}; "
+            f"{verb[0]} the fact that replaced it instead",
             ids=retired,
         )
 

@@ -99,7 +99,7 @@ def _aware_utc(value: datetime) -> datetime:
         raise ValueError(f"{value.isoformat()} lies outside the years 1 to 9999 in UTC") from None
 
 
-def unicode_text(value: str) -> str:
+def _unicode_text(value: str) -> str:
     """A string Neo4j can store: valid Unicode, so no lone surrogate."""
     try:
         value.encode("utf-8")
@@ -107,12 +107,6 @@ def unicode_text(value: str) -> str:
         raise ValueError(
             f"not valid Unicode: a lone surrogate ({value[exc.start]!r}) at position {exc.start}"
         ) from None
-    return value
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty or only whitespace")
     return value
 
 
@@ -125,12 +119,14 @@ def check_namespace(value: str) -> str:
     return value
 
 
-def _text(limit: int) -> Any:
+def _text(limit: int, noun: str = "text") -> Any:
+    """Not only whitespace, and at most ``limit`` characters."""
+
     def check(value: str) -> str:
         if not value.strip():
-            raise ValueError("text is empty or only whitespace")
+            raise ValueError(f"{noun} is empty or only whitespace")
         if len(value) > limit:
-            raise ValueError(f"text has {len(value)} characters; the maximum is {limit}")
+            raise ValueError(f"{noun} has {len(value)} characters; the maximum is {limit}")
         return value
 
     return AfterValidator(check)
@@ -143,10 +139,7 @@ def _metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
         encoded = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("metadata is not valid Unicode: it holds a lone surrogate") from None
+    _unicode_text(json.dumps(value, ensure_ascii=False))  # the ASCII form escapes surrogates
     if len(encoded.encode()) > MAX_METADATA_BYTES:
         raise ValueError(f"metadata is over {MAX_METADATA_BYTES} bytes once encoded as JSON")
     return value
@@ -168,10 +161,10 @@ AwareDatetime = Annotated[datetime, BeforeValidator(_datetime_or_text), AfterVal
 StoredDatetime = Annotated[datetime, BeforeValidator(_native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 #: A string as given: no bytes or other types converted, valid Unicode.
-Text = Annotated[str, Strict(), AfterValidator(unicode_text)]
+Text = Annotated[str, Strict(), AfterValidator(_unicode_text)]
 FactText = Annotated[Text, _text(MAX_TEXT_CHARS)]
 EpisodeText = Annotated[Text, _text(MAX_EPISODE_CHARS)]
-Label = Annotated[Text, Field(min_length=1, max_length=MAX_LABEL_CHARS), AfterValidator(_not_blank)]
+Label = Annotated[Text, _text(MAX_LABEL_CHARS, "value")]
 Id = Label
 Tags = Annotated[
     tuple[Annotated[Text, Field(max_length=MAX_LABEL_CHARS)], ...],

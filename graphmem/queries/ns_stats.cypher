@@ -6,7 +6,8 @@
 // episodes, sessions and relationships.
 CALL () {
   MATCH (f:Fact {ns: $ns})
-  WITH f.status AS status, count(*) AS n, sum(CASE WHEN f.pinned AND f.retired_at IS NULL THEN 1 ELSE 0 END) AS pinned,
+  WITH f.status AS status, count(*) AS n,
+       sum(CASE WHEN f.pinned AND f.retired_at IS NULL THEN 1 ELSE 0 END) AS pinned,
        min(f.recorded_at) AS first, max(f.recorded_at) AS last
   RETURN collect({status: status, n: n}) AS statuses, sum(pinned) AS pinned,
          min(first) AS first_recorded_at, max(last) AS last_recorded_at
