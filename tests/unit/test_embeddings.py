@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,9 +13,11 @@ import pytest
 import graphmem.embeddings
 from graphmem.embeddings import (
     DEFAULT_MODEL_ID,
+    DIGEST_CACHE_FILE,
     SentenceTransformerEmbedder,
     check_vectors,
     dimension_from_files,
+    model_id_for,
     packaged_model_path,
 )
 from graphmem.errors import EmbeddingError
@@ -237,3 +241,207 @@ def test_dimension_from_files_of_the_packaged_model_and_of_no_model(tmp_path: Pa
     assert dimension_from_files("sentence-transformers/all-MiniLM-L6-v2") is None
     (tmp_path / "modules.json").write_text("{not json")
     assert dimension_from_files(tmp_path) is None
+
+
+# --- model identity ------------------------------------------------------------------------
+def _fake_model(root: Path, weights: bytes = b"weights", **extra: bytes) -> Path:
+    """A model-like folder: fake weights, a tokenizer and configs, and files that do not count."""
+    root.mkdir(parents=True)
+    _model_dir(root, [TRANSFORMER, _pool(embedding_dimension=768, pooling_mode="mean")])
+    (root / "model.safetensors").write_bytes(weights)
+    (root / "tokenizer.json").write_text('{"model": "wordpiece"}')
+    (root / "vocab.txt").write_text("[PAD]\nhello\n")
+    for name, content in extra.items():
+        (root / name).write_bytes(content)
+    return root
+
+
+@pytest.fixture
+def hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files whose content is hashed (not served from the cache), in order."""
+    hashed: list[Path] = []
+    real = graphmem.embeddings._file_sha256
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(graphmem.embeddings, "_file_sha256", counting)
+    return hashed
+
+
+def test_a_local_model_is_identified_by_content_not_location(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    one = model_id_for(_fake_model(tmp_path / "x" / "model"), cache_dir=cache)
+    moved = model_id_for(_fake_model(tmp_path / "y" / "model"), cache_dir=cache)
+    assert one == moved
+    assert re.fullmatch(r"model@sha256:[0-9a-f]{16}", one)
+    # The same content in a folder of another name keeps its digest; the name is a label.
+    renamed = model_id_for(_fake_model(tmp_path / "z" / "mini"), cache_dir=cache)
+    assert renamed == "mini@" + one.split("@", 1)[1]
+
+
+def test_different_models_in_folders_of_the_same_name_differ(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    a = model_id_for(_fake_model(tmp_path / "a" / "model", b"weights A"), cache_dir=cache)
+    b = model_id_for(_fake_model(tmp_path / "b" / "model", b"weights B"), cache_dir=cache)
+    assert a != b
+    assert a.startswith("model@sha256:") and b.startswith("model@sha256:")
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "counts"),
+    [
+        ("1_Pooling/config.json", b'{"embedding_dimension": 768, "pooling_mode": "cls"}', True),
+        ("sentence_bert_config.json", b'{"max_seq_length": 128}', True),
+        ("tokenizer_config.json", b'{"do_lower_case": false}', True),
+        ("special_tokens_map.json", b"{}", True),
+        ("pytorch_model.bin", b"other weights", True),
+        ("2_Dense/model.safetensors", b"dense", True),
+        ("spiece.model", b"sentencepiece", True),
+        ("README.md", b"# a model card", False),
+        (".gitattributes", b"*.bin filter=lfs", False),
+        ("onnx/model.onnx", b"an export", False),
+        ("openvino/openvino_model.bin", b"an export", False),
+        (".cache/huggingface/download/x.json", b"{}", False),
+    ],
+)
+def test_which_files_make_the_identity(
+    tmp_path: Path, path: str, content: bytes, counts: bool
+) -> None:
+    cache = tmp_path / "cache"
+    plain = _fake_model(tmp_path / "plain" / "model")
+    changed = _fake_model(tmp_path / "changed" / "model")
+    (changed / path).parent.mkdir(parents=True, exist_ok=True)
+    (changed / path).write_bytes(content)
+    same = model_id_for(plain, cache_dir=cache) == model_id_for(changed, cache_dir=cache)
+    assert same is not counts
+
+
+def test_the_packaged_directory_is_the_default_model(tmp_path: Path, hashes: list[Path]) -> None:
+    packaged = packaged_model_path()
+    assert model_id_for(packaged, cache_dir=tmp_path) == DEFAULT_MODEL_ID
+    # However it is spelt: through a symlink, or with a trailing "/.".
+    (tmp_path / "link").symlink_to(packaged)
+    assert model_id_for(tmp_path / "link", cache_dir=tmp_path) == DEFAULT_MODEL_ID
+    assert model_id_for(f"{packaged}/.", cache_dir=tmp_path) == DEFAULT_MODEL_ID
+    assert hashes == []  # recognised by its path, never hashed
+    lazy = SentenceTransformerEmbedder(packaged, lazy=True, cache_dir=tmp_path)
+    assert (lazy.model_id, lazy.dimension, lazy.loaded) == (DEFAULT_MODEL_ID, 384, False)
+    assert lazy.legacy_model_id == "model"  # what older graphmem recorded for this path
+
+
+def test_a_name_that_is_not_a_path_is_recorded_as_given(tmp_path: Path) -> None:
+    assert model_id_for("BAAI/bge-base-en-v1.5", cache_dir=tmp_path) == "BAAI/bge-base-en-v1.5"
+
+
+def test_the_digest_cache_spares_rehashing_until_a_file_changes(
+    tmp_path: Path, hashes: list[Path]
+) -> None:
+    cache = tmp_path / "cache"
+    model = _fake_model(tmp_path / "model")
+    first = model_id_for(model, cache_dir=cache)
+    hashed_files = {p.relative_to(model).as_posix() for p in hashes}
+    assert hashed_files == {
+        "model.safetensors",
+        "config.json",
+        "tokenizer.json",
+        "vocab.txt",
+        "modules.json",
+        "1_Pooling/config.json",
+    }
+    assert (cache / DIGEST_CACHE_FILE).is_file()
+
+    hashes.clear()
+    assert model_id_for(model, cache_dir=cache) == first
+    assert hashes == []  # every file served from the cache
+
+    # New content of another size: hashed again, a new identity.
+    weights = model / "model.safetensors"
+    weights.write_bytes(b"retrained weights")
+    second = model_id_for(model, cache_dir=cache)
+    assert hashes == [weights] and second != first
+
+    # The same size but a new mtime: hashed again (here the content is unchanged).
+    hashes.clear()
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert model_id_for(model, cache_dir=cache) == second
+    assert hashes == [weights]
+
+    # Without a cache directory of its own, nothing is remembered: every call hashes.
+    hashes.clear()
+    model_id_for(model, cache_dir=tmp_path / "other")
+    assert len(hashes) == 6
+
+
+def test_an_unusable_digest_cache_only_costs_hashing(tmp_path: Path, hashes: list[Path]) -> None:
+    model = _fake_model(tmp_path / "model")
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory should be")
+    expected = model_id_for(model, cache_dir=tmp_path / "cache")
+    assert model_id_for(model, cache_dir=blocked) == expected
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / DIGEST_CACHE_FILE).write_text("{not json")
+    hashes.clear()
+    assert model_id_for(model, cache_dir=corrupt) == expected
+    assert len(hashes) == 6
+    assert json.loads((corrupt / DIGEST_CACHE_FILE).read_text())["version"] == 1
+
+
+def test_the_embedder_records_a_content_identity_and_an_explicit_one_wins(
+    tmp_path: Path, hashes: list[Path]
+) -> None:
+    model = _fake_model(tmp_path / "model")
+    lazy = SentenceTransformerEmbedder(model, lazy=True, cache_dir=tmp_path / "cache")
+    assert not lazy.loaded and lazy.dimension == 768
+    assert lazy.model_id == model_id_for(model, cache_dir=tmp_path / "cache")
+    assert lazy.legacy_model_id == "model"
+    hashes.clear()
+    named = SentenceTransformerEmbedder(model, model_id="mine", lazy=True, cache_dir=tmp_path)
+    assert named.model_id == "mine"
+    assert hashes == []  # an explicit identity needs no hashing
+
+
+def test_from_settings_caches_digests_in_the_settings_cache_dir(tmp_path: Path) -> None:
+    from graphmem.settings import load_settings
+
+    model = _fake_model(tmp_path / "model")
+    settings = load_settings(embedding_model=str(model), cache_dir=tmp_path / "cache")
+    embedder = SentenceTransformerEmbedder.from_settings(settings, lazy=True)
+    assert embedder.model_id.startswith("model@sha256:")
+    assert (tmp_path / "cache" / DIGEST_CACHE_FILE).is_file()
+    named = load_settings(embedding_model=str(model), embedding_model_id="model")
+    assert SentenceTransformerEmbedder.from_settings(named, lazy=True).model_id == "model"
+
+
+def test_a_mismatch_with_a_folder_name_identity_explains_itself(tmp_path: Path) -> None:
+    from graphmem.errors import EmbedderMismatchError
+    from graphmem.schema import _check_embedder
+
+    model = _fake_model(tmp_path / "model")
+    embedder = SentenceTransformerEmbedder(model, lazy=True, cache_dir=tmp_path)
+    recorded = {"embedder_model": "model", "embedding_dimension": 768}
+    with pytest.raises(EmbedderMismatchError, match="model mismatch") as info:
+        _check_embedder(recorded, (), embedder)
+    message = str(info.value)
+    assert "folder name alone ('model')" in message
+    assert "GRAPHMEM_EMBEDDING_MODEL_ID=model" in message and "re-embed" in message
+    assert info.value.graph_model == "model"
+    # Pinned to the recorded name, it is accepted.
+    pinned = SentenceTransformerEmbedder(model, model_id="model", lazy=True)
+    _check_embedder(recorded, (), pinned)
+    # Another recorded name, or another dimension, is a plain mismatch.
+    for other in (
+        {"embedder_model": "other", "embedding_dimension": 768},
+        {"embedder_model": "model", "embedding_dimension": 384},
+    ):
+        with pytest.raises(EmbedderMismatchError) as plain:
+            _check_embedder(other, (), embedder)
+        assert "folder name" not in str(plain.value)
+    # The packaged directory, recorded by folder name by older graphmem, is explained too.
+    packaged = SentenceTransformerEmbedder(packaged_model_path(), lazy=True, cache_dir=tmp_path)
+    with pytest.raises(EmbedderMismatchError, match="folder name alone"):
+        _check_embedder({"embedder_model": "model", "embedding_dimension": 384}, (), packaged)
+    _check_embedder({"embedder_model": DEFAULT_MODEL_ID, "embedding_dimension": 384}, (), packaged)

@@ -1,0 +1,195 @@
+"""The default token counter and the context block it budgets (no database)."""
+
+from __future__ import annotations
+
+import random
+import string
+from datetime import UTC, datetime
+
+import pytest
+
+from graphmem.core import CONTEXT_HEADER, build_context
+from graphmem.embeddings import DEFAULT_MODEL_ID, packaged_model_path
+from graphmem.models import Episode, Fact, Hit, Provenance, Scores
+from graphmem.synthetic import generate_facts, generate_messages
+from graphmem.tokens import (
+    HFTokenizerCounter,
+    TokenCounter,
+    WordPieceBudgetCounter,
+    counter_from_setting,
+    default_counter,
+)
+
+KEY = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=150))
+THAI = "ผมชื่อสมชายและผมทำงานที่กรุงเทพมหานครตั้งแต่ปีที่แล้ว"
+ROCKETS = "🚀" * 300
+THAI_WORDS = "สวัสดีครับ ผมชื่อสมชาย"
+ZERO_WIDTH = "zero\u200bwidth\u200c\u200djoiner\ufeff"
+NOW = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def counter() -> WordPieceBudgetCounter:
+    return default_counter()
+
+
+@pytest.fixture(scope="module")
+def plain() -> HFTokenizerCounter:
+    """Plain WordPiece, as the default counted before."""
+    return HFTokenizerCounter(packaged_model_path())
+
+
+def _utf8(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def test_the_default_is_the_budget_counter_and_says_so(counter: WordPieceBudgetCounter) -> None:
+    assert isinstance(counter, TokenCounter)
+    assert isinstance(counter_from_setting(None), WordPieceBudgetCounter)
+    assert counter.name.startswith(f"{DEFAULT_MODEL_ID} (WordPiece;")
+    assert "[UNK]" in counter.name and "UTF-8 bytes" in counter.name
+    # A configured tokenizer.json is counted exactly as it is.
+    configured = counter_from_setting(str(packaged_model_path()))
+    assert type(configured) is HFTokenizerCounter
+
+
+@pytest.mark.parametrize(
+    "word",
+    [KEY, THAI, ROCKETS, "Ǆemal", "Ǉubljana"],
+    ids=["150-char key", "Thai sentence", "300 rockets", "accented [UNK]", "digraph [UNK]"],
+)
+def test_a_word_that_becomes_unk_counts_its_utf8_bytes(
+    counter: WordPieceBudgetCounter, plain: HFTokenizerCounter, word: str
+) -> None:
+    assert plain.count(word) == 1  # the undercount: one [UNK] for the whole word
+    assert counter.count(word) == _utf8(word)
+
+
+def test_unk_spans_count_by_bytes_and_the_rest_as_before(
+    counter: WordPieceBudgetCounter, plain: HFTokenizerCounter
+) -> None:
+    text = f"The deploy key is {KEY} and the greeting {THAI} ends with {ROCKETS}."
+    unknown = 3
+    assert plain.count(text) - unknown == plain.count(
+        "The deploy key is and the greeting ends with."
+    )
+    assert counter.count(text) == plain.count(text) - unknown + _utf8(KEY + THAI + ROCKETS)
+    # A Thai sentence with spaces is one [UNK] per word; the spaces cost nothing, as before.
+    assert counter.count(THAI_WORDS) == _utf8(THAI_WORDS) - 1
+
+
+def test_deleted_characters_count_their_bytes_plus_one_a_run(
+    counter: WordPieceBudgetCounter, plain: HFTokenizerCounter
+) -> None:
+    # WordPiece deletes them and joins the neighbours: "zerowidthjoiner" is a few tokens.
+    runs = _utf8("\u200b") + 1 + _utf8("\u200c\u200d") + 1 + _utf8("\ufeff") + 1
+    assert counter.count(ZERO_WIDTH) == plain.count(ZERO_WIDTH) + runs
+    assert counter.count("\u200b" * 10) == 31  # no token at all before
+    assert plain.count("\u200b" * 10) == 0
+    assert counter.count("a\x07b\x00c") == plain.count("a\x07b\x00c") + 2 + 2
+    assert counter.count("soft\u00adhyphen") == plain.count("softhyphen") + 2 + 1
+    assert counter.count("private \ue000 use") == plain.count("private use") + 3 + 1
+    # A decomposed accent: the combining mark is deleted, precomposed it is not.
+    assert counter.count("cafe\u0301") == plain.count("cafe") + 2 + 1
+    # A deleted character inside an [UNK] span is in the span's bytes, not counted twice.
+    assert counter.count("a\u200b🚀") == _utf8("a\u200b🚀")
+    assert counter.count("\u200b🚀") == _utf8("\u200b🚀") + 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Café naïve résumé Zürich São Paulo Łódź Nguyễn crème brûlée",
+        "Alice moved to Berlin on 2023-05-01.\n\tShe works at Acme (since May).",
+        "我的一家公司",
+    ],
+)
+def test_text_wordpiece_tokenizes_counts_as_before(
+    counter: WordPieceBudgetCounter, plain: HFTokenizerCounter, text: str
+) -> None:
+    assert counter.count(text) == plain.count(text)
+
+
+def test_ordinary_english_counts_exactly_as_before(
+    counter: WordPieceBudgetCounter, plain: HFTokenizerCounter
+) -> None:
+    texts = [f.text for f in generate_facts(300, seed=3)]
+    texts += [m.content for m in generate_messages(100, seed=3)]
+    for text in texts:
+        assert counter.count(text) == plain.count(text), text
+    block = "\n".join([CONTEXT_HEADER, *texts])
+    assert counter.count(block) == plain.count(block)
+    assert counter.count("") == 0
+
+
+def _fact(number: int, text: str) -> Fact:
+    return Fact(
+        id=f"fact-{number}",
+        ns="default",
+        text=text,
+        status="active",
+        recorded_at=NOW,
+        text_hash=f"hash-{number}",
+    )
+
+
+def _hit(item: Fact | Episode) -> Hit:
+    scores = Scores(fused=1.0, recency=1.0, lexical=1.0, final=1.0)
+    if isinstance(item, Fact):
+        return Hit(
+            kind="fact", id=item.id, text=item.text, score=1.0, scores=scores,
+            provenance=Provenance(), fact=item,
+        )  # fmt: skip
+    return Hit(
+        kind="episode", id=item.id, text=item.content, score=1.0, scores=scores,
+        provenance=Provenance(), episode=item,
+    )  # fmt: skip
+
+
+def test_build_context_never_exceeds_the_budget(counter: WordPieceBudgetCounter) -> None:
+    texts = [
+        f"The staging deploy key is {KEY}.",
+        f"Somchai wrote: {THAI_WORDS}",
+        f"Launch day reaction: {ROCKETS[:20]}",
+        f"Marker text {ZERO_WIDTH} with zero-width characters.",
+        "Bob's favourite dish is crème brûlée from Łódź.",
+        "Alice works at Acme Corp in Berlin.",
+    ]
+    pinned = [_fact(0, "The user prefers short answers.")]
+    episode = Episode(
+        id="episode-1",
+        ns="default",
+        content=f"{THAI} {ROCKETS[:10]}",
+        role="user",
+        speaker="Somchai",
+        recorded_at=NOW,
+        content_hash="hash-e",
+    )
+    hits = [_hit(_fact(i, text)) for i, text in enumerate(texts, 1)] + [_hit(episode)]
+    everything = build_context(pinned, hits, 100_000, counter)
+    assert everything.omitted == 0
+    assert everything.tokens == counter.count(everything.text)
+    # What WordPiece cannot see is paid for: the Thai, the emoji, the key.
+    assert everything.tokens >= _utf8(THAI + THAI_WORDS + ROCKETS[:30]) - 1 + len(KEY)
+    stripped_accents = set("crème brûlée from Łódź")
+    for budget in range(1, everything.tokens + 1):
+        block = build_context(pinned, hits, budget, counter)
+        assert block.tokens == counter.count(block.text) <= budget, budget
+        assert block.tokenizer == counter.name
+        # Every other non-ASCII character here is [UNK] or deleted, so its bytes are in the
+        # count: none comes in for free.
+        unseen = sum(_utf8(c) for c in block.text if not c.isascii() and c not in stripped_accents)
+        assert unseen <= block.tokens, budget
+    assert build_context(pinned, hits, 1, counter).text == ""
+    assert build_context(pinned, hits, everything.tokens, counter).omitted == 0
+
+
+def test_context_lines_clip_each_text_to_600_characters(counter: WordPieceBudgetCounter) -> None:
+    long = "word " * 300  # 1,500 characters
+    block = build_context([], [_hit(_fact(1, long))], 100_000, counter)
+    (line,) = block.text.splitlines()[1:]
+    clipped = " ".join(long.split())[:599] + "…"
+    assert line == f"- [2024-05-01] {clipped} (fact fact-1)"
+    assert len(clipped) == 600
+    short = build_context([], [_hit(_fact(1, "a  short\nfact"))], 100_000, counter)
+    assert short.text.splitlines()[1] == "- [2024-05-01] a short fact (fact fact-1)"
