@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.errors import (
     BadLinesError,
     ClientUsageError,
+    CommitUnknownError,
     ConfigurationError,
     DatabaseError,
     EmbedderMismatchError,
@@ -20,11 +21,13 @@ from graphmem.errors import (
     ForgottenError,
     GraphmemError,
     InvalidInputError,
+    MessageConflictError,
     Neo4jServerError,
     Neo4jUnavailableError,
     NotFoundError,
     RetiredFactError,
     SchemaError,
+    TransientDatabaseError,
 )
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -84,6 +87,7 @@ __all__ = [
     "AsyncMemory",
     "BadLinesError",
     "ClientUsageError",
+    "CommitUnknownError",
     "ConfigurationError",
     "ContextBlock",
     "DatabaseError",
@@ -103,6 +107,7 @@ __all__ = [
     "InvalidInputError",
     "Memory",
     "Message",
+    "MessageConflictError",
     "NamespaceStats",
     "Neo4jServerError",
     "Neo4jUnavailableError",
@@ -111,6 +116,7 @@ __all__ = [
     "RecallResult",
     "RetiredFactError",
     "SchemaError",
+    "TransientDatabaseError",
     "__version__",
     "load_settings",
 ]

@@ -18,6 +18,7 @@ import json
 import numbers
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ from graphmem.errors import (
     EmbeddingError,
     ForgottenError,
     InvalidInputError,
+    MessageConflictError,
     NotFoundError,
     RetiredFactError,
 )
@@ -61,6 +63,7 @@ from graphmem.models import (
     Timing,
     check_namespace,
     describe_validation_error,
+    native_time,
     one_or_many,
 )
 from graphmem.ranking import (
@@ -240,26 +243,62 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def content_hash(message: Message, session_id: str | None) -> str:
-    """What makes two messages the same message: session, role, speaker, time and content."""
-    key = [
+def content_hash(message: Message, session_id: str | None, occurrence: int = 0) -> str:
+    """What makes two messages the same message: session, role, speaker, time and content, and
+    for the second and later of identical messages in one ``ingest`` call, which one it is
+    (``occurrence`` 1, 2, ...): a transcript where "yes" answers two questions holds two
+    messages, and sending it again matches each to its own."""
+    return _message_hash(
+        session_id, message.role, message.speaker, message.occurred_at, message.content, occurrence
+    )
+
+
+def _message_hash(
+    session_id: str | None,
+    role: str,
+    speaker: str | None,
+    occurred_at: datetime | None,
+    content: str,
+    occurrence: int = 0,
+) -> str:
+    key: list[Any] = [
         session_id,
-        message.role,
-        message.speaker,
-        message.occurred_at.isoformat() if message.occurred_at else None,
-        message.content,
+        role,
+        speaker,
+        occurred_at.isoformat() if occurred_at else None,
+        content,
     ]
+    if occurrence:
+        key.append(occurrence)
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _refuse_edit(
+    row: Mapping[str, Any], own_hash: str, other_hash: str, other: str, ids: tuple[str, ...]
+) -> None:
+    """Refuse message ``row`` when ``other``, which has its session and external id, differs
+    (compared by their hashes without occurrence numbers)."""
+    if other_hash != own_hash:
+        raise MessageConflictError(
+            f"message {row['i']} has external id {row['external_id']!r} (session "
+            f"{row['session_id']!r}) like {other}, but a different content, role, speaker or "
+            "time: an external id names one message, and stored messages are never changed; "
+            "send an edit under an external id of its own",
+            ids=ids,
+        )
 
 
 def _metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
     return None if metadata is None else json.dumps(metadata, sort_keys=True)
 
 
-def _created_fact(row: Mapping[str, Any], recorded_at: Any, from_update: bool) -> Fact:
+def _created_fact(
+    row: Mapping[str, Any], recorded_at: Any, from_update: bool, pinned_by_update: bool
+) -> Fact:
     """The :Fact that ``fact_create`` stored from ``row`` in a transaction at ``recorded_at``
-    (``from_update``: it was given that time as its valid_from): every property is the row's
-    or a constant of the statement, so nothing is read back."""
+    (``from_update``: it was given that time as its valid_from; ``pinned_by_update``: it
+    replaced a pinned fact): every property is the row's or a constant of the statement, so
+    nothing is read back."""
     return Fact.model_validate(
         {
             "id": row["id"],
@@ -273,7 +312,7 @@ def _created_fact(row: Mapping[str, Any], recorded_at: Any, from_update: bool) -
             "tags": row["tags"],
             "text_hash": row["text_hash"],
             "metadata": row["metadata"],
-            "pinned": row["pinned"],
+            "pinned": row["pinned"] or pinned_by_update,
         }
     )
 
@@ -284,6 +323,9 @@ class _RecallReads:
     candidates: list[Candidate]
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: A superseded fact the search found -> the fact that replaced it, and when that was
+    #: recorded (epoch ms).
+    heads: dict[str, tuple[str, int]] = field(default_factory=dict)
     widened: bool = False
     exact: bool = False
     seen: int = 0
@@ -413,7 +455,11 @@ class MemoryCore:
             ):
                 raise DatabaseError("a superseded or referenced fact changed during the write")
             recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
-            return [_created_fact(row, recorded_at, row["id"] in from_update) for row in rows]
+            pinned = set(out["pinned_update"])
+            return [
+                _created_fact(row, recorded_at, row["id"] in from_update, row["id"] in pinned)
+                for row in rows
+            ]
 
         facts: list[Fact] = yield Transaction("write", work)
         return facts
@@ -431,15 +477,20 @@ class MemoryCore:
             (session_id,) = _ids("session_id", [session_id])
         parsed = [_coerce(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
         rows: list[dict[str, Any]] = []
+        occurrences: Counter[str] = Counter()
+        bases: list[str] = []  # each message's hash without its occurrence number
         for i, message in enumerate(parsed):
             session = message.session_id if message.session_id is not None else session_id
+            base = content_hash(message, session)
+            occurrences[base] += 1
+            bases.append(base)
             rows.append(
                 {
                     "i": i,
                     "id": str(uuid.uuid4()),
                     "ns": ns,
                     "content": message.content,
-                    "content_hash": content_hash(message, session),
+                    "content_hash": content_hash(message, session, occurrences[base] - 1),
                     "role": message.role,
                     "speaker": message.speaker,
                     "session_id": session,
@@ -466,6 +517,8 @@ class MemoryCore:
                 own = [("hash", digest), ("id", row["session_id"], external)]
             first = next((by_key[k] for k in keys if k in by_key), None)
             if first is not None:
+                if external is not None and rows[first]["external_id"] == external:
+                    _refuse_edit(row, bases[row["i"]], bases[first], f"message {first}", ())
                 repeat_of[row["i"]] = first
                 continue
             for k in own:
@@ -478,6 +531,18 @@ class MemoryCore:
                 for r in candidates
             ]
             found = yield Run(query("episode_existing"), {"ns": ns, "rows": probe})
+            for r in found:
+                same = r["by_external_id"]  # the stored message with this external id
+                if same is not None:
+                    other = _message_hash(
+                        same["session_id"],
+                        same["role"],
+                        same["speaker"],
+                        native_time(same["occurred_at"]),
+                        same["content"],
+                    )
+                    i = r["i"]
+                    _refuse_edit(rows[i], bases[i], other, f"episode {same['id']}", (same["id"],))
             return {r["i"]: r["existing"] for r in found if r["existing"] is not None}
 
         # Skip what is stored already before embedding; check again under the lock.
@@ -617,7 +682,7 @@ class MemoryCore:
         hits = _assemble(reads, k, cfg, filters["as_of"])
 
         stamp_ms = 0.0
-        if hits and track_access:
+        if hits and track_access and filters["as_of"] is None:  # as_of: an audit read
             started = time.perf_counter()
             fact_ids = [h.id for h in hits if h.kind == "fact"]
             episode_ids = [h.id for h in hits if h.kind == "episode"]
@@ -672,6 +737,7 @@ class MemoryCore:
             {
                 **search,
                 "candidates": candidates,
+                "follow": True,
                 "facts": "fact" in kinds,
                 "episodes": "episode" in kinds,
                 "use_vector": use_vector,
@@ -694,6 +760,8 @@ class MemoryCore:
                     continue
                 key = f"{prefix}{retriever[0]}"
                 hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], candidates
+                # Superseded facts standing for their successors, kept through the retries.
+                followed = [h for h in hits if h.get("head")]
                 for factor in widen:
                     if len(hits) >= k or fetched < asked:
                         break  # enough visible candidates, or the index has no more
@@ -704,25 +772,30 @@ class MemoryCore:
                         {
                             **search,
                             "candidates": asked,
+                            "follow": False,
                             "facts": kind == "fact",
                             "episodes": kind == "episode",
                             "use_vector": retriever == "vector",
                             "use_fulltext": retriever == "fulltext",
                         },
                     )
-                    hits, fetched = wider[0][f"{key}_hits"], wider[0][f"{key}_fetched"]
+                    hits, fetched = wider[0][f"{key}_hits"] + followed, wider[0][f"{key}_fetched"]
                     reads.add_briefs(wider[0])
                     reads.widened = True
                 if retriever == "vector" and len(hits) < k and fetched >= asked:
                     # Still short: score every visible node of the namespace exactly.
                     params = {"ns": ns, **(fact_filters if kind == "fact" else filters)}
-                    hits = yield Run(
+                    exact = yield Run(
                         query(f"recall_{kind}_exact"), {**params, "vector": vector, "pool": pool}
                     )
+                    hits = [*exact, *followed]
                     briefs = reads.facts if kind == "fact" else reads.episodes
-                    briefs.update((h["id"], h["brief"]) for h in hits)
+                    briefs.update((h["id"], h["brief"]) for h in exact)
                     reads.exact = True
                 briefs = reads.facts if kind == "fact" else reads.episodes
+                reads.heads.update(
+                    (h["id"], (h["head"], h["head_at"])) for h in hits if h.get("head")
+                )
                 ranked = [
                     (h["id"], _exact_cosine(h, briefs) if retriever == "vector" else h["score"])
                     for h in hits
@@ -928,6 +1001,7 @@ def _gate(
     """The best ``k`` candidates that pass the quality gate, with their final scores."""
     words = content_words(text)
     kept: list[Candidate] = []
+    taken: set[tuple[str, str]] = set()
     gated = 0
     for cand in fused:
         brief = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
@@ -939,7 +1013,15 @@ def _gate(
         if not passes_gate(cand.vector, cand.lexical, cfg):
             gated += 1
             continue
-        when = datetime.fromtimestamp(brief["at"] / 1000, UTC) if brief["at"] else None
+        at = brief["at"]
+        if cand.kind == "fact" and cand.id in reads.heads:
+            # A superseded fact matched: the fact that replaced it takes its place.
+            cand.matched = cand.id
+            cand.id, at = reads.heads[cand.id]
+        if (cand.kind, cand.id) in taken:
+            continue  # already kept, through a better-ranked match
+        taken.add((cand.kind, cand.id))
+        when = datetime.fromtimestamp(at / 1000, UTC) if at else None
         cand.recency = recency_factor(when, now, cfg)
         kept.append(cand)
     kept.sort(key=lambda c: (-c.fused * c.recency, c.kind, c.id))
@@ -980,6 +1062,8 @@ def _assemble(reads: _RecallReads, k: int, cfg: RecallConfig, as_of: datetime | 
             provenance=_provenance(detail.get("provenance"), episode),
             fact=fact,
             episode=episode,
+            via="search" if cand.matched is None else "supersession",
+            superseded_match=cand.matched,
         )
     # One hop over REFERENCES from the facts that passed, at a discount.
     for (kind, item_id), hit in list(hits.items()):
@@ -989,8 +1073,8 @@ def _assemble(reads: _RecallReads, k: int, cfg: RecallConfig, as_of: datetime | 
             fact = fact_of(ref["fact"])
             key = ("fact", fact.id)
             score = hit.score * cfg.reference_discount
-            if key in hits and (hits[key].via == "search" or hits[key].score >= score):
-                continue  # found directly, or through a better-scoring hit
+            if key in hits and (hits[key].via != "reference" or hits[key].score >= score):
+                continue  # found by the search, or through a better-scoring hit
             cosine = (
                 index_score_to_cosine(ref["similarity"]) if ref["similarity"] is not None else None
             )
@@ -1010,8 +1094,9 @@ def _assemble(reads: _RecallReads, k: int, cfg: RecallConfig, as_of: datetime | 
                 fact=fact,
                 via="reference",
                 referenced_from=item_id,
+                superseded_match=ref["superseded_match"],
             )
-    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.via != "search", h.id))
+    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.via == "reference", h.id))
     return ranked[:k]
 
 

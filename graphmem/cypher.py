@@ -16,8 +16,9 @@ reads), and ``params`` must list exactly the ``$parameters`` the body uses. ``ex
 optional JSON used by the test-suite to run analyst queries.
 
 Runtime queries may include a shared predicate from ``graphmem/queries/fragments`` with
-``{{fragment_name}}``; it is expanded when the file is loaded, before the parameters are
-checked, so the one definition of, say, "visible at this time" serves every query that needs it.
+``{{fragment_name}}`` (a fragment may include others); it is expanded when the file is
+loaded, before the parameters are checked, so the one definition of, say, "visible at this
+time" serves every query that needs it.
 """
 
 from __future__ import annotations
@@ -131,12 +132,19 @@ def parse_cypher(
     )
 
 
-def _expand(text: str, fragments: Mapping[str, str], where: str) -> str:
+def _expand(
+    text: str, fragments: Mapping[str, str], where: str, within: tuple[str, ...] = ()
+) -> str:
+    """``text`` with each ``{{name}}`` replaced by its fragment, fragments within fragments
+    included."""
+
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in fragments:
             raise CypherFileError(f"{where}: unknown fragment {{{{{name}}}}}")
-        return fragments[name]
+        if name in within:
+            raise CypherFileError(f"{where}: fragment {{{{{name}}}}} includes itself")
+        return _expand(fragments[name], fragments, where, (*within, name))
 
     return _INCLUDE.sub(replace, text)
 

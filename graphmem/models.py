@@ -67,7 +67,7 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 # --- reusable field types -----------------------------------------------------------------------
-def _native_time(value: Any) -> Any:
+def native_time(value: Any) -> Any:
     """Neo4j's DateTime to Python's datetime; anything else unchanged."""
     to_native = getattr(value, "to_native", None)
     return to_native() if callable(to_native) else value
@@ -158,7 +158,7 @@ def one_or_many(value: Any) -> Any:
 
 
 AwareDatetime = Annotated[datetime, BeforeValidator(_datetime_or_text), AfterValidator(_aware_utc)]
-StoredDatetime = Annotated[datetime, BeforeValidator(_native_time)]
+StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 #: A string as given: no bytes or other types converted, valid Unicode.
 Text = Annotated[str, Strict(), AfterValidator(_unicode_text)]
@@ -340,9 +340,14 @@ class Hit(_Output):
     provenance: Provenance
     fact: Fact | None = None
     episode: Episode | None = None
-    #: "search" for a direct match, "reference" for a fact reached over REFERENCES.
-    via: Literal["search", "reference"] = "search"
+    #: "search" for a direct match; "supersession" for the fact that replaced a superseded
+    #: fact the search matched (``superseded_match``; the scores are that fact's); "reference"
+    #: for a fact reached over REFERENCES from ``referenced_from``.
+    via: Literal["search", "supersession", "reference"] = "search"
     referenced_from: str | None = None
+    #: The superseded fact whose match led to this one (via "supersession", or a "reference"
+    #: that pointed at it): this hit is what replaced it.
+    superseded_match: str | None = None
 
     @property
     def time(self) -> datetime | None:

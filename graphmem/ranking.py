@@ -90,6 +90,8 @@ class Candidate:
     fused: float = 0.0
     lexical: float = 0.0
     recency: float = 1.0
+    #: For a fact that replaced the superseded fact the search found: that fact's id.
+    matched: str | None = None
 
 
 def index_score_to_cosine(score: float) -> float:

@@ -1,7 +1,7 @@
 // name: fact_create
 // mode: write
 // params: facts, actor
-// returns: recorded_at, created, superseded, referenced, valid_from_update
+// returns: recorded_at, created, superseded, referenced, valid_from_update, pinned_update
 // Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
 // this transaction's time as recorded_at, and in the same transaction:
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
@@ -13,6 +13,8 @@
 // only (no valid_from, a past valid_to: "worked there until 2020") ends it at its own end.
 // Each replaced fact keeps the valid_to it carried while believed as stated_valid_to (absent
 // when open), which answers "what did we believe at T about V" after valid_to is closed.
+// A fact that replaces a pinned fact is pinned too (pinned_update lists those not pinned by
+// the caller), so a core fact stays in context when it is updated.
 UNWIND $facts AS row
 CREATE (node:Fact {
   id: row.id,
@@ -52,8 +54,11 @@ CALL (node, row) {
         WHEN old.valid_to IS NOT NULL AND old.valid_to <= ended THEN old.valid_to
         WHEN old.valid_from IS NOT NULL AND old.valid_from > ended THEN old.valid_from
         ELSE ended END
-  RETURN count(old) AS superseded
+  RETURN count(old) AS superseded, any(pin IN collect(old.pinned) WHERE pin) AS was_pinned
 }
+FOREACH (_ IN CASE WHEN was_pinned AND NOT row.pinned THEN [1] ELSE [] END |
+  SET node.pinned = true)
+WITH node, row, superseded, was_pinned
 CALL (node, row) {
   UNWIND row.references AS ref_id
   MATCH (ref:Fact {id: ref_id})
@@ -71,4 +76,5 @@ CALL (node, row) {
 RETURN datetime.transaction() AS recorded_at, count(node) AS created,
        sum(superseded) AS superseded, sum(referenced) AS referenced,
        collect(CASE WHEN row.valid_from IS NULL AND node.valid_from IS NOT NULL
-                    THEN node.id END) AS valid_from_update
+                    THEN node.id END) AS valid_from_update,
+       collect(CASE WHEN was_pinned AND NOT row.pinned THEN node.id END) AS pinned_update

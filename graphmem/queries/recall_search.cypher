@@ -1,31 +1,41 @@
 // name: recall_search
 // mode: read
-// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until
+// params: ns, vector, query, candidates, pool, follow, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until
 // returns: fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs
 // All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
 // the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene
 // text) are asked for $candidates entries each; the visible ones (the same filters as the
-// fallbacks) are kept, up to $pool per list. `*_fetched` is how many the index returned, so
-// the caller can tell "the index ran out" from "more may lie beyond". Every kept candidate
-// comes with what fusion and the quality gate need: its text, time (epoch ms) and cosine
-// similarity; full details are read afterwards for the few that make the cut. A kind the namespace holds none of is not searched at all.
+// fallbacks) are kept, up to $pool per list. With $follow, a superseded fact the index returns
+// stands for the fact that replaced it (its `head`, believed now or at $as_of), so an update
+// that words things differently is still found through what it replaced (a widened retry
+// sets $follow false: the first pass has followed the best superseded candidates already). `*_fetched` is how many the
+// index returned, so the caller can tell "the index ran out" from "more may lie beyond". Every
+// kept candidate comes with what fusion and the quality gate need: its text, time (epoch ms)
+// and cosine similarity; full details are read afterwards for the few that make the cut. A
+// kind the namespace holds none of is not searched at all.
 WITH EXISTS { MATCH (f:Fact {ns: $ns}) } AS has_facts,
      EXISTS { MATCH (e:Episode {ns: $ns}) } AS has_episodes
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_vector THEN [1] ELSE [] END AS go
   CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node, score
-  WITH count(*) AS fetched,
-       collect(CASE WHEN {{fact_visible}} THEN {node: node, score: score} END) AS visible
-  RETURN fetched AS fv_fetched, visible[..$pool] AS fv
+  WITH count(*) AS fetched, collect({{fact_candidate}}) AS found
+  RETURN fetched AS fv_fetched, found AS fv_found
 }
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_fulltext AND $query IS NOT NULL
               THEN [1] ELSE [] END AS go
   CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: $candidates})
   YIELD node, score
-  WITH count(*) AS fetched,
-       collect(CASE WHEN {{fact_visible}} THEN {node: node, score: score} END) AS visible
-  RETURN fetched AS ff_fetched, visible[..$pool] AS ff
+  WITH count(*) AS fetched, collect({{fact_candidate}}) AS found
+  RETURN fetched AS ff_fetched, found AS ff_found
+}
+CALL (fv_found) {
+  WITH fv_found AS found
+  RETURN {{fact_successors}} AS fv
+}
+CALL (ff_found) {
+  WITH ff_found AS found
+  RETURN {{fact_successors}} AS ff
 }
 CALL (has_episodes) {
   UNWIND CASE WHEN has_episodes AND $episodes AND $use_vector THEN [1] ELSE [] END AS go
@@ -57,8 +67,10 @@ CALL (ev, ef) {
                   similarity: vector.similarity.cosine(node.embedding, $vector)})
          AS episode_briefs
 }
-RETURN fv_fetched, [h IN fv | {id: h.node.id, score: h.score}] AS fv_hits,
-       ff_fetched, [h IN ff | {id: h.node.id, score: h.score}] AS ff_hits,
+RETURN fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
+                               head_at: h.head.recorded_at.epochMillis}] AS fv_hits,
+       ff_fetched, [h IN ff | {id: h.node.id, score: h.score, head: h.head.id,
+                               head_at: h.head.recorded_at.epochMillis}] AS ff_hits,
        ev_fetched, [h IN ev | {id: h.node.id, score: h.score}] AS ev_hits,
        ef_fetched, [h IN ef | {id: h.node.id, score: h.score}] AS ef_hits,
        fact_briefs, episode_briefs

@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from graphmem.cypher import query
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.errors import (
     ClientUsageError,
     ForgottenError,
     InvalidInputError,
+    MessageConflictError,
     NotFoundError,
     RetiredFactError,
 )
@@ -468,24 +470,31 @@ def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
     again = memory.ingest(_messages(), session_id="s1")
     assert again.created == 0
     assert set(again.duplicates) == {e.id for e in first.episodes}
-    # Same external id in the same session, even with edited content: the same message.
+    # Same external id in the same session with other content: refused, not silently dropped.
     edited = [{**_messages()[0], "content": "edited"}]
-    assert memory.ingest(edited, session_id="s1").created == 0
-    # Without external ids, the content hash (with session, role, speaker and time) decides.
+    with pytest.raises(MessageConflictError, match="msg-1") as conflict:
+        memory.ingest(edited, session_id="s1")
+    assert conflict.value.ids == (first.episodes[0].id,)
+    with pytest.raises(MessageConflictError, match="like message 0"):
+        memory.ingest([_messages()[2], {**_messages()[2], "speaker": "Eve"}], session_id="s1")
+    # Without external ids, the content hash (with session, role, speaker and time) decides;
+    # identical messages in one call are separate turns, each matched again on a re-send.
     plain = [{"content": "No id on this one.", "occurred_at": "2026-03-02T10:00:00+00:00"}]
-    assert memory.ingest(plain + plain, session_id="s1").created == 1
+    assert memory.ingest(plain + plain, session_id="s1").created == 2
     assert memory.ingest(plain, session_id="s1").created == 0
+    assert memory.ingest(plain + plain, session_id="s1").created == 0
     # The same short reply under two external ids is two messages, within a batch and later;
-    # without an id it repeats one of them.
+    # without an id it repeats the one in its place.
     oks = [{"content": "ok", "external_id": "ok-1"}, {"content": "ok", "external_id": "ok-2"}]
     assert memory.ingest(oks, session_id="s1").created == 2
     assert memory.ingest([{"content": "ok", "external_id": "ok-3"}], session_id="s1").created == 1
-    assert memory.ingest([*oks, {"content": "ok"}], session_id="s1").created == 0
+    assert memory.ingest([*oks, {"content": "ok"}], session_id="s1").created == 1
+    assert memory.ingest(oks[1:], session_id="s1").created == 0
     # A message first sent without an id repeats when re-sent with one.
     bare = [{"content": "Sent bare first."}]
     assert memory.ingest(bare, session_id="s1").created == 1
     assert memory.ingest([{**bare[0], "external_id": "late-id"}], session_id="s1").created == 0
-    assert memory.stats().episodes == 8 and memory.stats().sessions == 1
+    assert memory.stats().episodes == 10 and memory.stats().sessions == 1
 
     hits = memory.recall("what kind of dog did Maya adopt", kinds=["episode"]).hits
     assert hits[0].id == first.episodes[0].id
@@ -622,7 +631,12 @@ def test_only_believed_facts_can_be_pinned_and_stats_count_those(
 ) -> None:
     old = memory.remember("The user's title is engineer.", pinned=True)
     new = memory.remember("The user's title is lead engineer.", supersedes=[old.id])
-    assert memory.stats().pinned == 0  # the pinned fact was superseded
+    # The update of a pinned fact is pinned with it; the pin of the superseded one no longer
+    # counts.
+    assert new.pinned and memory.get(new.id).pinned and memory.stats().pinned == 1
+    block = memory.context("title", budget_tokens=200)
+    assert block.fact_ids[0] == new.id and "(pinned fact" in block.text.splitlines()[1]
+    assert not memory.pin(new.id, pinned=False).pinned and memory.stats().pinned == 0
     before = _node_counts(graph, ns)
     with pytest.raises(RetiredFactError, match="only believed facts can be pinned"):
         memory.pin(old.id)
@@ -646,12 +660,22 @@ def test_only_believed_facts_can_be_pinned_and_stats_count_those(
 
 def test_ingest_reports_each_repeat_with_the_stored_id_in_input_order(memory: Client) -> None:
     (hello,) = memory.ingest(["hello"]).episodes
-    result = memory.ingest(["new one", "hello", "again", "hello", "new one"])
-    new_one = result.episodes[0]
-    assert [e.content for e in result.episodes] == ["new one", "again"]
-    # Repeats of an episode stored before and of an earlier input of the same call.
-    assert result.duplicates == (hello.id, hello.id, new_one.id)
-    for episode_id in result.duplicates:
+    turns = ["new one", "hello", "again", "hello", "new one"]
+    result = memory.ingest(turns)
+    # The first "hello" repeats the stored one; within one call, identical messages without
+    # ids are separate turns (a transcript where "yes" answers two questions).
+    assert [e.content for e in result.episodes] == ["new one", "again", "hello", "new one"]
+    assert result.duplicates == (hello.id,)
+    # Sent again, each input matches its own stored episode, reported in input order.
+    again = memory.ingest(turns)
+    new_one, again_ep, hello_2, new_one_2 = (e.id for e in result.episodes)
+    assert again.created == 0
+    assert again.duplicates == (new_one, hello.id, again_ep, hello_2, new_one_2)
+    # Repeats by external id inside one call stand for the first.
+    ids = [{"content": "x", "external_id": "e-1"}, {"content": "x", "external_id": "e-1"}]
+    by_id = memory.ingest(ids)
+    assert by_id.created == 1 and by_id.duplicates == (by_id.episodes[0].id,)
+    for episode_id in (*result.duplicates, *again.duplicates):
         assert memory.get(episode_id).id == episode_id
 
 
@@ -793,3 +817,86 @@ def test_bad_input_is_a_typed_error_and_changes_nothing(
     with pytest.raises(InvalidInputError, match=match):
         call(memory)
     assert _node_counts(graph, ns) == before
+
+
+def test_recall_finds_an_update_through_the_fact_it_superseded(memory: Client) -> None:
+    for filler in (
+        "I play the guitar.",
+        "I enjoy hiking on weekends.",
+        "My sister lives in Paris.",
+    ):
+        memory.remember(filler)
+    google = memory.remember("I work at Google.")
+    # The update shares no word with the question and its own cosine is under the gate.
+    microsoft = memory.remember("I joined Microsoft in March.", supersedes=[google.id])
+    hits = memory.recall("where do I work").hits
+    assert hits[0].id == microsoft.id and hits[0].via == "supersession"
+    assert hits[0].superseded_match == google.id
+    assert hits[0].scores.vector is not None and hits[0].scores.vector > 0.4  # Google's match
+    assert google.id not in [h.id for h in hits]
+    # As of before the update, the fact then believed answers, found directly.
+    past = memory.recall("where do I work", as_of=microsoft.recorded_at - timedelta(microseconds=1))
+    assert past.hits[0].id == google.id and past.hits[0].via == "search"
+    assert microsoft.id not in [h.id for h in past.hits]
+    # With include_retired nothing is hidden, so nothing is followed.
+    shown = memory.recall("where do I work", include_retired=True).hits
+    assert shown[0].id == google.id and shown[0].via == "search"
+
+    # A chain of updates leads to its head, once, however many versions match.
+    colour = memory.remember("My favourite colour is red.")
+    for name in ("blue", "green", "yellow", "purple"):
+        colour = memory.remember(f"Now I like {name} best.", supersedes=[colour.id])
+    hits = memory.recall("what is my favourite colour").hits
+    assert hits[0].id == colour.id
+    assert [h.id for h in hits].count(colour.id) == 1
+    # A head the filters hide is not shown in its place.
+    assert colour.id not in [h.id for h in memory.recall("favourite colour", tags=["x"]).hits]
+
+
+def test_a_reference_to_a_superseded_fact_leads_to_its_update(memory: Client) -> None:
+    # The referenced fact has nothing to do with the question: only the reference brings it.
+    pantry = memory.remember("Bananas are stored in the pantry.")
+    door = memory.remember("The front door code is 4711.", references=[pantry.id])
+    fridge = memory.remember("Bananas moved to the fridge.", supersedes=[pantry.id])
+    hits = {h.id: h for h in memory.recall("front door code").hits}
+    assert set(hits) == {door.id, fridge.id}
+    assert hits[fridge.id].via == "reference" and hits[fridge.id].referenced_from == door.id
+    assert hits[fridge.id].superseded_match == pantry.id
+    # As of before the update, the reference leads to the fact then believed.
+    past = memory.recall("front door code", as_of=fridge.recorded_at - timedelta(microseconds=1))
+    assert {h.id for h in past.hits} == {door.id, pantry.id}
+    assert next(h for h in past.hits if h.id == pantry.id).superseded_match is None
+
+
+def test_a_recall_as_of_a_past_time_stamps_no_access(memory: Client) -> None:
+    fact = memory.remember("The office moved to Berlin.")
+    memory.recall("where is the office", as_of=datetime.now(UTC))
+    assert memory.get(fact.id).access_count == 0
+    memory.recall("where is the office")
+    assert memory.get(fact.id).access_count == 1
+
+
+def test_recall_details_drop_a_fact_superseded_since_the_search(
+    memory: Client, graph: Graph, ns: str
+) -> None:
+    # recall reads the kept facts in a second statement; a supersession that commits between
+    # the two must not bring the replaced fact back.
+    old = memory.remember("The user works at company 1.")
+    new = memory.remember("The user works at company 2.", supersedes=[old.id])
+    params = {
+        "ns": ns,
+        "fact_ids": [old.id, new.id],
+        "episode_ids": [],
+        "vector": [0.1] * 384,
+        "expand": True,
+        "as_of": None,
+        "valid_at": None,
+        "include_retired": False,
+        "tags": None,
+        "since": None,
+        "until": None,
+    }
+    (row,) = graph.execute(query("recall_details"), **params)
+    assert [f["fact"]["id"] for f in row["facts"]] == [new.id]
+    (row,) = graph.execute(query("recall_details"), **{**params, "include_retired": True})
+    assert sorted(f["fact"]["id"] for f in row["facts"]) == sorted([old.id, new.id])

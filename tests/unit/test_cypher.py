@@ -98,3 +98,12 @@ def test_fragments_are_expanded_and_unknown_ones_refused() -> None:
     with pytest.raises(CypherFileError, match="unknown fragment"):
         parse_cypher(body, fragments={})
     assert "fact_visible" in load_fragments(FRAGMENT_DIR)
+
+
+def test_fragments_may_include_fragments_but_not_themselves() -> None:
+    body = "// name: f\n// mode: read\n// params: ns, k\nMATCH (node) WHERE {{outer}} RETURN node"
+    fragments = {"outer": "{{inner}} AND node.k = $k", "inner": "(node.ns = $ns)"}
+    q = parse_cypher(body, fragments=fragments)
+    assert "WHERE (node.ns = $ns) AND node.k = $k RETURN" in q.text
+    with pytest.raises(CypherFileError, match="includes itself"):
+        parse_cypher(body, fragments={"outer": "{{inner}}", "inner": "x AND {{outer}}"})

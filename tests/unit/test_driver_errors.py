@@ -1,0 +1,47 @@
+"""Driver errors map to graphmem's error tree, saying what is known about the write."""
+
+from __future__ import annotations
+
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    IncompleteCommit,
+    Neo4jError,
+    ServiceUnavailable,
+    TransientError,
+)
+
+from graphmem.db import map_driver_error
+from graphmem.errors import (
+    CommitUnknownError,
+    DatabaseError,
+    Neo4jUnavailableError,
+    TransientDatabaseError,
+)
+
+
+def _server_error(cls: type[Neo4jError], code: str, message: str) -> Neo4jError:
+    return cls._hydrate_neo4j(code=code, message=message)
+
+
+def test_a_lost_commit_says_the_write_may_have_been_applied() -> None:
+    error = map_driver_error(IncompleteCommit("Failed to read from defunct connection"))
+    assert isinstance(error, CommitUnknownError) and isinstance(error, Neo4jUnavailableError)
+    assert "may or may not have been applied" in str(error)
+
+
+def test_unavailable_and_refused_credentials_are_unavailable() -> None:
+    unavailable = map_driver_error(ServiceUnavailable("no route"))
+    assert type(unavailable) is Neo4jUnavailableError
+    assert type(map_driver_error(AuthError("bad password"))) is Neo4jUnavailableError
+
+
+def test_transient_errors_say_the_call_may_be_retried() -> None:
+    deadlock = _server_error(
+        TransientError, "Neo.TransientError.Transaction.DeadlockDetected", "deadlock"
+    )
+    error = map_driver_error(deadlock)
+    assert isinstance(error, TransientDatabaseError) and isinstance(error, DatabaseError)
+    assert "DeadlockDetected" in str(error) and "may be tried again" in str(error)
+    syntax = _server_error(ClientError, "Neo.ClientError.Statement.SyntaxError", "bad")
+    assert type(map_driver_error(syntax)) is DatabaseError
