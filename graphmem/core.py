@@ -19,7 +19,8 @@ import numbers
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -32,7 +33,9 @@ from graphmem.embeddings import Vectors, check_vectors
 from graphmem.errors import (
     DatabaseError,
     EmbeddingError,
+    ExtractionError,
     ForgottenError,
+    GraphmemError,
     InvalidInputError,
     MessageConflictError,
     NotFoundError,
@@ -148,12 +151,31 @@ class ExtractedFact(BaseModel):
 
 
 class Extractor(Protocol):
-    """Derives atomic facts from verbatim episodes (for example with an LLM)."""
+    """Derives atomic facts from verbatim episodes (for example with an LLM).
+
+    ``ingest`` calls it with the new episodes before it writes anything (their ``recorded_at``
+    is the time of the call; the transaction that stores them sets the final one), then
+    stores the episodes and the facts in one transaction. If it raises, nothing is written.
+    """
 
     @property
     def name(self) -> str: ...
 
     def extract(self, episodes: Sequence[Episode]) -> Sequence[ExtractedFact]: ...
+
+
+@contextmanager
+def extractor_errors(extractor: Extractor | None) -> Iterator[None]:
+    """An extractor's own errors as :class:`ExtractionError` (graphmem's pass through)."""
+    try:
+        yield
+    except GraphmemError:
+        raise
+    except Exception as exc:
+        name = getattr(extractor, "name", type(extractor).__name__)
+        raise ExtractionError(
+            f"the extractor {name!r} failed, so nothing was written: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 # --- validation -----------------------------------------------------------------------------------
@@ -317,6 +339,66 @@ def _created_fact(
     )
 
 
+def _fact_rows(
+    ns: str,
+    inputs: Sequence[FactInput],
+    vectors: Vectors,
+    derived_from: Sequence[Sequence[str]] | None,
+) -> list[dict[str, Any]]:
+    """The rows ``fact_create`` writes for ``inputs``, with new ids."""
+    return [
+        {
+            "id": str(uuid.uuid4()),
+            "ns": ns,
+            "text": item.text,
+            "text_hash": text_hash(item.text),
+            "embedding": VectorParam(vector.tolist()),
+            "source": item.source,
+            "tags": list(item.tags),
+            "valid_from": item.valid_from,
+            "valid_to": item.valid_to,
+            "metadata": _metadata_json(item.metadata),
+            "pinned": item.pinned,
+            "reason": item.reason,
+            "supersedes": list(item.supersedes),
+            "references": list(item.references),
+            "derived_from": list(derived_from[i]) if derived_from else [],
+        }
+        for i, (item, vector) in enumerate(zip(inputs, vectors, strict=True))
+    ]
+
+
+def _fact_work(
+    ns: str, inputs: Sequence[FactInput], rows: list[dict[str, Any]], actor: str
+) -> Callable[[], Work[list[Fact]]]:
+    """The transaction work that writes ``rows`` (made from ``inputs``): it locks and checks
+    the facts they supersede or reference, then creates them."""
+    superseded = sorted({old for item in inputs for old in item.supersedes})
+    targets = sorted({t for item in inputs for t in (*item.supersedes, *item.references)})
+
+    def work() -> Work[list[Fact]]:
+        if superseded:
+            yield Run(query("fact_lock"), {"ns": ns, "ids": superseded})
+        if targets:
+            found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
+            _check_targets(found, set(superseded), ns)
+        (out,) = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
+        if (
+            out["created"] != len(rows)
+            or out["superseded"] != len(superseded)
+            or out["referenced"] != sum(len(row["references"]) for row in rows)
+        ):
+            raise DatabaseError("a superseded or referenced fact changed during the write")
+        recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
+        pinned = set(out["pinned_update"])
+        return [
+            _created_fact(row, recorded_at, row["id"] in from_update, row["id"] in pinned)
+            for row in rows
+        ]
+
+    return work
+
+
 # --- plan results that are not public models ------------------------------------------------------
 @dataclass
 class _RecallReads:
@@ -419,48 +501,8 @@ class MemoryCore:
                 superseded[old] = i
         if vectors is None:
             vectors = yield Embed(tuple(item.text for item in inputs))
-        rows: list[dict[str, Any]] = [
-            {
-                "id": str(uuid.uuid4()),
-                "ns": ns,
-                "text": item.text,
-                "text_hash": text_hash(item.text),
-                "embedding": VectorParam(vector.tolist()),
-                "source": item.source,
-                "tags": list(item.tags),
-                "valid_from": item.valid_from,
-                "valid_to": item.valid_to,
-                "metadata": _metadata_json(item.metadata),
-                "pinned": item.pinned,
-                "reason": item.reason,
-                "supersedes": list(item.supersedes),
-                "references": list(item.references),
-                "derived_from": list(derived_from[i]) if derived_from else [],
-            }
-            for i, (item, vector) in enumerate(zip(inputs, vectors, strict=True))
-        ]
-        targets = sorted({t for item in inputs for t in (*item.supersedes, *item.references)})
-
-        def work() -> Work[list[Fact]]:
-            if superseded:
-                yield Run(query("fact_lock"), {"ns": ns, "ids": sorted(superseded)})
-            if targets:
-                found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
-                _check_targets(found, set(superseded), ns)
-            (out,) = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
-            if (
-                out["created"] != len(rows)
-                or out["superseded"] != len(superseded)
-                or out["referenced"] != sum(len(row["references"]) for row in rows)
-            ):
-                raise DatabaseError("a superseded or referenced fact changed during the write")
-            recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
-            pinned = set(out["pinned_update"])
-            return [
-                _created_fact(row, recorded_at, row["id"] in from_update, row["id"] in pinned)
-                for row in rows
-            ]
-
+        rows = _fact_rows(ns, inputs, vectors, derived_from)
+        work = _fact_work(ns, inputs, rows, actor)
         facts: list[Fact] = yield Transaction("write", work)
         return facts
 
@@ -553,16 +595,38 @@ class MemoryCore:
             for row, vector in zip(fresh, vectors, strict=True):
                 row["embedding"] = VectorParam(vector.tolist())
 
-        def write() -> Work[tuple[list[Episode], dict[int, str]]]:
+        # With an extractor, facts are extracted from the new messages before anything is
+        # written, then stored with them in one transaction: a failing extractor writes nothing,
+        # so the same messages can be sent again.
+        fact_inputs: list[FactInput] = []
+        fact_rows: list[dict[str, Any]] = []
+        if fresh and self.has_extractor:
+            fact_inputs, sources = yield from self._extract(ns, fresh)
+            if fact_inputs:
+                fact_vectors = yield Embed(tuple(item.text for item in fact_inputs))
+                fact_rows = _fact_rows(ns, fact_inputs, fact_vectors, sources)
+
+        def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact]]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
             raced = yield from existing(fresh)
             todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
             created = (yield Run(query("episode_create"), {"episodes": todo})) if todo else []
-            return [Episode.model_validate(r["episode"]) for r in created], raced
+            new = [Episode.model_validate(r["episode"]) for r in created]
+            # Facts from messages another writer stored meanwhile are that writer's to derive.
+            ids = {e.id for e in new}
+            keep = [i for i, row in enumerate(fact_rows) if set(row["derived_from"]) <= ids]
+            facts: list[Fact] = []
+            if keep:
+                work = _fact_work(
+                    ns, [fact_inputs[i] for i in keep], [fact_rows[i] for i in keep], "extractor"
+                )
+                facts = yield from work()
+            return new, raced, facts
 
         episodes: list[Episode] = []
+        facts: list[Fact] = []
         if fresh:
-            episodes, raced = yield Transaction("write", write)
+            episodes, raced, facts = yield Transaction("write", write)
             stored.update(raced)
         # Each input that matched an episode, in input order: the id of the stored one.
         stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
@@ -571,16 +635,27 @@ class MemoryCore:
             for row in rows
             if row["i"] in repeat_of or row["i"] in stored
         ]
-        facts: list[Fact] = []
-        if episodes and self.has_extractor:
-            facts = yield from self._derive(ns, episodes)
         return IngestResult(
             ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
         )
 
-    def _derive(self, ns: str, episodes: list[Episode]) -> Plan[list[Fact]]:
-        extracted: Sequence[ExtractedFact] = yield Extract(tuple(episodes))
-        known = {e.id for e in episodes}
+    def _extract(
+        self, ns: str, fresh: Sequence[Mapping[str, Any]]
+    ) -> Plan[tuple[list[FactInput], list[list[str]]]]:
+        """The facts the extractor finds in the messages about to be stored, and for each the
+        ids of the episodes it came from."""
+        now = datetime.now(UTC)
+        pending = tuple(
+            Episode.model_validate(
+                {
+                    **{k: v for k, v in row.items() if k not in ("i", "embedding")},
+                    "recorded_at": now,
+                }
+            )
+            for row in fresh
+        )
+        extracted: Sequence[ExtractedFact] = yield Extract(pending)
+        known = {e.id for e in pending}
         inputs, sources = [], []
         for i, item in enumerate(extracted):
             unknown = set(item.episode_ids) - known
@@ -595,14 +670,8 @@ class MemoryCore:
                     f"extracted fact {i}",
                 )
             )
-            sources.append(item.episode_ids)
-        if not inputs:
-            return []
-        return (
-            yield from self._write_facts(
-                ns, inputs, vectors=None, derived_from=sources, actor="extractor"
-            )
-        )
+            sources.append(list(item.episode_ids))
+        return inputs, sources
 
     # --- recall -----------------------------------------------------------------------------------
     def recall(

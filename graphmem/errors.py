@@ -79,6 +79,11 @@ class EmbeddingError(GraphmemError):
     """The embedding model could not be loaded, or produced unusable vectors."""
 
 
+class ExtractionError(GraphmemError):
+    """The configured extractor failed (its own error is the ``__cause__``). ``ingest`` runs it
+    before writing, so nothing was written and the same messages can be sent again."""
+
+
 class QueryNotFoundError(GraphmemError):
     """No named Cypher query exists under that name."""
 

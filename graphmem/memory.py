@@ -31,6 +31,7 @@ from graphmem.core import (
     Run,
     Transaction,
     Work,
+    extractor_errors,
 )
 from graphmem.db import driver_errors
 from graphmem.embeddings import Embedder
@@ -176,7 +177,8 @@ class Memory(_ClientBase):
             if isinstance(step, Embed):
                 value = self.embedder.embed(step.texts)
             elif isinstance(step, Extract):
-                value = self._extract(step)
+                with extractor_errors(self.extractor):
+                    value = self._extract(step)
             else:
                 value = self._transaction(step)
 
@@ -420,7 +422,8 @@ class AsyncMemory(_ClientBase):
             elif isinstance(step, Extract):
                 if self.extractor is None:  # pragma: no cover
                     raise GraphmemError("no extractor is configured")
-                value = await asyncio.to_thread(self.extractor.extract, step.episodes)
+                with extractor_errors(self.extractor):
+                    value = await asyncio.to_thread(self.extractor.extract, step.episodes)
             else:
                 value = await self._transaction(step)
 

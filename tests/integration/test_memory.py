@@ -15,6 +15,7 @@ from graphmem.cypher import query
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.errors import (
     ClientUsageError,
+    ExtractionError,
     ForgottenError,
     InvalidInputError,
     MessageConflictError,
@@ -525,6 +526,35 @@ def test_an_extractor_derives_facts_with_provenance(
     assert hits[0].provenance.external_ids == ("msg-1",)
     assert hits[0].provenance.session_ids == ("s9",)
     assert client.stats().derived_from == 2
+
+
+def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
+    memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
+) -> None:
+    calls: list[int] = []
+
+    class Flaky:
+        name = "flaky"
+
+        def extract(self, episodes: Any) -> list[Any]:
+            from graphmem.core import ExtractedFact
+
+            calls.append(len(episodes))
+            if len(calls) == 1:
+                raise TimeoutError("the model did not answer")
+            assert all(e.recorded_at is not None and e.ns == ns for e in episodes)
+            return [ExtractedFact(text=f"Said: {e.content}", episode_ids=(e.id,)) for e in episodes]
+
+    client = client_factory(memory.kind, ns=ns, extractor=Flaky())
+    with pytest.raises(ExtractionError, match="'flaky' failed, so nothing was written") as info:
+        client.ingest(_messages(), session_id="s1")
+    assert isinstance(info.value.__cause__, TimeoutError)
+    assert _node_counts(graph, ns) == {}
+    again = client.ingest(_messages(), session_id="s1")
+    assert again.created == 3 and len(again.facts) == 3 and calls == [3, 3]
+    assert client.stats().derived_from == 3
+    # Stored messages are not extracted again.
+    assert client.ingest(_messages(), session_id="s1").facts == () and calls == [3, 3]
 
 
 # --- recall details ----------------------------------------------------------------------------
