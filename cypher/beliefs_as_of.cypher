@@ -5,7 +5,8 @@
 // example: {"ns": "demo", "as_of": "2026-01-01T00:00:00Z", "limit": 100}
 // What graphmem believed at transaction time $as_of (ISO-8601 with offset), newest first:
 // facts recorded by then and not yet retired by then (invariant 2). status is the fact's status
-// now; valid_to is the one believed then (a later supersession closes it: see stated_valid_to).
+// now, and so is retired_at (later than $as_of for a fact retired since); valid_to is the one
+// believed then (a later supersession closes it: see stated_valid_to).
 WITH datetime($as_of) AS t
 MATCH (f:Fact {ns: $ns})
 WHERE f.recorded_at <= t AND (f.retired_at IS NULL OR f.retired_at > t)

@@ -4,7 +4,8 @@
 // returns: id, text, status, recorded_at, retired_at, replaced_by, replaced_at, actor, reason
 // example: {"ns": "demo", "fact_id": "00000000-0000-0000-0000-000000000000"}
 // The SUPERSEDES chain through one fact, oldest first: every version, when it was recorded
-// and retired, which fact replaced it, when, by whom (a run id, 'api' or 'user') and why.
+// and retired, which fact replaced it, when, by whom ('api' for the client and CLI,
+// 'extractor', or a run id) and why.
 MATCH (start:Fact {ns: $ns, id: $fact_id})
 OPTIONAL MATCH (start)-[:SUPERSEDES*0..]->(older:Fact {ns: $ns})
 OPTIONAL MATCH (newer:Fact {ns: $ns})-[:SUPERSEDES*0..]->(start)

@@ -7,6 +7,7 @@
 // A superseded fact counts within its closed valid interval (the update ended it); retracted
 // and merged facts do not.
 WITH datetime($valid_at) AS v
+WHERE v IS NOT NULL  // no time, no answer (not the facts without valid times)
 MATCH (f:Fact {ns: $ns})
 WHERE (f.retired_at IS NULL OR f.status = 'superseded')
   AND (f.valid_from IS NULL OR f.valid_from <= v)
