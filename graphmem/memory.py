@@ -87,6 +87,8 @@ class _ClientBase:
         # Makes a Memory's first connect happen once when threads race (AsyncMemory, on one
         # event loop, uses an asyncio lock instead).
         self._thread_lock = threading.Lock()
+        # Counts a Memory's calls in flight, so that close() waits for them.
+        self._state = threading.Condition()
         config = recall_config or RecallConfig(
             fusion=self.settings.recall_fusion,
             min_score=self.settings.recall_min_score,
@@ -133,6 +135,8 @@ class Memory(_ClientBase):
     """
 
     _graph: Graph | None = None
+    _in_flight: int = 0
+    _closing: bool = False
 
     def connect(self) -> Memory:
         """Connect to Neo4j and apply (or check) the schema now rather than on first use."""
@@ -151,9 +155,19 @@ class Memory(_ClientBase):
         return graph
 
     def close(self) -> None:
-        if self._graph is not None:
-            self._graph.close()
-            self._graph = None
+        """Close the connections once the calls in flight have finished; calls made meanwhile
+        wait, and a call made afterwards connects again."""
+        with self._state:
+            self._closing = True
+            self._state.wait_for(lambda: self._in_flight == 0)
+            graph, self._graph = self._graph, None
+        try:
+            if graph is not None:
+                graph.close()
+        finally:
+            with self._state:
+                self._closing = False
+                self._state.notify_all()
 
     def __enter__(self) -> Memory:
         return self.connect()
@@ -168,6 +182,17 @@ class Memory(_ClientBase):
 
     # --- driving plans ----------------------------------------------------------------------------
     def _run(self, plan: Plan[T]) -> T:
+        with self._state:
+            self._state.wait_for(lambda: not self._closing)
+            self._in_flight += 1
+        try:
+            return self._drive(plan)
+        finally:
+            with self._state:
+                self._in_flight -= 1
+                self._state.notify_all()
+
+    def _drive(self, plan: Plan[T]) -> T:
         value: Any = None
         while True:
             try:
@@ -360,8 +385,22 @@ class AsyncMemory(_ClientBase):
     _database: str = "neo4j"
     _connecting: asyncio.Lock | None = None
     _loop: asyncio.AbstractEventLoop | None = None
+    _idle: asyncio.Event | None = None
+    _open_again: asyncio.Event | None = None
+    _in_flight: int = 0
+    _closing: bool = False
 
     async def connect(self) -> AsyncMemory:
+        self._bind_loop()
+        if self._driver is None:
+            assert self._connecting is not None
+            async with self._connecting:  # calls that race here share one connection
+                if self._driver is None:
+                    await self._open()
+        return self
+
+    def _bind_loop(self) -> None:
+        """Tie the client to the running event loop, or refuse a second loop while connected."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             if self._driver is not None:
@@ -370,14 +409,10 @@ class AsyncMemory(_ClientBase):
                     "belong to that loop: use one AsyncMemory per event loop (per "
                     "asyncio.run), or close it in its loop before using it in another"
                 )
-            # The lock, like the driver, belongs to the loop it is used in.
+            # The lock and events, like the driver, belong to the loop they are used in.
             self._loop, self._connecting = loop, asyncio.Lock()
-        if self._driver is None:
-            assert self._connecting is not None
-            async with self._connecting:  # calls that race here share one connection
-                if self._driver is None:
-                    await self._open()
-        return self
+            self._idle, self._open_again = asyncio.Event(), asyncio.Event()
+            self._open_again.set()
 
     async def _open(self) -> None:
         graph = await asyncio.to_thread(self._open_graph)  # schema work is synchronous
@@ -394,9 +429,27 @@ class AsyncMemory(_ClientBase):
         )
 
     async def close(self) -> None:
-        if self._driver is not None:
-            await self._driver.close()
-            self._driver = None
+        """Close the connections once the calls in flight have finished; calls made meanwhile
+        wait, and a call made afterwards connects again."""
+        idle, open_again = self._idle, self._open_again
+        if idle is None or open_again is None or self._loop is not asyncio.get_running_loop():
+            await self._close_driver()
+            return
+        self._closing = True
+        open_again.clear()
+        try:
+            while self._in_flight:
+                idle.clear()
+                await idle.wait()
+            await self._close_driver()
+        finally:
+            self._closing = False
+            open_again.set()
+
+    async def _close_driver(self) -> None:
+        driver, self._driver = self._driver, None
+        if driver is not None:
+            await driver.close()
         self._loop = None
 
     async def __aenter__(self) -> AsyncMemory:
@@ -411,6 +464,20 @@ class AsyncMemory(_ClientBase):
         await self.close()
 
     async def _run(self, plan: Plan[T]) -> T:
+        self._bind_loop()
+        idle, open_again = self._idle, self._open_again
+        assert idle is not None and open_again is not None
+        while self._closing:
+            await open_again.wait()
+        self._in_flight += 1
+        try:
+            return await self._drive(plan)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                idle.set()
+
+    async def _drive(self, plan: Plan[T]) -> T:
         value: Any = None
         while True:
             try:

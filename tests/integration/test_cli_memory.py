@@ -342,7 +342,7 @@ def test_errors_are_json_with_json_and_pinning_needs_a_believed_fact(cli: Invoke
     error = json.loads(refused.stderr)["error"]
     assert error["type"] == "RetiredFactError" and error["ids"] == [old["id"]]
     assert "only believed facts can be pinned" in error["message"]
-    assert _stats(cli)["pinned"] == 0
+    assert _stats(cli)["pinned"] == 1  # the Volvo fact, pinned as the update of a pinned fact
     # context takes recall's options too.
     block = _json(cli("context", "what car?", "--budget", "200", "--include-retired", "--json"))
     assert old["id"] in block["fact_ids"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
@@ -746,6 +747,66 @@ def test_an_async_client_refuses_another_event_loop(
             return (await client.stats()).facts
 
     assert asyncio.run(use_and_close()) == asyncio.run(use_and_close()) == 0
+
+
+class _GatedEmbedder:
+    """The test embedder, but a text starting with "wait" blocks until ``release`` is set."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner, self.started, self.release = inner, threading.Event(), threading.Event()
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts: Any) -> Any:
+        if texts and texts[0].startswith("wait"):
+            self.started.set()
+            assert self.release.wait(60)
+        return self.inner.embed(texts)
+
+
+def test_closing_a_client_waits_for_its_calls_in_flight(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+) -> None:
+    gated = _GatedEmbedder(embedder)
+    client = Memory(test_settings, target=graph.target, embedder=gated, ns=ns)
+    client.connect()
+    results: list[Any] = []
+    writer = threading.Thread(target=lambda: results.append(client.remember("wait for me")))
+    writer.start()
+    assert gated.started.wait(60)  # the write is in flight, embedding
+    closer = threading.Thread(target=client.close)
+    closer.start()
+    closer.join(0.5)
+    assert closer.is_alive()  # close waits for the call
+    gated.release.set()
+    writer.join(60)
+    closer.join(60)
+    assert not closer.is_alive() and isinstance(results[0], Fact)
+    assert client._graph is None  # closed, and not reopened by the call that was in flight
+    assert client.get(results[0].id).id == results[0].id  # a later call connects again
+    client.close()
+
+
+def test_closing_an_async_client_waits_for_its_calls_in_flight(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+) -> None:
+    gated = _GatedEmbedder(embedder)
+    client = AsyncMemory(test_settings, target=graph.target, embedder=gated, ns=ns)
+
+    async def scenario() -> None:
+        await client.connect()
+        write = asyncio.create_task(client.remember("wait for me"))
+        await asyncio.to_thread(gated.started.wait, 60)
+        close = asyncio.create_task(client.close())
+        await asyncio.sleep(0.5)
+        assert not close.done()  # close waits for the call
+        gated.release.set()
+        fact = await write
+        await close
+        assert client._driver is None
+        assert (await client.get(fact.id)).id == fact.id  # connects again
+        await client.close()
+
+    asyncio.run(scenario())
 
 
 # --- bad input ------------------------------------------------------------------------------------
