@@ -432,25 +432,26 @@ class AsyncMemory(_ClientBase):
         """Close the connections once the calls in flight have finished; calls made meanwhile
         wait, and a call made afterwards connects again."""
         idle, open_again = self._idle, self._open_again
-        if idle is None or open_again is None or self._loop is not asyncio.get_running_loop():
+        if idle is not None and open_again is not None and self._loop is asyncio.get_running_loop():
+            self._closing = True
+            open_again.clear()
+            try:
+                while self._in_flight:
+                    idle.clear()
+                    await idle.wait()
+                await self._close_driver()
+            finally:
+                self._closing = False
+                open_again.set()
+        else:
             await self._close_driver()
-            return
-        self._closing = True
-        open_again.clear()
-        try:
-            while self._in_flight:
-                idle.clear()
-                await idle.wait()
-            await self._close_driver()
-        finally:
-            self._closing = False
-            open_again.set()
+        if self._driver is None and not self._in_flight:
+            self._loop = None  # free to connect in another event loop
 
     async def _close_driver(self) -> None:
         driver, self._driver = self._driver, None
         if driver is not None:
             await driver.close()
-        self._loop = None
 
     async def __aenter__(self) -> AsyncMemory:
         return await self.connect()
@@ -465,17 +466,15 @@ class AsyncMemory(_ClientBase):
 
     async def _run(self, plan: Plan[T]) -> T:
         self._bind_loop()
-        idle, open_again = self._idle, self._open_again
-        assert idle is not None and open_again is not None
-        while self._closing:
-            await open_again.wait()
+        while self._closing and self._open_again is not None:
+            await self._open_again.wait()
         self._in_flight += 1
         try:
             return await self._drive(plan)
         finally:
             self._in_flight -= 1
-            if not self._in_flight:
-                idle.set()
+            if not self._in_flight and self._idle is not None:
+                self._idle.set()
 
     async def _drive(self, plan: Plan[T]) -> T:
         value: Any = None

@@ -804,7 +804,17 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         await close
         assert client._driver is None
         assert (await client.get(fact.id)).id == fact.id  # connects again
-        await client.close()
+        # Once more on the new connection: close waits for that call too, and returns.
+        gated.started.clear()
+        gated.release.clear()
+        write = asyncio.create_task(client.remember("wait again"))
+        await asyncio.to_thread(gated.started.wait, 60)
+        close = asyncio.create_task(client.close())
+        await asyncio.sleep(0.2)
+        assert not close.done()
+        gated.release.set()
+        await asyncio.wait_for(asyncio.gather(write, close), 60)
+        assert client._driver is None
 
     asyncio.run(scenario())
 
