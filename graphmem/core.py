@@ -526,13 +526,14 @@ class MemoryCore:
             base = content_hash(message, session)
             occurrences[base] += 1
             bases.append(base)
+            later = occurrences[base] - 1  # identical messages before this one in the call
             rows.append(
                 {
                     "i": i,
                     "id": str(uuid.uuid4()),
                     "ns": ns,
                     "content": message.content,
-                    "content_hash": content_hash(message, session, occurrences[base] - 1),
+                    "content_hash": content_hash(message, session, later) if later else base,
                     "role": message.role,
                     "speaker": message.speaker,
                     "session_id": session,
@@ -601,7 +602,7 @@ class MemoryCore:
         fact_inputs: list[FactInput] = []
         fact_rows: list[dict[str, Any]] = []
         if fresh and self.has_extractor:
-            fact_inputs, sources = yield from self._extract(ns, fresh)
+            fact_inputs, sources = yield from self._extract_facts(ns, fresh)
             if fact_inputs:
                 fact_vectors = yield Embed(tuple(item.text for item in fact_inputs))
                 fact_rows = _fact_rows(ns, fact_inputs, fact_vectors, sources)
@@ -639,7 +640,7 @@ class MemoryCore:
             ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
         )
 
-    def _extract(
+    def _extract_facts(
         self, ns: str, fresh: Sequence[Mapping[str, Any]]
     ) -> Plan[tuple[list[FactInput], list[list[str]]]]:
         """The facts the extractor finds in the messages about to be stored, and for each the
@@ -831,6 +832,7 @@ class MemoryCore:
                 hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], candidates
                 # Superseded facts standing for their successors, kept through the retries.
                 followed = [h for h in hits if h.get("head")]
+                reads.heads.update((h["id"], (h["head"], h["head_at"])) for h in followed)
                 for factor in widen:
                     if len(hits) >= k or fetched < asked:
                         break  # enough visible candidates, or the index has no more
@@ -862,9 +864,6 @@ class MemoryCore:
                     briefs.update((h["id"], h["brief"]) for h in exact)
                     reads.exact = True
                 briefs = reads.facts if kind == "fact" else reads.episodes
-                reads.heads.update(
-                    (h["id"], (h["head"], h["head_at"])) for h in hits if h.get("head")
-                )
                 ranked = [
                     (h["id"], _exact_cosine(h, briefs) if retriever == "vector" else h["score"])
                     for h in hits

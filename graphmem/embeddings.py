@@ -364,7 +364,9 @@ def model_id_for(source: str | Path, *, cache_dir: str | Path | None = None) -> 
 def model_digest(root: Path, *, cache_dir: str | Path | None = None) -> str:
     """The SHA-256 (hex) of the model at ``root``: over each identity file's path relative to
     ``root`` and the SHA-256 of its content, in path order."""
-    cache = _DigestCache(_default_cache_dir() if cache_dir is None else Path(cache_dir))
+    from graphmem.settings import default_cache_dir
+
+    cache = _DigestCache(default_cache_dir() if cache_dir is None else Path(cache_dir))
     total = hashlib.sha256()
     for relative, file in _identity_files(root):
         total.update(f"{relative}\0{cache.file_sha256(file)}\n".encode())
@@ -401,12 +403,6 @@ def _packaged_model_dir() -> Path | None:
         return packaged_model_path().resolve()
     except EmbeddingError:  # pragma: no cover - a broken install: no path is the packaged one
         return None
-
-
-def _default_cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("graphmem"))
 
 
 def _identity_files(root: Path) -> list[tuple[str, Path]]:

@@ -117,6 +117,12 @@ class _ClientBase:
             self._counter = counter_from_setting(self.settings.context_tokenizer)
         return self._counter
 
+    def _extract(self, step: Extract) -> Any:
+        if self.extractor is None:  # pragma: no cover - the core only asks when configured
+            raise GraphmemError("no extractor is configured")
+        with extractor_errors(self.extractor):
+            return self.extractor.extract(step.episodes)
+
     def _open_graph(self) -> Graph:
         return Graph.open(
             self.settings,
@@ -202,15 +208,9 @@ class Memory(_ClientBase):
             if isinstance(step, Embed):
                 value = self.embedder.embed(step.texts)
             elif isinstance(step, Extract):
-                with extractor_errors(self.extractor):
-                    value = self._extract(step)
+                value = self._extract(step)
             else:
                 value = self._transaction(step)
-
-    def _extract(self, step: Extract) -> Any:
-        if self.extractor is None:  # pragma: no cover - the core only asks when configured
-            raise GraphmemError("no extractor is configured")
-        return self.extractor.extract(step.episodes)
 
     def _transaction(self, step: Transaction[T]) -> T:
         graph = self.graph
@@ -486,10 +486,7 @@ class AsyncMemory(_ClientBase):
             if isinstance(step, Embed):
                 value = await asyncio.to_thread(self.embedder.embed, step.texts)
             elif isinstance(step, Extract):
-                if self.extractor is None:  # pragma: no cover
-                    raise GraphmemError("no extractor is configured")
-                with extractor_errors(self.extractor):
-                    value = await asyncio.to_thread(self.extractor.extract, step.episodes)
+                value = await asyncio.to_thread(self._extract, step)
             else:
                 value = await self._transaction(step)
 

@@ -32,6 +32,11 @@ Neo4jMode = Literal["local", "docker", "external"]
 LocalNeo4jVersion = Literal["5.26.30", "2025.12.1"]
 
 
+def default_cache_dir() -> Path:
+    """graphmem's cache directory when ``GRAPHMEM_CACHE_DIR`` does not set one."""
+    return Path(platformdirs.user_cache_dir("graphmem"))
+
+
 class GraphmemSettings(BaseSettings):
     """All of graphmem's configuration. Environment variables use the ``GRAPHMEM_`` prefix."""
 
@@ -56,7 +61,7 @@ class GraphmemSettings(BaseSettings):
 
     # --- where graphmem keeps its files ---------------------------------------------------
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("graphmem")))
-    cache_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_cache_dir("graphmem")))
+    cache_dir: Path = Field(default_factory=default_cache_dir)
 
     # --- the local server (GRAPHMEM_NEO4J_URI=local) --------------------------------------
     local_neo4j_home: Path | None = Field(
