@@ -28,6 +28,7 @@ from graphmem.errors import (
     NotFoundError,
     RetiredFactError,
     SchemaError,
+    TransactionTimeoutError,
     TransientDatabaseError,
 )
 from graphmem.settings import GraphmemSettings, load_settings
@@ -118,6 +119,7 @@ __all__ = [
     "RecallResult",
     "RetiredFactError",
     "SchemaError",
+    "TransactionTimeoutError",
     "TransientDatabaseError",
     "__version__",
     "load_settings",

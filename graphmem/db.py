@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,12 +24,41 @@ from graphmem.errors import (
     DatabaseError,
     GraphmemError,
     Neo4jUnavailableError,
+    TransactionTimeoutError,
     TransientDatabaseError,
 )
 
+#: Codes of a transaction that Neo4j stopped at its time limit.
+_TIMED_OUT = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    }
+)
+#: Codes of a transaction that was stopped while it ran or waited for a lock: the time limit,
+#: an operator's ``TERMINATE TRANSACTION`` or a shutdown (Neo4j does not say which).
+_TERMINATED = frozenset(
+    {
+        "Neo.ClientError.Transaction.Terminated",
+        "Neo.ClientError.Transaction.LockClientStopped",
+        "Neo.TransientError.Transaction.Terminated",
+        "Neo.TransientError.Transaction.LockClientStopped",
+    }
+)
 
-def map_driver_error(exc: Neo4jError | DriverError) -> GraphmemError:
-    """The graphmem error for a Neo4j driver error."""
+
+def map_driver_error(
+    exc: Neo4jError | DriverError, *, timeout_passed: float | None = None
+) -> GraphmemError:
+    """The graphmem error for a Neo4j driver error; ``timeout_passed``, when the caller's
+    transaction time limit (in seconds) had run out, makes a stopped transaction a timeout."""
+    code = exc.code if isinstance(exc, Neo4jError) else None
+    if code in _TIMED_OUT or (timeout_passed is not None and code in _TERMINATED):
+        limit = f" of {timeout_passed:g} s" if timeout_passed is not None else ""
+        return TransactionTimeoutError(
+            f"Neo4j stopped the transaction at its time limit{limit} and rolled it back, so "
+            f"nothing was written ({code})"
+        )
     if isinstance(exc, AuthError):
         return Neo4jUnavailableError(f"Neo4j refused the credentials: {exc}")
     if isinstance(exc, IncompleteCommit):
@@ -49,12 +79,15 @@ def map_driver_error(exc: Neo4jError | DriverError) -> GraphmemError:
 
 
 @contextmanager
-def driver_errors() -> Iterator[None]:
-    """Map driver errors raised in the block to graphmem's error tree."""
+def driver_errors(timeout: float | None = None) -> Iterator[None]:
+    """Map driver errors raised in the block to graphmem's error tree; ``timeout`` is the
+    transaction time limit the block's transactions run under, if any."""
+    started = time.monotonic()
     try:
         yield
     except (Neo4jError, DriverError) as exc:
-        raise map_driver_error(exc) from exc
+        passed = timeout if timeout and time.monotonic() - started >= timeout else None
+        raise map_driver_error(exc, timeout_passed=passed) from exc
 
 
 def execute(

@@ -44,6 +44,11 @@ class TransientDatabaseError(DatabaseError):
     retries; nothing was written, and the same call may be tried again."""
 
 
+class TransactionTimeoutError(DatabaseError):
+    """Neo4j stopped the transaction at the time limit set by ``GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT``
+    (while it ran or while it waited for a lock); it was rolled back, so nothing was written."""
+
+
 class SchemaError(GraphmemError):
     """The graph's schema is missing, outdated, or does not fit this graphmem."""
 

@@ -226,10 +226,13 @@ class Memory(_ClientBase):
                 run.query.check_params(run.params)
                 rows = tx.run(run.query.text, run.params).data()
 
+        timeout = self.settings.neo4j_transaction_timeout
+        if timeout is not None:
+            body = neo4j.unit_of_work(timeout=timeout)(body)
         # One bookmark chain per client (the driver's, which graphmem's other queries use too):
         # on a cluster each transaction sees the writes of the ones before it.
         with (
-            driver_errors(),
+            driver_errors(timeout),
             graph.driver.session(
                 database=graph.database,
                 bookmark_manager=graph.driver.execute_query_bookmark_manager,
@@ -506,7 +509,10 @@ class AsyncMemory(_ClientBase):
                 result = await tx.run(run.query.text, run.params)
                 rows = await result.data()
 
-        with driver_errors():
+        timeout = self.settings.neo4j_transaction_timeout
+        if timeout is not None:
+            body = neo4j.unit_of_work(timeout=timeout)(body)
+        with driver_errors(timeout):
             async with driver.session(
                 database=self._database, bookmark_manager=self._bookmarks
             ) as session:

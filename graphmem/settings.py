@@ -58,6 +58,9 @@ class GraphmemSettings(BaseSettings):
     )
     neo4j_database: str = "neo4j"
     neo4j_connection_timeout: float = Field(15.0, gt=0)
+    #: Seconds Neo4j lets each of a client's transactions run before it stops and rolls it back
+    #: (None: the server's own limit, ``db.transaction.timeout``, by default none).
+    neo4j_transaction_timeout: float | None = Field(None, gt=0)
 
     # --- where graphmem keeps its files ---------------------------------------------------
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("graphmem")))

@@ -22,13 +22,14 @@ from graphmem.errors import (
     MessageConflictError,
     NotFoundError,
     RetiredFactError,
+    TransactionTimeoutError,
 )
 from graphmem.graph import Graph
 from graphmem.memory import AsyncMemory, Memory
 from graphmem.models import MAX_TEXT_CHARS, Episode, Fact
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings
-from tests.integration.conftest import Client
+from tests.integration.conftest import Client, close_client, make_client
 
 WORK_QUESTION = "where does the user work"
 
@@ -416,6 +417,40 @@ def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
     )
     assert wider.widened and not wider.exact_fallback
     assert [h.id for h in wider.hits] == [h.id for h in result.hits]
+
+
+def test_a_transaction_time_limit_stops_a_waiting_write_and_writes_nothing(
+    memory: Client, graph: Graph, test_settings: GraphmemSettings, embedder: Any, ns: str
+) -> None:
+    old = memory.remember("The user works at Google.")
+    limited = make_client(
+        memory.kind,
+        settings=test_settings.model_copy(update={"neo4j_transaction_timeout": 3.0}),
+        graph=graph,
+        embedder=embedder,
+        ns=ns,
+    )
+    try:
+        before = _node_counts(graph, ns)
+        # Another transaction holds the write lock of the fact the update must retire.
+        with graph.driver.session(database=graph.database) as session:
+            tx = session.begin_transaction()
+            tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=old.id).consume()
+            try:
+                started = time.monotonic()
+                with pytest.raises(TransactionTimeoutError, match="time limit of 3 s"):
+                    limited.remember("The user works at Microsoft.", supersedes=[old.id])
+                assert time.monotonic() - started < 20
+            finally:
+                tx.rollback()
+        assert _node_counts(graph, ns) == before
+        assert memory.get(old.id).status == "active"
+        # Once the lock is gone, the same write fits in the limit.
+        new = limited.remember("The user works at Microsoft.", supersedes=[old.id])
+        assert memory.get(old.id).superseded_by == new.id
+        assert [h.id for h in limited.recall(WORK_QUESTION).hits][:1] == [new.id]
+    finally:
+        close_client(limited)
 
 
 # --- namespaces ---------------------------------------------------------------------------------

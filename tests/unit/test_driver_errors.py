@@ -16,6 +16,7 @@ from graphmem.errors import (
     CommitUnknownError,
     DatabaseError,
     Neo4jUnavailableError,
+    TransactionTimeoutError,
     TransientDatabaseError,
 )
 
@@ -45,3 +46,27 @@ def test_transient_errors_say_the_call_may_be_retried() -> None:
     assert "DeadlockDetected" in str(error) and "may be tried again" in str(error)
     syntax = _server_error(ClientError, "Neo.ClientError.Statement.SyntaxError", "bad")
     assert type(map_driver_error(syntax)) is DatabaseError
+
+
+def test_a_transaction_stopped_at_its_time_limit_is_a_timeout() -> None:
+    timed_out = _server_error(
+        ClientError,
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+        "The transaction has not completed within the timeout specified at its start",
+    )
+    error = map_driver_error(timed_out)
+    assert isinstance(error, TransactionTimeoutError) and isinstance(error, DatabaseError)
+    assert "nothing was written" in str(error)
+    assert "time limit of 1.5 s" in str(map_driver_error(timed_out, timeout_passed=1.5))
+
+
+def test_a_stopped_lock_wait_is_a_timeout_only_once_the_limit_has_passed() -> None:
+    # Neo4j reports a transaction stopped while it waited for a lock the same way whether the
+    # time limit, an operator or a shutdown stopped it.
+    stopped = _server_error(
+        ClientError, "Neo.ClientError.Transaction.LockClientStopped", "terminated"
+    )
+    assert type(map_driver_error(stopped)) is DatabaseError
+    error = map_driver_error(stopped, timeout_passed=2.0)
+    assert type(error) is TransactionTimeoutError
+    assert "time limit of 2 s" in str(error) and "LockClientStopped" in str(error)

@@ -34,6 +34,12 @@ def test_environment_prefix_and_modes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert load_settings(neo4j_uri="docker").neo4j_mode == "docker"
 
 
+def test_transaction_time_limit_is_off_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().neo4j_transaction_timeout is None
+    monkeypatch.setenv("GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT", "2.5")
+    assert load_settings().neo4j_transaction_timeout == 2.5
+
+
 def test_dotenv_file_is_read(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("GRAPHMEM_NEO4J_DATABASE=memories\n")
     assert load_settings().neo4j_database == "memories"
@@ -59,6 +65,7 @@ def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
         ("GRAPHMEM_LOCAL_NEO4J_PORT", "70000", "GRAPHMEM_LOCAL_NEO4J_PORT"),
         ("GRAPHMEM_LOCAL_NEO4J_HEAP", "lots", "GRAPHMEM_LOCAL_NEO4J_HEAP"),
         ("GRAPHMEM_EMBEDDING_BATCH_SIZE", "0", "GRAPHMEM_EMBEDDING_BATCH_SIZE"),
+        ("GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT", "0", "GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT"),
     ],
 )
 def test_bad_settings_raise_a_typed_error_naming_the_variable(
