@@ -5,7 +5,8 @@
 // example: {"ns": "demo", "valid_at": "2026-03-15T00:00:00Z", "limit": 100}
 // What was true in the world at valid time $valid_at, per what is believed now (invariant 3).
 // A superseded fact counts within its closed valid interval (the update ended it); retracted
-// and merged facts do not.
+// and merged facts do not. Facts with a valid_from come first, the latest start first; those
+// without one (true since before anything was said) after them.
 WITH datetime($valid_at) AS v
 WHERE v IS NOT NULL  // no time, no answer (not the facts without valid times)
 MATCH (f:Fact {ns: $ns})
@@ -14,5 +15,5 @@ WHERE (f.retired_at IS NULL OR f.status = 'superseded')
   AND (f.valid_to IS NULL OR f.valid_to > v)
 RETURN f.id AS id, f.text AS text, f.valid_from AS valid_from, f.valid_to AS valid_to,
        f.recorded_at AS recorded_at
-ORDER BY f.valid_from DESC, f.recorded_at DESC
+ORDER BY f.valid_from IS NULL, f.valid_from DESC, f.recorded_at DESC  // dated facts first
 LIMIT $limit

@@ -31,7 +31,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from graphmem.errors import QueryNotFoundError
+from graphmem.errors import InvalidInputError, QueryNotFoundError
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
 
@@ -61,11 +61,12 @@ class CypherQuery:
     path: Path | None = field(default=None, compare=False)
 
     def check_params(self, given: Mapping[str, Any]) -> None:
-        """Raise ``ValueError`` if ``given`` lacks a parameter or has an unknown one."""
+        """Raise :class:`InvalidInputError` (a ``ValueError``) if ``given`` lacks a parameter or
+        has an unknown one."""
         missing = sorted(set(self.params) - set(given))
         unknown = sorted(set(given) - set(self.params))
         if missing or unknown:
-            raise ValueError(
+            raise InvalidInputError(
                 f"query {self.name!r}: missing parameters {missing}, unknown parameters {unknown}"
             )
 

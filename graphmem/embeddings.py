@@ -304,7 +304,10 @@ def check_vectors(vectors: npt.ArrayLike, dimension: int) -> Vectors:
     """Validate a batch of vectors: 2-d, the right width, finite, non-zero; return unit rows."""
     # float64 throughout, so that huge or tiny (but finite, non-zero) rows normalise exactly
     # instead of overflowing or underflowing float32 on the way.
-    array = np.asarray(vectors, dtype=np.float64)
+    raw = np.asarray(vectors)
+    if raw.dtype.kind not in "iuf":  # no booleans, strings or objects read as numbers
+        raise EmbeddingError(f"vectors must hold numbers, got values of type {raw.dtype}")
+    array = raw.astype(np.float64)
     if array.ndim != 2 or array.shape[1] != dimension:
         raise EmbeddingError(
             f"expected vectors of dimension {dimension}, got an array of shape {array.shape}"

@@ -49,6 +49,12 @@ def json_objects(
         except json.JSONDecodeError as exc:
             problems.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
             continue
+        except RecursionError:
+            problems.append((number, "invalid JSON: nested too deeply to read"))
+            continue
+        except ValueError as exc:  # an integer too long to convert, for one
+            problems.append((number, f"invalid JSON: {exc!s:.200}"))
+            continue
         if not isinstance(data, dict):
             problems.append((number, f"expected a JSON object, got {_json_type(data)}"))
             continue

@@ -12,7 +12,9 @@ nothing):
 * ``valid_to`` must be after ``valid_from``;
 * at most :data:`MAX_TAGS` tags of at most :data:`MAX_LABEL_CHARS` characters each; sources,
   roles, speakers, session and external ids are at most :data:`MAX_LABEL_CHARS` characters;
-* ``metadata`` is a JSON object of at most :data:`MAX_METADATA_BYTES` bytes once encoded;
+* ``metadata`` is a JSON object of at most :data:`MAX_METADATA_BYTES` bytes once encoded,
+  nested at most :data:`MAX_METADATA_DEPTH` objects or arrays deep, with string keys at every
+  level (lists and tuples are stored as JSON arrays);
 * values are not converted between types: texts, labels and ids are ``str`` (valid Unicode,
   ids and labels not only whitespace), flags are ``bool``, times are datetimes or ISO-8601
   strings (a bare number is refused: seconds or milliseconds?).
@@ -44,6 +46,7 @@ MAX_EPISODE_CHARS = 100_000
 MAX_LABEL_CHARS = 256
 MAX_TAGS = 32
 MAX_METADATA_BYTES = 16_384
+MAX_METADATA_DEPTH = 32
 MAX_IDS = 1_000
 MAX_K = 200
 
@@ -58,6 +61,8 @@ def describe_validation_error(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"])
+        if not where.isprintable() or len(where) > 80:  # a key of the input, shown safely
+            where = f"{where!r:.80}"
         message = err["msg"].removeprefix("Value error, ")
         if where and err["type"] not in ("value_error", "assertion_error", "missing"):
             # pydantic's own messages ("Input should be a valid string") omit the value.
@@ -73,13 +78,19 @@ def native_time(value: Any) -> Any:
     return to_native() if callable(to_native) else value
 
 
-_NUMBER = re.compile(r"\s*[+-]?\d+(\.\d*)?\s*")
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _datetime_or_text(value: Any) -> Any:
-    """Only a datetime or an ISO-8601 string is a time. A bare number, or a string of one, is
-    refused: pydantic would read it as Unix time, so '20250101' would become a day in 1970."""
-    if isinstance(value, datetime) or (isinstance(value, str) and not _NUMBER.fullmatch(value)):
+    """Only a datetime or an ISO-8601 string is a time. A bare number, or a string of one
+    ('20250101', '.5', '1e9'), is refused: pydantic would read it as Unix time, so '20250101'
+    would become a day in 1970."""
+    if isinstance(value, datetime) or (isinstance(value, str) and not _is_number(value)):
         return value
     raise ValueError(
         f"expected a datetime or an ISO-8601 string such as '2026-03-01T09:00:00+00:00', "
@@ -132,9 +143,32 @@ def _text(limit: int, noun: str = "text") -> Any:
     return AfterValidator(check)
 
 
+def _check_metadata_shape(value: dict[str, Any]) -> None:
+    """String keys at every level and at most :data:`MAX_METADATA_DEPTH` levels of objects and
+    arrays, checked without recursion (a deeper value would overflow the JSON encoder's stack,
+    or the decoder's when the fact is read back)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, dict | list | tuple):
+            continue
+        if depth > MAX_METADATA_DEPTH:
+            raise ValueError(
+                f"metadata is nested more than {MAX_METADATA_DEPTH} objects or arrays deep"
+            )
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    raise ValueError(f"metadata keys must be strings, not {key!r}")
+            stack.extend((child, depth + 1) for child in item.values())
+        else:
+            stack.extend((child, depth + 1) for child in item)
+
+
 def _metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
     if value is None:
         return None
+    _check_metadata_shape(value)
     try:
         encoded = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -149,7 +183,10 @@ def _tags(value: tuple[str, ...]) -> tuple[str, ...]:
     for tag in value:
         if not tag.strip():
             raise ValueError("tags must not be empty")
-    return tuple(dict.fromkeys(value))
+    unique = tuple(dict.fromkeys(value))
+    if len(unique) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} distinct tags, got {len(unique)}")
+    return unique
 
 
 def one_or_many(value: Any) -> Any:
@@ -168,7 +205,6 @@ Label = Annotated[Text, _text(MAX_LABEL_CHARS, "value")]
 Id = Label
 Tags = Annotated[
     tuple[Annotated[Text, Field(max_length=MAX_LABEL_CHARS)], ...],
-    Field(max_length=MAX_TAGS),
     BeforeValidator(one_or_many),
     AfterValidator(_tags),
 ]
@@ -408,7 +444,7 @@ class ContextBlock(_Output):
     tokenizer: str
     fact_ids: tuple[str, ...] = ()
     episode_ids: tuple[str, ...] = ()
-    #: Lines that matched but did not fit in the budget.
+    #: Lines that matched but did not fit in the budget, and pinned facts past pinned_limit.
     omitted: int = 0
 
 

@@ -134,3 +134,33 @@ def test_numbers_are_not_read_as_unix_time_and_text_must_be_unicode() -> None:
     reasons = dict(parsed.problems)
     assert "ISO-8601" in reasons[1] and "ISO-8601" in reasons[2]
     assert "lone surrogate" in reasons[3] and "whitespace" in reasons[4]
+
+
+def test_json_the_parser_cannot_read_is_a_bad_line() -> None:
+    lines = [
+        '{"content": "deep", "metadata": ' + '{"a": ' * 5000 + "1" + "}" * 5001,
+        '{"content": "long number", "metadata": {"n": ' + "7" * 5000 + "}}",
+        '{"content": "fine"}',
+    ]
+    parsed = parse_message_lines(lines)
+    assert [m.content for m in parsed.messages] == ["fine"]
+    assert [n for n, _ in parsed.problems] == [1, 2]
+    assert "nested too deeply" in parsed.problems[0][1]
+    assert parsed.problems[1][1].startswith("invalid JSON:")
+
+
+def test_a_field_name_is_shown_on_one_safe_line() -> None:
+    key = "evil\nkey\x1b[31m" + "k" * 500
+    parsed = parse_message_lines(
+        ['{"content": "x", "' + key.replace("\x1b", "\\u001b").replace("\n", "\\n") + '": 1}']
+    )
+    ((number, reason),) = parsed.problems
+    assert number == 1 and "\n" not in reason and "\x1b" not in reason
+    assert len(reason) < 300 and "extra" in reason.lower()
+
+
+def test_a_number_is_not_a_time() -> None:
+    for value in (".5", "-.5", "+.5", "1e9", "20250101", " 7 "):
+        parsed = parse_message_lines(['{"content": "x", "occurred_at": "' + value + '"}'])
+        assert parsed.messages == [], value
+        assert "ISO-8601" in parsed.problems[0][1], value

@@ -79,6 +79,12 @@ def test_check_vectors() -> None:
     np.testing.assert_allclose(extreme, [[0.6, 0.8], [0.6, -0.8], [2**-0.5, 2**-0.5]], rtol=1e-6)
     with pytest.raises(EmbeddingError, match="shape"):
         check_vectors([1.0, 0.0], 2)
+    # Values are numbers, not read as numbers: no booleans or numeric strings.
+    wrongs: list[Any] = [[[True, False]], [["0.6", "0.8"]], [[0.6, None]]]
+    for wrong in wrongs:
+        with pytest.raises(EmbeddingError, match="must hold numbers"):
+            check_vectors(wrong, 2)
+    assert np.allclose(check_vectors(np.array([[3, 4]], dtype=np.int64), 2), [[0.6, 0.8]])
 
 
 def test_a_lazy_embedder_loads_the_model_on_first_embed(model: SentenceTransformerEmbedder) -> None:
