@@ -3,7 +3,7 @@
 // params: episodes
 // returns: episode
 // Creates one :Episode per row of $episodes: a verbatim message with its embedding, stored at
-// this transaction's time.
+// this statement's time (taken after the namespace lock the transaction waited for).
 UNWIND $episodes AS row
 CREATE (node:Episode {
   id: row.id,
@@ -15,7 +15,7 @@ CREATE (node:Episode {
   session_id: row.session_id,
   external_id: row.external_id,
   occurred_at: row.occurred_at,
-  recorded_at: datetime.transaction(),
+  recorded_at: datetime.statement(),
   metadata: row.metadata,
   access_count: 0,
   last_accessed_at: null

@@ -3,11 +3,12 @@
 // params: facts, actor
 // returns: recorded_at, created, superseded, referenced, valid_from_update, pinned_update
 // Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
-// this transaction's time as recorded_at, and in the same transaction:
+// this statement's time as recorded_at (taken after the locks the transaction's earlier
+// statements waited for), and in the same transaction:
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
 // and DERIVED_FROM to each row.derived_from episode. The caller has checked that the targets
 // exist in the namespace and are believed.
-// A superseding fact without a valid_from is valid from this transaction (unless its valid_to
+// A superseding fact without a valid_from is valid from this statement's time (unless its valid_to
 // is already past), so that the replaced fact's closed interval and its own do not overlap.
 // Each replaced fact's valid time ends where the new fact's begins; a new fact about the past
 // only (no valid_from, a past valid_to: "worked there until 2020") ends it at its own end.
@@ -22,12 +23,12 @@ CREATE (node:Fact {
   text: row.text,
   text_hash: row.text_hash,
   status: 'active',
-  recorded_at: datetime.transaction(),
+  recorded_at: datetime.statement(),
   retired_at: null,
   valid_from: CASE
     WHEN row.valid_from IS NULL AND size(row.supersedes) > 0
-         AND (row.valid_to IS NULL OR row.valid_to > datetime.transaction())
-      THEN datetime.transaction()
+         AND (row.valid_to IS NULL OR row.valid_to > datetime.statement())
+      THEN datetime.statement()
     ELSE row.valid_from END,
   valid_to: row.valid_to,
   superseded_by: null,
@@ -45,10 +46,10 @@ CALL (node, row) {
   MATCH (old:Fact {id: old_id})
   WHERE old.ns = row.ns AND old.retired_at IS NULL
   WITH node, row, old, coalesce(node.valid_from, node.valid_to) AS ended
-  CREATE (node)-[:SUPERSEDES {at: datetime.transaction(), actor: $actor, reason: row.reason}]->(old)
+  CREATE (node)-[:SUPERSEDES {at: datetime.statement(), actor: $actor, reason: row.reason}]->(old)
   SET old.stated_valid_to = old.valid_to,
       old.status = 'superseded',
-      old.retired_at = datetime.transaction(),
+      old.retired_at = datetime.statement(),
       old.superseded_by = node.id,
       old.valid_to = CASE
         WHEN old.valid_to IS NOT NULL AND old.valid_to <= ended THEN old.valid_to
@@ -63,17 +64,17 @@ CALL (node, row) {
   UNWIND row.references AS ref_id
   MATCH (ref:Fact {id: ref_id})
   WHERE ref.ns = row.ns
-  CREATE (node)-[:REFERENCES {at: datetime.transaction(), actor: $actor, reason: row.reason}]->(ref)
+  CREATE (node)-[:REFERENCES {at: datetime.statement(), actor: $actor, reason: row.reason}]->(ref)
   RETURN count(ref) AS referenced
 }
 CALL (node, row) {
   UNWIND row.derived_from AS episode_id
   MATCH (e:Episode {id: episode_id})
   WHERE e.ns = row.ns
-  CREATE (node)-[:DERIVED_FROM {at: datetime.transaction(), actor: $actor, reason: null}]->(e)
+  CREATE (node)-[:DERIVED_FROM {at: datetime.statement(), actor: $actor, reason: null}]->(e)
   RETURN count(e) AS derived
 }
-RETURN datetime.transaction() AS recorded_at, count(node) AS created,
+RETURN datetime.statement() AS recorded_at, count(node) AS created,
        sum(superseded) AS superseded, sum(referenced) AS referenced,
        collect(CASE WHEN row.valid_from IS NULL AND node.valid_from IS NOT NULL
                     THEN node.id END) AS valid_from_update,
