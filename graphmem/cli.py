@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 import click
 
 from graphmem import __version__
-from graphmem.errors import BadLinesError, GraphmemError
+from graphmem.errors import BadLinesError, GraphmemError, MessageConflictError
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
     from graphmem.embeddings import SentenceTransformerEmbedder
     from graphmem.memory import Memory
-    from graphmem.models import Fact, FactHistory, RecallResult
+    from graphmem.models import Fact, FactHistory, Message, RecallResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -357,6 +357,10 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
         data = json.loads(value)
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise click.BadParameter("not valid JSON: nested too deeply to read") from None
+    except ValueError as exc:  # an integer too long to convert, for one
+        raise click.BadParameter(f"not valid JSON: {exc!s:.200}") from None
     if not isinstance(data, dict):
         raise click.BadParameter('must be a JSON object, e.g. \'{"key": "value"}\'')
     return data
@@ -463,7 +467,7 @@ def remember(
     type=click.IntRange(min=1),
     default=256,
     show_default=True,
-    help="Messages per write.",
+    help="New messages per write transaction.",
 )
 @ns_option
 @output_options
@@ -481,9 +485,11 @@ def ingest(
 
     One JSON object per line with the fields of a message: content (required), role,
     speaker, occurred_at (ISO 8601 with zone), external_id, session_id, metadata. Blank lines
-    are ignored. Every line is checked before anything is written: a malformed line stops
-    the whole input (exit 1, nothing written) unless --skip-bad is given. Re-sent messages
-    are recognised and not stored twice.
+    are ignored. Every line is checked before anything is written: a malformed line, or one
+    that reuses another message's external id with other content, stops the whole input
+    (exit 1, nothing written) unless --skip-bad is given. The file is one ingest call written
+    --batch-size new messages per transaction; re-sent messages are recognised and not stored
+    twice, so after a failure the same file can be sent again.
 
     Example:
 
@@ -500,32 +506,47 @@ def ingest(
     for number, reason in parsed.problems:
         click.echo(f"skipped line {number}: {reason}", err=True)
 
-    messages = parsed.messages
-    episode_ids: list[str] = []
-    duplicate_ids: list[str] = []
+    messages, lines = list(parsed.messages), list(parsed.line_numbers)
+    problems = list(parsed.problems)
     with _memory(ctx, ns) as memory:
-        with click.progressbar(
-            length=len(messages),
-            label="Ingesting",
-            file=sys.stderr,
-            hidden=not messages or not sys.stderr.isatty(),
-        ) as bar:
-            for start in range(0, len(messages), batch_size):
-                batch = messages[start : start + batch_size]
-                result = memory.ingest(batch, session_id=session_id)
-                episode_ids += [e.id for e in result.episodes]
-                duplicate_ids += result.duplicates
-                bar.update(len(batch))
+        while True:
+            with click.progressbar(
+                length=len(messages),
+                label="Ingesting",
+                file=sys.stderr,
+                hidden=not messages or not sys.stderr.isatty(),
+            ) as bar:
+                try:
+                    # One call: repeats and conflicts are found across the whole file before
+                    # anything is written; the new messages go batch_size per transaction.
+                    result = memory.ingest(
+                        messages, session_id=session_id, batch_size=batch_size, progress=bar.update
+                    )
+                    break
+                except MessageConflictError as exc:
+                    if exc.index is None:
+                        raise
+                    problem = _conflict_line(exc, messages, lines, session_id)
+                    if not skip_bad:
+                        raise MessageConflictError(
+                            f"line {problem[0]}: {problem[1]}", ids=exc.ids
+                        ) from exc
+            # --skip-bad: report the line and send the others again.
+            click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
+            problems.append(problem)
+            position = lines.index(problem[0])
+            del messages[position], lines[position]
         used_ns = memory.ns
+    problems.sort()
     data = {
         "ns": used_ns,
         "messages": len(messages),
-        "created": len(episode_ids),
-        "duplicates": len(duplicate_ids),
-        "skipped": len(parsed.problems),
-        "bad_lines": [{"line": n, "reason": why} for n, why in parsed.problems],
-        "episode_ids": episode_ids,
-        "duplicate_ids": duplicate_ids,
+        "created": len(result.episodes),
+        "duplicates": len(result.duplicates),
+        "skipped": len(problems),
+        "bad_lines": [{"line": n, "reason": why} for n, why in problems],
+        "episode_ids": [e.id for e in result.episodes],
+        "duplicate_ids": list(result.duplicates),
     }
 
     def table(d: Mapping[str, Any]) -> str:
@@ -540,6 +561,25 @@ def ingest(
         )
 
     emit(data, as_json=as_json, table=table)
+
+
+def _conflict_line(
+    exc: MessageConflictError,
+    messages: Sequence[Message],
+    lines: Sequence[int],
+    session_id: str | None,
+) -> tuple[int, str]:
+    """The line number and reason of a refused message, naming lines instead of positions."""
+    from graphmem.core import conflict_reason
+
+    assert exc.index is not None
+    message = messages[exc.index]
+    if exc.other_index is not None:
+        other = f"line {lines[exc.other_index]}"
+    else:
+        other = f"stored episode {exc.ids[0]}" if exc.ids else "a stored episode"
+    session = message.session_id if message.session_id is not None else session_id
+    return lines[exc.index], conflict_reason(message.external_id or "", session, other)
 
 
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -70,6 +71,7 @@ from graphmem.models import (
     one_or_many,
 )
 from graphmem.ranking import (
+    MAX_INDEX_CANDIDATES,
     Candidate,
     RecallConfig,
     content_words,
@@ -155,7 +157,9 @@ class Extractor(Protocol):
 
     ``ingest`` calls it with the new episodes before it writes anything (their ``recorded_at``
     is the time of the call; the transaction that stores them sets the final one), then
-    stores the episodes and the facts in one transaction. If it raises, nothing is written.
+    stores the episodes and the facts in one transaction. If it raises, or returns anything
+    but a list of :class:`ExtractedFact` (or of mappings with its fields), nothing is written.
+    :class:`~graphmem.memory.AsyncMemory` also awaits an ``async def extract``.
     """
 
     @property
@@ -176,6 +180,29 @@ def extractor_errors(extractor: Extractor | None) -> Iterator[None]:
         raise ExtractionError(
             f"the extractor {name!r} failed, so nothing was written: {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def extracted_facts(result: Any) -> list[ExtractedFact]:
+    """What an extractor returned, checked: a list (or other iterable) of
+    :class:`ExtractedFact`, or of mappings with its fields. Anything else raises ``TypeError``
+    or ``ValueError``, which :func:`extractor_errors` reports as the extractor's failure."""
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()  # never awaited: close it rather than leave a warning behind
+        raise TypeError("extract returned an awaitable; an async extractor needs AsyncMemory")
+    if isinstance(result, str | bytes | Mapping) or not isinstance(result, Iterable):
+        raise TypeError(f"extract returned {type(result).__name__}, not a list of ExtractedFact")
+    facts = []
+    for i, item in enumerate(result):
+        if isinstance(item, Mapping):
+            try:
+                item = ExtractedFact.model_validate(item)
+            except ValidationError as exc:
+                raise ValueError(f"extracted fact {i}: {describe_validation_error(exc)}") from None
+        if not isinstance(item, ExtractedFact):
+            raise TypeError(f"extracted fact {i} is {type(item).__name__}, not an ExtractedFact")
+        facts.append(item)
+    return facts
 
 
 # --- validation -----------------------------------------------------------------------------------
@@ -295,18 +322,33 @@ def _message_hash(
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+def conflict_reason(external_id: str, session_id: str | None, other: str) -> str:
+    """Why a message whose external id is already ``other``'s is refused."""
+    return (
+        f"external id {external_id!r} (session {session_id!r}) is already {other}'s, with a "
+        "different content, role, speaker or time: an external id names one message, and "
+        "stored messages are never changed; send an edit under an external id of its own"
+    )
+
+
 def _refuse_edit(
-    row: Mapping[str, Any], own_hash: str, other_hash: str, other: str, ids: tuple[str, ...]
+    row: Mapping[str, Any],
+    own_hash: str,
+    other_hash: str,
+    *,
+    other_index: int | None = None,
+    episode_id: str | None = None,
 ) -> None:
-    """Refuse message ``row`` when ``other``, which has its session and external id, differs
-    (compared by their hashes without occurrence numbers)."""
+    """Refuse message ``row`` when the earlier input ``other_index`` or the stored episode
+    ``episode_id``, which has its session and external id, differs (compared by their hashes
+    without occurrence numbers)."""
     if other_hash != own_hash:
+        other = f"message {other_index}" if episode_id is None else f"episode {episode_id}"
         raise MessageConflictError(
-            f"message {row['i']} has external id {row['external_id']!r} (session "
-            f"{row['session_id']!r}) like {other}, but a different content, role, speaker or "
-            "time: an external id names one message, and stored messages are never changed; "
-            "send an edit under an external id of its own",
-            ids=ids,
+            f"message {row['i']}: " + conflict_reason(row["external_id"], row["session_id"], other),
+            ids=() if episode_id is None else (episode_id,),
+            index=row["i"],
+            other_index=other_index,
         )
 
 
@@ -466,6 +508,8 @@ class MemoryCore:
         facts = _items("remember_many", items, "facts")
         inputs = [_coerce(FactInput, "text", item, f"fact {i}") for i, item in enumerate(facts)]
         if not inputs:
+            if vectors is not None and np.size(vectors):
+                raise InvalidInputError("no facts but vectors were given")
             return []
         checked = None
         if vectors is not None:
@@ -512,11 +556,19 @@ class MemoryCore:
         *,
         ns: str | None,
         session_id: str | None = None,
+        batch_size: int | None = None,
+        progress: Callable[[int], object] | None = None,
     ) -> Plan[IngestResult]:
         ns = namespace(ns, self.default_ns)
         messages = _items("ingest", messages, "messages")
         if session_id is not None:
             (session_id,) = _ids("session_id", [session_id])
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+        ):
+            raise InvalidInputError(f"batch_size must be a positive integer, not {batch_size!r}")
+        if progress is not None and not callable(progress):
+            raise InvalidInputError("progress must be a callable taking a number of messages")
         parsed = [_coerce(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
         rows: list[dict[str, Any]] = []
         occurrences: Counter[str] = Counter()
@@ -561,7 +613,7 @@ class MemoryCore:
             first = next((by_key[k] for k in keys if k in by_key), None)
             if first is not None:
                 if external is not None and rows[first]["external_id"] == external:
-                    _refuse_edit(row, bases[row["i"]], bases[first], f"message {first}", ())
+                    _refuse_edit(row, bases[row["i"]], bases[first], other_index=first)
                 repeat_of[row["i"]] = first
                 continue
             for k in own:
@@ -585,23 +637,55 @@ class MemoryCore:
                         same["content"],
                     )
                     i = r["i"]
-                    _refuse_edit(rows[i], bases[i], other, f"episode {same['id']}", (same["id"],))
+                    _refuse_edit(rows[i], bases[i], other, episode_id=same["id"])
             return {r["i"]: r["existing"] for r in found if r["existing"] is not None}
 
-        # Skip what is stored already before embedding; check again under the lock.
+        # Skip what is stored already before embedding, and refuse a conflict with a stored
+        # message before anything is written; each write checks again under the lock.
         stored = yield Transaction("read", lambda: existing(fresh))
         fresh = [r for r in fresh if r["i"] not in stored]
-        if fresh:
-            vectors = yield Embed(tuple(r["content"] for r in fresh))
-            for row, vector in zip(fresh, vectors, strict=True):
-                row["embedding"] = VectorParam(vector.tolist())
+        if progress is not None:
+            progress(len(rows) - len(fresh))  # repeats: nothing to write
+        episodes: list[Episode] = []
+        facts: list[Fact] = []
+        size = batch_size or max(len(fresh), 1)
+        for start in range(0, len(fresh), size):
+            batch = fresh[start : start + size]
+            new, raced, derived = yield from self._ingest_batch(ns, batch, existing)
+            episodes += new
+            facts += derived
+            stored.update(raced)
+            if progress is not None:
+                progress(len(batch))
+        # Each input that matched an episode, in input order: the id of the stored one.
+        stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
+        repeats = [
+            stored_id[repeat_of.get(row["i"], row["i"])]
+            for row in rows
+            if row["i"] in repeat_of or row["i"] in stored
+        ]
+        return IngestResult(
+            ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
+        )
+
+    def _ingest_batch(
+        self,
+        ns: str,
+        fresh: list[dict[str, Any]],
+        existing: Callable[[list[dict[str, Any]]], Work[dict[int, str]]],
+    ) -> Plan[tuple[list[Episode], dict[int, str], list[Fact]]]:
+        """Embeds the new messages, extracts their facts and stores both in one transaction:
+        the episodes created, the inputs another writer stored meanwhile, and the facts."""
+        vectors = yield Embed(tuple(r["content"] for r in fresh))
+        for row, vector in zip(fresh, vectors, strict=True):
+            row["embedding"] = VectorParam(vector.tolist())
 
         # With an extractor, facts are extracted from the new messages before anything is
         # written, then stored with them in one transaction: a failing extractor writes nothing,
         # so the same messages can be sent again.
         fact_inputs: list[FactInput] = []
         fact_rows: list[dict[str, Any]] = []
-        if fresh and self.has_extractor:
+        if self.has_extractor:
             fact_inputs, sources = yield from self._extract_facts(ns, fresh)
             if fact_inputs:
                 fact_vectors = yield Embed(tuple(item.text for item in fact_inputs))
@@ -624,21 +708,10 @@ class MemoryCore:
                 facts = yield from work()
             return new, raced, facts
 
-        episodes: list[Episode] = []
-        facts: list[Fact] = []
-        if fresh:
-            episodes, raced, facts = yield Transaction("write", write)
-            stored.update(raced)
-        # Each input that matched an episode, in input order: the id of the stored one.
-        stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
-        repeats = [
-            stored_id[repeat_of.get(row["i"], row["i"])]
-            for row in rows
-            if row["i"] in repeat_of or row["i"] in stored
-        ]
-        return IngestResult(
-            ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
+        written: tuple[list[Episode], dict[int, str], list[Fact]] = yield Transaction(
+            "write", write
         )
+        return written
 
     def _extract_facts(
         self, ns: str, fresh: Sequence[Mapping[str, Any]]
@@ -661,9 +734,10 @@ class MemoryCore:
         for i, item in enumerate(extracted):
             unknown = set(item.episode_ids) - known
             if unknown or not item.episode_ids:
-                raise InvalidInputError(
-                    f"extracted fact {i} names episodes that were not given: {sorted(unknown)}"
+                named = (
+                    f"episodes that were not given: {sorted(unknown)}" if unknown else "no episode"
                 )
+                raise ExtractionError(f"extracted fact {i} names {named}, so nothing was written")
             inputs.append(
                 validate(
                     FactInput,
@@ -671,7 +745,7 @@ class MemoryCore:
                     f"extracted fact {i}",
                 )
             )
-            sources.append(list(item.episode_ids))
+            sources.append(list(dict.fromkeys(item.episode_ids)))  # one edge per episode
         return inputs, sources
 
     # --- recall -----------------------------------------------------------------------------------
@@ -728,6 +802,11 @@ class MemoryCore:
         elif config is not None and not isinstance(config, RecallConfig):
             raise InvalidInputError(f"config must be a RecallConfig or a mapping, got {config!r}")
         cfg = config or self.config
+        if cfg.widest(k) > MAX_INDEX_CANDIDATES:
+            raise InvalidInputError(
+                f"this recall config would ask an index for {cfg.widest(k):,} entries at k={k} "
+                f"(candidates times the widest retry factor); at most {MAX_INDEX_CANDIDATES:,}"
+            )
         if min_score is not None:
             if isinstance(min_score, bool) or not isinstance(min_score, numbers.Real):
                 raise InvalidInputError(f"min_score must be a number, got {min_score!r}")
@@ -752,20 +831,12 @@ class MemoryCore:
         hits = _assemble(reads, k, cfg, filters["as_of"])
 
         stamp_ms = 0.0
-        if hits and track_access and filters["as_of"] is None:  # as_of: an audit read
-            started = time.perf_counter()
-            fact_ids = [h.id for h in hits if h.kind == "fact"]
-            episode_ids = [h.id for h in hits if h.kind == "episode"]
-            yield Transaction(
-                "write",
-                lambda: _single(
-                    Run(
-                        query("access_stamp"),
-                        {"ns": ns, "fact_ids": fact_ids, "episode_ids": episode_ids},
-                    )
-                ),
+        if track_access and filters["as_of"] is None:  # as_of: an audit read
+            stamp_ms = yield from _stamp_access(
+                ns,
+                [h.id for h in hits if h.kind == "fact"],
+                [h.id for h in hits if h.kind == "episode"],
             )
-            stamp_ms = (time.perf_counter() - started) * 1000
         return RecallResult(
             query=text,
             ns=ns,
@@ -909,7 +980,11 @@ class MemoryCore:
                 f"context got unknown options {unknown}; it takes budget_tokens, k and "
                 "pinned_limit, and recall's: " + ", ".join(sorted(_RECALL_OPTIONS))
             )
-        result: RecallResult = yield from self.recall(text, ns=ns, k=k, **recall_options)
+        # Only the lines the block shows count as accessed, so recall stamps nothing itself.
+        track_access = _flag("track_access", recall_options.pop("track_access", True))
+        result: RecallResult = yield from self.recall(
+            text, ns=ns, k=k, track_access=False, **recall_options
+        )
         filters = {
             "as_of": result.as_of,
             "valid_at": result.valid_at,
@@ -927,7 +1002,15 @@ class MemoryCore:
         pinned = [Fact.model_validate(r["fact"]) for r in pinned_rows]
         if result.as_of is not None:
             pinned = [fact.as_believed_at(result.as_of) for fact in pinned]
-        return build_context(pinned, result.hits, budget_tokens, counter)
+        # Valid times are judged at the time asked about: valid_at, else as_of, else now.
+        at = result.valid_at or result.as_of
+        block = build_context(pinned, result.hits, budget_tokens, counter, at)
+        beyond_limit = (pinned_rows[0]["total"] - len(pinned_rows)) if pinned_rows else 0
+        if beyond_limit:  # pinned facts past pinned_limit were not shown either
+            block = block.model_copy(update={"omitted": block.omitted + beyond_limit})
+        if track_access and result.as_of is None:
+            yield from _stamp_access(ns, list(block.fact_ids), list(block.episode_ids))
+        return block
 
     # --- reads ------------------------------------------------------------------------------------
     def get(self, item_id: str, *, ns: str | None) -> Plan[Fact | Episode]:
@@ -1183,8 +1266,20 @@ def _provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | Non
     )
 
 
+def _stamp_access(ns: str, fact_ids: list[str], episode_ids: list[str]) -> Plan[float]:
+    """Adds 1 to the access count of each fact and episode, in one write; its time in ms."""
+    if not fact_ids and not episode_ids:
+        return 0.0
+    started = time.perf_counter()
+    params = {"ns": ns, "fact_ids": fact_ids, "episode_ids": episode_ids}
+    yield Transaction("write", lambda: _single(Run(query("access_stamp"), params)))
+    return (time.perf_counter() - started) * 1000
+
+
 # --- context formatting ---------------------------------------------------------------------------
-CONTEXT_HEADER = "Memory (newest belief per line; date, then the memory, then its id):"
+CONTEXT_HEADER = (
+    "Memory (newest belief per line; date or dates it holds, then the memory, then its id):"
+)
 _LINE_CHARS = 600
 
 
@@ -1195,10 +1290,27 @@ def _clip(text: str, limit: int = _LINE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _fact_line(fact: Fact, pinned: bool) -> str:
+def _fact_when(fact: Fact, at: datetime) -> str:
+    """A fact's date (when it became true, else when it was recorded), with its end when it
+    has one, and whether at ``at`` it is not yet or no longer true."""
     when = (fact.valid_from or fact.recorded_at).date().isoformat()
-    mark = "pinned " if pinned else ""
-    return f"- [{when}] {_clip(fact.text)} ({mark}fact {fact.id})"
+    if fact.valid_to is not None:
+        end = fact.valid_to.date().isoformat()
+        when = f"until {end}" if fact.valid_from is None else f"{when} to {end}"
+        if fact.valid_to <= at:
+            return f"{when}, no longer true"
+    if fact.valid_from is not None and fact.valid_from > at:
+        return f"{when}, not yet true" if fact.valid_to else f"from {when}, not yet true"
+    return when
+
+
+def _fact_line(fact: Fact, pinned: bool, at: datetime) -> str:
+    if fact.status != "active":  # shown with include_retired: no longer believed, and no pin
+        by = f", replaced by {fact.superseded_by}" if fact.superseded_by else ""
+        label = f"{fact.status} fact {fact.id}{by}"
+    else:
+        label = f"{'pinned ' if pinned else ''}fact {fact.id}"
+    return f"- [{_fact_when(fact, at)}] {_clip(fact.text)} ({label})"
 
 
 def _episode_line(episode: Episode) -> str:
@@ -1209,43 +1321,60 @@ def _episode_line(episode: Episode) -> str:
 
 
 def build_context(
-    pinned: Sequence[Fact], hits: Sequence[Hit], budget: int, counter: TokenCounter
+    pinned: Sequence[Fact],
+    hits: Sequence[Hit],
+    budget: int,
+    counter: TokenCounter,
+    at: datetime | None = None,
 ) -> ContextBlock:
     """Pinned facts first, then the recall hits, one dated line each, never over ``budget``.
 
-    Lines are added in order while the whole block, counted by ``counter``, stays within the
-    budget; a line that does not fit is left out (and counted in ``omitted``) and shorter later
-    lines may still fit.
+    A fact whose valid time has ended by ``at`` (default: now) is marked no longer true, one
+    whose valid time starts after it not yet true. Lines are added in order while the whole
+    block, counted by ``counter``, stays within the budget; a line that does not fit is left
+    out (and counted in ``omitted``) and shorter later lines may still fit.
     """
-    entries: list[tuple[str, str, str]] = [("fact", f.id, _fact_line(f, True)) for f in pinned]
+    at = at or datetime.now(UTC)
+    entries: list[tuple[str, str, str]] = [("fact", f.id, _fact_line(f, True, at)) for f in pinned]
     shown = {f.id for f in pinned}
     for hit in hits:
         if hit.id in shown:
             continue
         shown.add(hit.id)
         if hit.fact is not None:
-            entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned)))
+            entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned, at)))
         elif hit.episode is not None:
             entries.append(("episode", hit.id, _episode_line(hit.episode)))
-    lines: list[str] = []
-    kept: list[tuple[str, str]] = []
+    # Each line is counted once, and the block as the header's count plus its lines' and the
+    # newlines' (for the default counter that is exact: WordPiece splits at the newlines); the
+    # block as built is then counted whole, and lines come off its end until it fits, for
+    # tokenizers that merge across a newline. So the work is linear in the block.
+    header = counter.count(CONTEXT_HEADER)
+    newline = max(0, counter.count(f"{CONTEXT_HEADER}\n{CONTEXT_HEADER}") - 2 * header)
+    kept: list[tuple[str, str, str]] = []
     omitted = 0
-    for kind, item_id, line in entries:
-        candidate = "\n".join([CONTEXT_HEADER, *lines, line])
-        if counter.count(candidate) <= budget:
-            lines.append(line)
-            kept.append((kind, item_id))
+    total = header
+    for entry in entries:
+        cost = counter.count(entry[2]) + newline
+        if total + cost <= budget:
+            kept.append(entry)
+            total += cost
         else:
             omitted += 1
-    text = "\n".join([CONTEXT_HEADER, *lines]) if lines else ""
-    tokens = counter.count(text)
+    while True:
+        text = "\n".join([CONTEXT_HEADER, *(line for _, _, line in kept)]) if kept else ""
+        tokens = counter.count(text)
+        if tokens <= budget:
+            break
+        kept.pop()
+        omitted += 1
     return ContextBlock(
         text=text,
         tokens=tokens,
         budget_tokens=budget,
         tokenizer=counter.name,
-        fact_ids=tuple(i for kind, i in kept if kind == "fact"),
-        episode_ids=tuple(i for kind, i in kept if kind == "episode"),
+        fact_ids=tuple(i for kind, i, _ in kept if kind == "fact"),
+        episode_ids=tuple(i for kind, i, _ in kept if kind == "episode"),
         omitted=omitted,
     )
 

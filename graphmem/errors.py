@@ -135,12 +135,22 @@ class ForgottenError(InvalidInputError):
 class MessageConflictError(InvalidInputError):
     """A message reuses the external id of another message of its session (stored, or earlier
     in the same call) with a different content, role, speaker or time. Stored messages are
-    never changed; an edit needs an external id of its own. ``ids`` names the stored episode,
-    when there is one."""
+    never changed; an edit needs an external id of its own. ``index`` is the refused message's
+    position in the input; ``other_index`` the earlier input it conflicts with, or ``ids`` the
+    stored episode."""
 
-    def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        ids: tuple[str, ...] = (),
+        index: int | None = None,
+        other_index: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.ids = ids
+        self.index = index
+        self.other_index = other_index
 
 
 class BadLinesError(InvalidInputError):

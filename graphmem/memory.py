@@ -12,8 +12,9 @@ extraction and Neo4j transactions). Three lines for an agent::
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,6 +25,7 @@ from graphmem.connection import Neo4jTarget, open_async_driver
 from graphmem.core import (
     Embed,
     Extract,
+    ExtractedFact,
     Extractor,
     MemoryCore,
     Plan,
@@ -31,7 +33,9 @@ from graphmem.core import (
     Run,
     Transaction,
     Work,
+    extracted_facts,
     extractor_errors,
+    validate,
 )
 from graphmem.db import driver_errors
 from graphmem.embeddings import Embedder
@@ -59,6 +63,29 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def _check_options(
+    settings: object, embedder: object, extractor: object, config: object, counter: object
+) -> None:
+    """Refuse constructor arguments of the wrong kind at once, not at first use."""
+
+    def wrong(name: str, expected: str, value: object, hint: str = "") -> ClientUsageError:
+        got = type(value).__name__
+        return ClientUsageError(f"{name} must be {expected}, got {got}{hint}")
+
+    if settings is not None and not isinstance(settings, GraphmemSettings):
+        hint = " (the namespace is the keyword argument ns=)" if isinstance(settings, str) else ""
+        raise wrong("settings", "a GraphmemSettings", settings, hint)
+    for name, value, methods in (
+        ("embedder", embedder, ("embed",)),
+        ("extractor", extractor, ("extract",)),
+        ("token_counter", counter, ("count",)),
+    ):
+        if value is not None and not all(callable(getattr(value, m, None)) for m in methods):
+            raise wrong(name, f"an object with {', '.join(methods)}()", value)
+    if config is not None and not isinstance(config, RecallConfig | Mapping):
+        raise wrong("recall_config", "a RecallConfig or a mapping", config)
+
+
 class _ClientBase:
     """Settings, embedder, extractor, token counter and the shared core."""
 
@@ -69,11 +96,12 @@ class _ClientBase:
         ns: str | None = None,
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
-        recall_config: RecallConfig | None = None,
+        recall_config: RecallConfig | Mapping[str, Any] | None = None,
         token_counter: TokenCounter | None = None,
         target: Neo4jTarget | None = None,
         apply_schema: bool = True,
     ) -> None:
+        _check_options(settings, embedder, extractor, recall_config, token_counter)
         self.settings = settings or load_settings()
         if embedder is None:
             from graphmem.embeddings import SentenceTransformerEmbedder
@@ -89,7 +117,12 @@ class _ClientBase:
         self._thread_lock = threading.Lock()
         # Counts a Memory's calls in flight, so that close() waits for them.
         self._state = threading.Condition()
-        config = recall_config or RecallConfig(
+        given: RecallConfig | None = (
+            validate(RecallConfig, recall_config, "recall_config")
+            if isinstance(recall_config, Mapping)
+            else recall_config
+        )
+        config = given or RecallConfig(
             fusion=self.settings.recall_fusion,
             min_score=self.settings.recall_min_score,
             recency_weight=self.settings.recall_recency_weight,
@@ -117,11 +150,15 @@ class _ClientBase:
             self._counter = counter_from_setting(self.settings.context_tokenizer)
         return self._counter
 
-    def _extract(self, step: Extract) -> Any:
+    def _extractor(self) -> Extractor:
         if self.extractor is None:  # pragma: no cover - the core only asks when configured
             raise GraphmemError("no extractor is configured")
-        with extractor_errors(self.extractor):
-            return self.extractor.extract(step.episodes)
+        return self.extractor
+
+    def _extract(self, step: Extract) -> list[ExtractedFact]:
+        extractor = self._extractor()
+        with extractor_errors(extractor):
+            return extracted_facts(extractor.extract(step.episodes))
 
     def _open_graph(self) -> Graph:
         return Graph.open(
@@ -300,9 +337,24 @@ class Memory(_ClientBase):
         *,
         ns: str | None = None,
         session_id: str | None = None,
+        batch_size: int | None = None,
+        progress: Callable[[int], object] | None = None,
     ) -> IngestResult:
-        """Store messages verbatim as episodes; re-sent messages are not stored twice."""
-        return self._run(self._core.ingest(messages, ns=ns, session_id=session_id))
+        """Store messages verbatim as episodes; re-sent messages are not stored twice.
+
+        The input is one call whatever ``batch_size``: repeats and external-id conflicts are
+        found across all of it, and with stored messages, before anything is written. The new
+        messages are then written in one transaction, or ``batch_size`` per transaction
+        (embedded and extracted batch by batch); if one fails, the batches before it stay
+        stored, and sending the same input again stores only the rest. ``progress`` is called
+        with the number of input messages each step handled (first the repeats and the stored
+        ones, then each batch), adding up to the input's length.
+        """
+        return self._run(
+            self._core.ingest(
+                messages, ns=ns, session_id=session_id, batch_size=batch_size, progress=progress
+            )
+        )
 
     def recall(
         self,
@@ -489,9 +541,17 @@ class AsyncMemory(_ClientBase):
             if isinstance(step, Embed):
                 value = await asyncio.to_thread(self.embedder.embed, step.texts)
             elif isinstance(step, Extract):
-                value = await asyncio.to_thread(self._extract, step)
+                value = await self._extract_async(step)
             else:
                 value = await self._transaction(step)
+
+    async def _extract_async(self, step: Extract) -> list[ExtractedFact]:
+        """Runs a plain ``extract`` in a worker thread and awaits an ``async def extract``."""
+        extractor = self._extractor()
+        if not inspect.iscoroutinefunction(extractor.extract):
+            return await asyncio.to_thread(self._extract, step)
+        with extractor_errors(extractor):
+            return extracted_facts(await extractor.extract(step.episodes))
 
     async def _transaction(self, step: Transaction[T]) -> T:
         driver = (await self.connect())._driver
@@ -568,9 +628,15 @@ class AsyncMemory(_ClientBase):
         *,
         ns: str | None = None,
         session_id: str | None = None,
+        batch_size: int | None = None,
+        progress: Callable[[int], object] | None = None,
     ) -> IngestResult:
         """See :meth:`Memory.ingest`."""
-        return await self._run(self._core.ingest(messages, ns=ns, session_id=session_id))
+        return await self._run(
+            self._core.ingest(
+                messages, ns=ns, session_id=session_id, batch_size=batch_size, progress=progress
+            )
+        )
 
     async def recall(
         self,

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,11 @@ _STOP_WORD_TEXT = """
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+#: The most entries recall may ask one index query for: a bigger request could exhaust the
+#: server's heap (the index collects its hits in memory) for every namespace it serves.
+MAX_INDEX_CANDIDATES = 100_000
 
 
 class RecallConfig(BaseModel):
@@ -57,16 +62,20 @@ class RecallConfig(BaseModel):
     min_score: float = Field(default=0.2, ge=-1.0, le=1.0)
     min_lexical: float = Field(default=0.5, gt=0.0, le=1.0)
     #: Candidates kept per retriever and kind: max(pool_min, k * pool_factor).
-    pool_factor: int = Field(default=3, ge=1)
-    pool_min: int = Field(default=30, ge=1)
+    pool_factor: int = Field(default=3, ge=1, le=100)
+    pool_min: int = Field(default=30, ge=1, le=MAX_INDEX_CANDIDATES)
     #: The indexes are asked for max(candidates_min, pool * overfetch) entries before filtering.
-    overfetch: int = Field(default=2, ge=1)
-    candidates_min: int = Field(default=50, ge=1)
+    overfetch: int = Field(default=2, ge=1, le=100)
+    candidates_min: int = Field(default=50, ge=1, le=MAX_INDEX_CANDIDATES)
     #: When filters leave fewer than ``k`` visible candidates in a list, the index is asked
     #: again for ``candidates * factor`` entries, for each factor in turn; a vector list still
     #: short after that is scored exactly over the namespace, a fulltext list is kept as it is.
-    vector_widen: tuple[int, ...] = (10,)
-    fulltext_widen: tuple[int, ...] = (10,)
+    vector_widen: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field(
+        default=(10,), max_length=5
+    )
+    fulltext_widen: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field(
+        default=(10,), max_length=5
+    )
     #: Score of a fact reached over REFERENCES, relative to the hit that led to it.
     reference_discount: float = Field(default=0.5, ge=0.0, le=1.0)
 
@@ -75,6 +84,11 @@ class RecallConfig(BaseModel):
 
     def candidates(self, k: int) -> int:
         return max(self.candidates_min, self.pool(k) * self.overfetch)
+
+    def widest(self, k: int) -> int:
+        """The most entries one index query may ask for at ``k`` (widened retries included)."""
+        factor = max((*self.vector_widen, *self.fulltext_widen, 1))
+        return self.candidates(k) * factor
 
 
 @dataclass

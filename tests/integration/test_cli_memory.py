@@ -233,6 +233,62 @@ def test_a_malformed_line_writes_nothing_unless_skip_bad(cli: Invoke, tmp_path: 
     assert _stats(cli)["episodes"] == 2
 
 
+def test_a_file_is_one_call_whatever_the_batch_size(cli: Invoke, tmp_path: Path) -> None:
+    # Each "yes" answers its own question: all are stored, although they fall in other writes.
+    rows: list[dict[str, Any] | str] = []
+    for question in ("Tea?", "Milk?", "Sugar?"):
+        rows += [{"content": question, "role": "assistant"}, {"content": "yes"}]
+    path = _write_jsonl(tmp_path / "yes.jsonl", rows)
+    first = _json(cli("ingest", str(path), "--batch-size", "2", "--session-id", "s", "--json"))
+    assert first["created"] == 6 and first["duplicates"] == 0
+    again = _json(cli("ingest", str(path), "--batch-size", "1", "--session-id", "s", "--json"))
+    assert again["created"] == 0 and again["duplicate_ids"] == first["episode_ids"]
+
+
+def test_a_reused_external_id_names_both_lines(cli: Invoke, tmp_path: Path) -> None:
+    rows: list[dict[str, Any] | str] = [
+        {"content": "line one", "external_id": "e1"},
+        {"content": ""},
+        {"content": "line three", "external_id": "e3"},
+        {"content": "line four", "external_id": "e1"},
+        {"content": "line five"},
+    ]
+    path = _write_jsonl(tmp_path / "clash.jsonl", rows)
+    refused = cli("ingest", str(path), "--batch-size", "1")
+    assert refused.exit_code == 1 and "line 2" in refused.stderr
+    fixed = _write_jsonl(tmp_path / "clash2.jsonl", [r for i, r in enumerate(rows) if i != 1])
+    refused = cli("ingest", str(fixed), "--batch-size", "1")
+    assert refused.exit_code == 1, refused.output
+    assert "line 3: external id 'e1'" in refused.stderr and "already line 1's" in refused.stderr
+    assert _stats(cli)["episodes"] == 0
+
+    skipped = cli("ingest", str(path), "--batch-size", "1", "--skip-bad", "--json")
+    data = _json(skipped)
+    assert data["created"] == 3 and data["skipped"] == 2
+    assert [b["line"] for b in data["bad_lines"]] == [2, 4]
+    assert "skipped line 4: external id 'e1'" in skipped.stderr
+    # A line that clashes with a stored message names the stored episode.
+    stored = _write_jsonl(tmp_path / "later.jsonl", [{"content": "other", "external_id": "e3"}])
+    refused = cli("ingest", str(stored))
+    assert refused.exit_code == 1 and "line 1: external id 'e3'" in refused.stderr
+    assert "already stored episode" in refused.stderr
+    assert _stats(cli)["episodes"] == 3
+
+
+def test_metadata_nested_too_deeply_is_a_bad_line(cli: Invoke, tmp_path: Path) -> None:
+    deep = '{"content": "deep", "metadata": ' + '{"a": ' * 3000 + "1" + "}" * 3001
+    too_deep = {"content": "too deep", "metadata": json.loads('{"a": ' * 40 + "1" + "}" * 40)}
+    path = _write_jsonl(tmp_path / "deep.jsonl", [deep, too_deep, {"content": "flat"}])
+    refused = cli("ingest", str(path))
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert "line 1: invalid JSON: nested too deeply" in refused.stderr
+    assert "line 2:" in refused.stderr and "nested more than 32" in refused.stderr
+    data = _json(cli("ingest", str(path), "--skip-bad", "--json"))
+    assert data["created"] == 1 and [b["line"] for b in data["bad_lines"]] == [1, 2]
+    flag = cli("remember", "deep metadata", "--metadata", '{"a": ' * 3000 + "1" + "}" * 3000)
+    assert flag.exit_code == 2 and "nested too deeply" in flag.stderr
+
+
 def test_a_naive_datetime_in_a_line_is_refused(cli: Invoke, tmp_path: Path) -> None:
     rows: list[dict[str, Any] | str] = [
         {"content": "fine"},

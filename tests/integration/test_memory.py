@@ -52,6 +52,14 @@ def _node_counts(graph: Graph, ns: str) -> dict[str, int]:
     return {r["label"]: r["n"] for r in rows}
 
 
+def _nested(depth: int) -> dict[str, Any]:
+    """Metadata nested ``depth`` objects deep."""
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
 def _forget(graph: Graph, fact_id: str) -> None:
     """What forgetting a fact leaves: its tombstone, and no fact."""
     graph.driver.execute_query(
@@ -73,6 +81,17 @@ def test_remember_is_append_only_and_searchable_at_once(memory: Client, ns: str)
     hits = memory.recall("green tea", kinds=["fact"]).hits
     assert {h.id for h in hits} == {first.id, second.id}
     assert memory.stats().facts == 2
+
+
+def test_metadata_and_tags_within_the_limits_are_kept(memory: Client) -> None:
+    fact = memory.remember(
+        "Metadata at the limits.",
+        metadata={"deep": _nested(31), "list": (1, "two")},
+        tags=["same"] * 40 + ["other"],
+    )
+    again = memory.get(fact.id)
+    assert again.metadata == {"deep": _nested(31), "list": [1, "two"]}  # tuples become arrays
+    assert again.tags == ("same", "other")  # duplicates count once
 
 
 def _bookmarks(memory: Client) -> frozenset[str]:
@@ -453,6 +472,32 @@ def test_a_transaction_time_limit_stops_a_waiting_write_and_writes_nothing(
         close_client(limited)
 
 
+def test_a_write_that_waited_for_a_lock_is_stamped_after_the_wait(
+    memory: Client, graph: Graph
+) -> None:
+    lisbon = memory.remember("The user lives in Lisbon.")
+    done: dict[str, Fact] = {}
+
+    def update() -> None:
+        done["porto"] = memory.remember("The user lives in Porto.", supersedes=[lisbon.id])
+
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=lisbon.id).consume()
+        writer = threading.Thread(target=update)
+        writer.start()
+        time.sleep(1.0)
+        waited = _pause()  # the update is still waiting for the lock
+        tx.rollback()
+    writer.join(60)
+    porto = done["porto"]
+    # Stamped after the wait, so what was believed during it does not change afterwards.
+    assert porto.recorded_at > waited
+    assert memory.get(lisbon.id).retired_at == porto.recorded_at
+    then = memory.recall("where does the user live", as_of=waited).hits
+    assert [h.id for h in then][:1] == [lisbon.id]
+
+
 # --- namespaces ---------------------------------------------------------------------------------
 def test_namespaces_never_leak(
     memory: Client, ns: str, client_factory: Callable[..., Client]
@@ -512,8 +557,9 @@ def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
     with pytest.raises(MessageConflictError, match="msg-1") as conflict:
         memory.ingest(edited, session_id="s1")
     assert conflict.value.ids == (first.episodes[0].id,)
-    with pytest.raises(MessageConflictError, match="like message 0"):
+    with pytest.raises(MessageConflictError, match="already message 0's") as conflict:
         memory.ingest([_messages()[2], {**_messages()[2], "speaker": "Eve"}], session_id="s1")
+    assert (conflict.value.index, conflict.value.other_index) == (1, 0)
     # Without external ids, the content hash (with session, role, speaker and time) decides;
     # identical messages in one call are separate turns, each matched again on a re-send.
     plain = [{"content": "No id on this one.", "occurred_at": "2026-03-02T10:00:00+00:00"}]
@@ -538,6 +584,50 @@ def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
     assert hits[0].provenance.external_ids == ("msg-1",)
     assert hits[0].provenance.session_ids == ("s1",)
     assert isinstance(hits[0].episode, Episode) and hits[0].fact is None
+
+
+def test_ingest_in_batches_is_one_call_written_in_several_transactions(
+    memory: Client, graph: Graph, ns: str
+) -> None:
+    transcript = [
+        {"content": "Do you want tea?", "role": "assistant"},
+        {"content": "yes"},
+        {"content": "With milk?", "role": "assistant"},
+        {"content": "yes"},
+        {"content": "Sugar?", "role": "assistant"},
+        {"content": "yes"},
+    ]
+    seen: list[int] = []
+    first = memory.ingest(transcript, session_id="t", batch_size=2, progress=seen.append)
+    # Each "yes" is its own turn, although they fall in different writes.
+    assert first.created == 6 and first.duplicates == ()
+    assert [e.content for e in first.episodes] == [m["content"] for m in transcript]
+    assert sum(seen) == 6 and seen == [0, 2, 2, 2]
+    # Sent again in other batches, each message matches its own episode.
+    again = memory.ingest(transcript, session_id="t", batch_size=4)
+    assert again.created == 0
+    assert again.duplicates == tuple(e.id for e in first.episodes)
+    # A conflict anywhere in the input is found before the first write.
+    before = _node_counts(graph, ns)
+    clash = [
+        {"content": f"note {i}", "external_id": f"n{i}", "occurred_at": "2026-01-01T00:00:00Z"}
+        for i in range(5)
+    ] + [{"content": "note 0, edited", "external_id": "n0"}]
+    with pytest.raises(MessageConflictError, match="already message 0's") as conflict:
+        memory.ingest(clash, session_id="t", batch_size=2)
+    assert (conflict.value.index, conflict.value.other_index) == (5, 0)
+    stored_clash = [{"content": "Do you want tea?", "role": "assistant", "external_id": "x"}]
+    memory.ingest(stored_clash, session_id="u")
+    later = [*clash[:5], {**stored_clash[0], "content": "Coffee?"}]
+    with pytest.raises(MessageConflictError) as conflict:
+        memory.ingest(later, session_id="u", batch_size=1)
+    assert conflict.value.index == 5 and conflict.value.other_index is None
+    assert len(conflict.value.ids) == 1
+    after = _node_counts(graph, ns)
+    assert after["Episode"] == before["Episode"] + 1  # only stored_clash
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(InvalidInputError, match="batch_size"):
+            memory.ingest(transcript, session_id="t", batch_size=bad)
 
 
 def test_an_extractor_derives_facts_with_provenance(
@@ -591,6 +681,67 @@ def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
     assert client.stats().derived_from == 3
     # Stored messages are not extracted again.
     assert client.ingest(_messages(), session_id="s1").facts == () and calls == [3, 3]
+
+
+def test_what_an_extractor_returns_is_checked(
+    memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
+) -> None:
+    from graphmem.core import ExtractedFact
+
+    class Returns:
+        name = "returns"
+
+        def __init__(self, make: Callable[[Any], Any]) -> None:
+            self.make = make
+
+        def extract(self, episodes: Any) -> Any:
+            return self.make(episodes)
+
+    for bad, match in [
+        (lambda es: None, "returned NoneType, not a list"),
+        (lambda es: {"text": "x"}, "returned dict"),
+        (lambda es: ["a plain string"], "extracted fact 0 is str"),
+        (lambda es: [{"text": "no episodes"}], "extracted fact 0: episode_ids"),
+        (lambda es: [ExtractedFact(text="x", episode_ids=("elsewhere",))], "not given"),
+        (lambda es: [ExtractedFact(text="x", episode_ids=())], "names no episode"),
+    ]:
+        client = client_factory(memory.kind, ns=ns, extractor=Returns(bad))
+        with pytest.raises(ExtractionError, match=match):
+            client.ingest(["I have a cat named Tom."], session_id="x")
+        assert _node_counts(graph, ns) == {}
+
+    # Dicts with ExtractedFact's fields are accepted; an episode named twice gets one edge.
+    client = client_factory(
+        memory.kind,
+        ns=ns,
+        extractor=Returns(
+            lambda es: [{"text": "The user has a cat, Tom.", "episode_ids": [es[0].id, es[0].id]}]
+        ),
+    )
+    result = client.ingest(["I have a cat named Tom."], session_id="x")
+    assert len(result.facts) == 1 and client.stats().derived_from == 1
+
+
+def test_an_async_extractor_needs_the_async_client(
+    memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
+) -> None:
+    from graphmem.core import ExtractedFact
+
+    class AsyncExtractor:
+        name = "async-llm"
+
+        async def extract(self, episodes: Any) -> list[Any]:
+            await asyncio.sleep(0)
+            return [ExtractedFact(text=f"Said: {e.content}", episode_ids=(e.id,)) for e in episodes]
+
+    client = client_factory(memory.kind, ns=ns, extractor=AsyncExtractor())
+    if memory.kind == "sync":
+        with pytest.raises(ExtractionError, match="an async extractor needs AsyncMemory"):
+            client.ingest(["I have a cat named Tom."])
+        assert _node_counts(graph, ns) == {}
+    else:
+        result = client.ingest(["I have a cat named Tom."])
+        assert [f.text for f in result.facts] == ["Said: I have a cat named Tom."]
 
 
 # --- recall details ----------------------------------------------------------------------------
@@ -745,6 +896,43 @@ def test_ingest_reports_each_repeat_with_the_stored_id_in_input_order(memory: Cl
         assert memory.get(episode_id).id == episode_id
 
 
+def test_context_stamps_only_the_lines_it_shows(memory: Client) -> None:
+    facts = memory.remember_many([f"The user grows tomato variety number {i}." for i in range(6)])
+    empty = memory.context("which tomatoes does the user grow", budget_tokens=5)
+    assert empty.text == "" and empty.omitted >= 6
+    assert {memory.get(f.id).access_count for f in facts} == {0}
+    # A budget for the header and the first line only.
+    counter = memory.raw.token_counter
+    first_two = memory.context("which tomatoes", budget_tokens=10**6, track_access=False)
+    budget = counter.count("\n".join(first_two.text.splitlines()[:2]))
+    one_line = memory.context("which tomatoes", budget_tokens=budget)
+    (shown,) = one_line.fact_ids
+    assert {f.id: memory.get(f.id).access_count for f in facts} == {
+        f.id: int(f.id == shown) for f in facts
+    }
+    memory.context("which tomatoes", budget_tokens=400, track_access=False)
+    assert memory.get(shown).access_count == 1
+
+
+def test_pinned_facts_past_the_limit_count_as_omitted(memory: Client) -> None:
+    pins = memory.remember_many(
+        [{"text": f"Core rule number {i}: be brief.", "pinned": True} for i in range(3)]
+    )
+    block = memory.context("qwxz", budget_tokens=10_000, pinned_limit=2, min_score=1.0)
+    assert len(block.fact_ids) == 2 and block.omitted == 1
+    # One write shares one recorded_at: the order among them is still stable (by id).
+    assert list(block.fact_ids) == sorted(p.id for p in pins)[:2]
+
+
+def test_context_with_retired_facts_labels_them(memory: Client) -> None:
+    google = memory.remember("The user works at Google.", pinned=True)
+    microsoft = memory.remember("The user works at Microsoft.", supersedes=[google.id])
+    lines = memory.context(WORK_QUESTION, budget_tokens=300, include_retired=True).text
+    assert f"(pinned fact {microsoft.id})" in lines
+    assert f"(superseded fact {google.id}, replaced by {microsoft.id})" in lines
+    assert f"pinned fact {google.id}" not in lines
+
+
 def test_context_lines_cannot_be_forged_through_stored_labels(memory: Client) -> None:
     memory.ingest(
         [
@@ -883,6 +1071,8 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         ),
         (lambda m: m.remember_many(["a", "b"], vectors=np.ones((2, 12))), "dimension"),
         (lambda m: m.remember_many(["a", "b"], vectors=np.ones((3, 384))), "3 vectors"),
+        (lambda m: m.remember_many([], vectors=np.ones((1, 384))), "no facts but vectors"),
+        (lambda m: m.remember_many(["a"], vectors=[["0.5"] * 384]), "must hold numbers"),
         (lambda m: m.ingest([{"content": "no zone", "occurred_at": "2026-01-01T10:00"}]), "naive"),
         (lambda m: m.ingest([{"text": "wrong field"}]), "content"),
         (lambda m: m.ingest("a plain string"), "list of messages"),
@@ -908,6 +1098,12 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.recall("q", include_retired="no"), "include_retired"),
         (lambda m: m.recall("q", config=123), "config"),
         (lambda m: m.recall("q", config={"fusion": "bogus"}), "fusion"),
+        (lambda m: m.recall("q", config={"candidates_min": 400_000_000}), "candidates_min"),
+        (lambda m: m.recall("q", config={"vector_widen": (10**9,)}), "vector_widen"),
+        (lambda m: m.recall("q", k=200, config={"candidates_min": 20_000}), "at most 100,000"),
+        (lambda m: m.remember("dot", valid_from=".5"), "ISO-8601"),
+        (lambda m: m.recall("q", as_of="1e9"), "ISO-8601"),
+        (lambda m: m.context("q", budget_tokens=100, track_access="no"), "track_access"),
         (lambda m: m.context("q", budget_tokens=100, bogus=1), "unknown options"),
         (lambda m: m.remember("a reason alone", reason="why"), "reason"),
         (
@@ -931,6 +1127,12 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.ingest(["bad \udcff"]), "lone surrogate"),
         (lambda m: m.get("\ud800"), "lone surrogate"),
         (lambda m: m.remember("meta", metadata={"k": "\ud800"}), "lone surrogate"),
+        # Metadata: JSON with string keys at every level, at most 32 levels deep.
+        (lambda m: m.remember("meta", metadata={"a": {1: "int key"}}), "keys must be strings"),
+        (lambda m: m.remember("meta", metadata=_nested(33)), "nested more than 32"),
+        (lambda m: m.remember("meta", metadata=_nested(5000)), "nested more than 32"),
+        (lambda m: m.ingest([{"content": "x", "metadata": _nested(5000)}]), "nested more"),
+        (lambda m: m.remember("tags", tags=[f"t{i}" for i in range(33)]), "at most 32 distinct"),
         # Ids and labels: not only whitespace, at most 256 characters, each named once.
         (lambda m: m.get("x" * 300), "maximum is 256"),
         (lambda m: m.history("x" * 300), "maximum is 256"),

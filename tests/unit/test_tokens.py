@@ -193,3 +193,61 @@ def test_context_lines_clip_each_text_to_600_characters(counter: WordPieceBudget
     assert len(clipped) == 600
     short = build_context([], [_hit(_fact(1, "a  short\nfact"))], 100_000, counter)
     assert short.text.splitlines()[1] == "- [2024-05-01] a short fact (fact fact-1)"
+
+
+def test_context_lines_say_when_a_fact_holds(counter: WordPieceBudgetCounter) -> None:
+    def line(at: datetime, **valid: datetime) -> str:
+        fact = _fact(1, "The user stays at the Hotel Adlon.").model_copy(update=valid)
+        return build_context([], [_hit(fact)], 100_000, counter, at).text.splitlines()[1]
+
+    march, april, may = (datetime(2024, m, 1, tzinfo=UTC) for m in (3, 4, 5))
+    text = "The user stays at the Hotel Adlon. (fact fact-1)"
+    assert line(april) == f"- [2024-05-01] {text}"  # recorded, no valid time
+    assert line(april, valid_from=march) == f"- [2024-03-01] {text}"
+    assert line(april, valid_from=may) == f"- [from 2024-05-01, not yet true] {text}"
+    span = {"valid_from": march, "valid_to": may}
+    assert line(april, **span) == f"- [2024-03-01 to 2024-05-01] {text}"
+    assert line(may, **span) == f"- [2024-03-01 to 2024-05-01, no longer true] {text}"
+    assert line(datetime(2024, 2, 1, tzinfo=UTC), **span) == (
+        f"- [2024-03-01 to 2024-05-01, not yet true] {text}"
+    )
+    assert line(may, valid_to=april) == f"- [until 2024-04-01, no longer true] {text}"
+    assert line(march, valid_to=april) == f"- [until 2024-04-01] {text}"
+
+
+class _NewlineHeavy:
+    """A counter whose newlines cost tokens, so a block counts more than its lines' sum."""
+
+    name = "newline-heavy"
+
+    def __init__(self, inner: WordPieceBudgetCounter) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return self.inner.count(text) + 3 * text.count("\n")
+
+
+def test_the_block_is_counted_whole_and_each_line_once(counter: WordPieceBudgetCounter) -> None:
+    hits = [_hit(_fact(i, f"Fact number {i} about the user's garden.")) for i in range(200)]
+    heavy = _NewlineHeavy(counter)
+    everything = build_context([], hits, 10**9, heavy)
+    assert everything.omitted == 0 and len(everything.fact_ids) == 200
+    assert heavy.calls <= 200 + 3  # linear: the header, a newline, each line, the block
+    for budget in (40, 100, 250, 1000):
+        heavy.calls = 0
+        block = build_context([], hits, budget, heavy)
+        assert heavy.calls <= 200 + 3
+        assert block.tokens == heavy.count(block.text) <= budget, budget
+        assert block.omitted + len(block.fact_ids) == 200
+
+
+def test_a_retired_fact_is_labelled_and_never_pinned(counter: WordPieceBudgetCounter) -> None:
+    old = _fact(1, "The user works at Google.").model_copy(
+        update={"status": "superseded", "superseded_by": "fact-2", "pinned": True}
+    )
+    block = build_context([], [_hit(old)], 100_000, counter)
+    assert block.text.splitlines()[1] == (
+        "- [2024-05-01] The user works at Google. (superseded fact fact-1, replaced by fact-2)"
+    )

@@ -1,0 +1,41 @@
+"""Client constructor arguments of the wrong kind are refused at once, with a typed error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graphmem.errors import ClientUsageError, InvalidInputError
+from graphmem.memory import AsyncMemory, Memory
+from graphmem.ranking import RecallConfig
+from graphmem.settings import load_settings
+from tests.helpers import FakeEmbedder
+
+
+@pytest.mark.parametrize("client", [Memory, AsyncMemory])
+@pytest.mark.parametrize(
+    ("args", "kwargs", "match"),
+    [
+        (("user-42",), {}, "settings must be a GraphmemSettings, got str .*ns="),
+        ((), {"settings": {"neo4j_uri": "local"}}, "settings must be a GraphmemSettings"),
+        ((), {"embedder": "all-MiniLM-L6-v2"}, r"embedder must be an object with embed\(\)"),
+        ((), {"extractor": object()}, r"extractor must be an object with extract\(\)"),
+        ((), {"token_counter": object()}, r"token_counter must be an object with count\(\)"),
+        ((), {"recall_config": 5}, "recall_config must be a RecallConfig or a mapping"),
+    ],
+)
+def test_wrong_arguments_are_refused(
+    client: type[Memory | AsyncMemory], args: tuple[Any, ...], kwargs: dict[str, Any], match: str
+) -> None:
+    with pytest.raises(ClientUsageError, match=match):
+        client(*args, **kwargs)
+
+
+@pytest.mark.parametrize("client", [Memory, AsyncMemory])
+def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) -> None:
+    settings = load_settings()
+    made = client(settings, embedder=FakeEmbedder(), recall_config={"fusion": "linear"})
+    assert made.recall_config == RecallConfig(fusion="linear")
+    with pytest.raises(InvalidInputError, match="fusion"):
+        client(settings, embedder=FakeEmbedder(), recall_config={"fusion": "bogus"})
