@@ -6,7 +6,7 @@
 // What was true in the world at valid time $valid_at, per what is believed now (invariant 3).
 // A superseded fact counts within its closed valid interval (the update ended it); retracted
 // and merged facts do not. Facts with a valid_from come first, the latest start first; those
-// without one (true since before anything was said) after them.
+// without one (no stated start) after them.
 WITH datetime($valid_at) AS v
 WHERE v IS NOT NULL  // no time, no answer (not the facts without valid times)
 MATCH (f:Fact {ns: $ns})

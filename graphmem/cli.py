@@ -353,14 +353,12 @@ def _memory(ctx: click.Context, ns: str | None, *, searches: bool = False) -> Me
 def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     if value is None:
         return None
+    from graphmem.jsonl import json_error
+
     try:
         data = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
-    except RecursionError:
-        raise click.BadParameter("not valid JSON: nested too deeply to read") from None
-    except ValueError as exc:  # an integer too long to convert, for one
-        raise click.BadParameter(f"not valid JSON: {exc!s:.200}") from None
+    except (ValueError, RecursionError) as exc:
+        raise click.BadParameter(f"not valid JSON: {json_error(exc)}") from None
     if not isinstance(data, dict):
         raise click.BadParameter('must be a JSON object, e.g. \'{"key": "value"}\'')
     return data
@@ -460,7 +458,8 @@ def remember(
 @click.option(
     "--skip-bad",
     is_flag=True,
-    help="Write the good lines and report the malformed ones, instead of writing nothing.",
+    help="Write the good lines and report the bad ones (malformed, or reusing another line's "
+    "external id), instead of writing nothing.",
 )
 @click.option(
     "--batch-size",
@@ -526,6 +525,7 @@ def ingest(
                 except MessageConflictError as exc:
                     if exc.index is None:
                         raise
+                    position = exc.index
                     problem = _conflict_line(exc, messages, lines, session_id)
                     if not skip_bad:
                         raise MessageConflictError(
@@ -534,7 +534,6 @@ def ingest(
             # --skip-bad: report the line and send the others again.
             click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
             problems.append(problem)
-            position = lines.index(problem[0])
             del messages[position], lines[position]
         used_ns = memory.ns
     problems.sort()
@@ -556,7 +555,7 @@ def ingest(
                 "messages": d["messages"],
                 "created": d["created"],
                 "duplicates": f"{d['duplicates']} (already stored, not written again)",
-                "skipped": f"{d['skipped']} malformed line(s)",
+                "skipped": f"{d['skipped']} bad line(s)",
             }
         )
 

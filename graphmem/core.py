@@ -19,13 +19,12 @@ import numbers
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -155,11 +154,12 @@ class ExtractedFact(BaseModel):
 class Extractor(Protocol):
     """Derives atomic facts from verbatim episodes (for example with an LLM).
 
-    ``ingest`` calls it with the new episodes before it writes anything (their ``recorded_at``
-    is the time of the call; the transaction that stores them sets the final one), then
-    stores the episodes and the facts in one transaction. If it raises, or returns anything
-    but a list of :class:`ExtractedFact` (or of mappings with its fields), nothing is written.
-    :class:`~graphmem.memory.AsyncMemory` also awaits an ``async def extract``.
+    ``ingest`` calls it with the new episodes before it writes them (their ``recorded_at`` is
+    the time of the call; the transaction that stores them sets the final one), then stores
+    the episodes and the facts in one transaction; with ``batch_size``, once per batch. If it
+    raises, or returns anything but a list of :class:`ExtractedFact` (or of mappings with its
+    fields), the episodes it was shown are not written. :class:`~graphmem.memory.AsyncMemory`
+    also awaits what it returns when that is awaitable (an ``async def extract``).
     """
 
     @property
@@ -178,7 +178,8 @@ def extractor_errors(extractor: Extractor | None) -> Iterator[None]:
     except Exception as exc:
         name = getattr(extractor, "name", type(extractor).__name__)
         raise ExtractionError(
-            f"the extractor {name!r} failed, so nothing was written: {type(exc).__name__}: {exc}"
+            f"the extractor {name!r} failed, so none of the messages it was given was written: "
+            f"{type(exc).__name__}: {exc}"
         ) from exc
 
 
@@ -190,7 +191,7 @@ def extracted_facts(result: Any) -> list[ExtractedFact]:
         if inspect.iscoroutine(result):
             result.close()  # never awaited: close it rather than leave a warning behind
         raise TypeError("extract returned an awaitable; an async extractor needs AsyncMemory")
-    if isinstance(result, str | bytes | Mapping) or not isinstance(result, Iterable):
+    if isinstance(result, str | bytes | Mapping | BaseModel) or not isinstance(result, Iterable):
         raise TypeError(f"extract returned {type(result).__name__}, not a list of ExtractedFact")
     facts = []
     for i, item in enumerate(result):
@@ -212,6 +213,19 @@ def validate(model: type[BaseModel], data: Mapping[str, Any], what: str) -> Any:
         return model.model_validate(data)
     except ValidationError as exc:
         raise InvalidInputError(f"invalid {what}: {describe_validation_error(exc)}") from exc
+
+
+def resolve_config(given: Any, base: RecallConfig, name: str) -> RecallConfig:
+    """``given`` as a recall config: ``None`` is ``base``, a mapping changes some of ``base``'s
+    fields, and a :class:`RecallConfig` is used as it is."""
+    if given is None:
+        return base
+    if isinstance(given, RecallConfig):
+        return given
+    if isinstance(given, Mapping):
+        merged: RecallConfig = validate(RecallConfig, {**dict(base), **given}, name)
+        return merged
+    raise InvalidInputError(f"{name} must be a RecallConfig or a mapping, got {given!r}")
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -508,7 +522,7 @@ class MemoryCore:
         facts = _items("remember_many", items, "facts")
         inputs = [_coerce(FactInput, "text", item, f"fact {i}") for i, item in enumerate(facts)]
         if not inputs:
-            if vectors is not None and np.size(vectors):
+            if vectors is not None and (not isinstance(vectors, Sized) or len(vectors)):
                 raise InvalidInputError("no facts but vectors were given")
             return []
         checked = None
@@ -737,14 +751,14 @@ class MemoryCore:
                 named = (
                     f"episodes that were not given: {sorted(unknown)}" if unknown else "no episode"
                 )
-                raise ExtractionError(f"extracted fact {i} names {named}, so nothing was written")
-            inputs.append(
-                validate(
-                    FactInput,
-                    {"text": item.text, "tags": item.tags, "valid_from": item.valid_from},
-                    f"extracted fact {i}",
+                raise ExtractionError(
+                    f"extracted fact {i} names {named}, so none of the messages was written"
                 )
-            )
+            fields = {"text": item.text, "tags": item.tags, "valid_from": item.valid_from}
+            try:
+                inputs.append(validate(FactInput, fields, f"extracted fact {i}"))
+            except InvalidInputError as exc:  # the extractor's output, not the caller's input
+                raise ExtractionError(f"{exc}, so none of the messages was written") from exc
             sources.append(list(dict.fromkeys(item.episode_ids)))  # one edge per episode
         return inputs, sources
 
@@ -797,11 +811,7 @@ class MemoryCore:
                 f"until ({filters['until'].isoformat()}) must be after since "
                 f"({filters['since'].isoformat()})"
             )
-        if isinstance(config, Mapping):
-            config = validate(RecallConfig, config, "recall config")
-        elif config is not None and not isinstance(config, RecallConfig):
-            raise InvalidInputError(f"config must be a RecallConfig or a mapping, got {config!r}")
-        cfg = config or self.config
+        cfg = resolve_config(config, self.config, "config")
         if cfg.widest(k) > MAX_INDEX_CANDIDATES:
             raise InvalidInputError(
                 f"this recall config would ask an index for {cfg.widest(k):,} entries at k={k} "
@@ -999,15 +1009,17 @@ class MemoryCore:
                 Run(query("pinned_facts"), {"ns": ns, "limit": pinned_limit, **filters})
             ),
         )
-        pinned = [Fact.model_validate(r["fact"]) for r in pinned_rows]
+        (row,) = pinned_rows
+        pinned = [Fact.model_validate(fact) for fact in row["facts"]]
         if result.as_of is not None:
             pinned = [fact.as_believed_at(result.as_of) for fact in pinned]
         # Valid times are judged at the time asked about: valid_at, else as_of, else now.
         at = result.valid_at or result.as_of
         block = build_context(pinned, result.hits, budget_tokens, counter, at)
-        beyond_limit = (pinned_rows[0]["total"] - len(pinned_rows)) if pinned_rows else 0
-        if beyond_limit:  # pinned facts past pinned_limit were not shown either
-            block = block.model_copy(update={"omitted": block.omitted + beyond_limit})
+        # Pinned facts past pinned_limit are left out too, unless recall found them.
+        unseen = set(row["beyond"]) - {h.id for h in result.hits}
+        if unseen:
+            block = block.model_copy(update={"omitted": block.omitted + len(unseen)})
         if track_access and result.as_of is None:
             yield from _stamp_access(ns, list(block.fact_ids), list(block.episode_ids))
         return block
@@ -1330,9 +1342,11 @@ def build_context(
     """Pinned facts first, then the recall hits, one dated line each, never over ``budget``.
 
     A fact whose valid time has ended by ``at`` (default: now) is marked no longer true, one
-    whose valid time starts after it not yet true. Lines are added in order while the whole
-    block, counted by ``counter``, stays within the budget; a line that does not fit is left
-    out (and counted in ``omitted``) and shorter later lines may still fit.
+    whose valid time starts after it not yet true. Lines are taken in order while the header,
+    the lines taken and their newlines, each counted once by ``counter``, stay within the
+    budget; a line that does not fit is left out (and counted in ``omitted``) and shorter later
+    lines may still fit. The block is then counted whole, and where that is more than the sum
+    (a tokenizer whose tokens span lines), lines come off its end until it fits.
     """
     at = at or datetime.now(UTC)
     entries: list[tuple[str, str, str]] = [("fact", f.id, _fact_line(f, True, at)) for f in pinned]
@@ -1345,10 +1359,8 @@ def build_context(
             entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned, at)))
         elif hit.episode is not None:
             entries.append(("episode", hit.id, _episode_line(hit.episode)))
-    # Each line is counted once, and the block as the header's count plus its lines' and the
-    # newlines' (for the default counter that is exact: WordPiece splits at the newlines); the
-    # block as built is then counted whole, and lines come off its end until it fits, for
-    # tokenizers that merge across a newline. So the work is linear in the block.
+    # Each line is counted once (for the default counter the sum is exact: WordPiece splits at
+    # the newlines), so the work is linear in the block unless lines must come off its end.
     header = counter.count(CONTEXT_HEADER)
     newline = max(0, counter.count(f"{CONTEXT_HEADER}\n{CONTEXT_HEADER}") - 2 * header)
     kept: list[tuple[str, str, str]] = []
@@ -1364,7 +1376,7 @@ def build_context(
     while True:
         text = "\n".join([CONTEXT_HEADER, *(line for _, _, line in kept)]) if kept else ""
         tokens = counter.count(text)
-        if tokens <= budget:
+        if tokens <= budget or not kept:
             break
         kept.pop()
         omitted += 1

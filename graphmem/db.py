@@ -41,8 +41,6 @@ _TERMINATED = frozenset(
     {
         "Neo.ClientError.Transaction.Terminated",
         "Neo.ClientError.Transaction.LockClientStopped",
-        "Neo.TransientError.Transaction.Terminated",
-        "Neo.TransientError.Transaction.LockClientStopped",
     }
 )
 

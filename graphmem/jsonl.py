@@ -27,6 +27,16 @@ class ParsedLines:
     problems: list[tuple[int, str]] = field(default_factory=list)
 
 
+def json_error(exc: ValueError | RecursionError) -> str:
+    """Why ``json.loads`` refused a text, on one line: a syntax error with its column, nesting
+    too deep for its recursion, or another value error (an integer too long to convert)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    return f"{exc!s:.200}"
+
+
 def json_objects(
     lines: Iterable[str | bytes], problems: list[tuple[int, str]]
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -46,14 +56,8 @@ def json_objects(
             continue
         try:
             data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append((number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
-            continue
-        except RecursionError:
-            problems.append((number, "invalid JSON: nested too deeply to read"))
-            continue
-        except ValueError as exc:  # an integer too long to convert, for one
-            problems.append((number, f"invalid JSON: {exc!s:.200}"))
+        except (ValueError, RecursionError) as exc:
+            problems.append((number, f"invalid JSON: {json_error(exc)}"))
             continue
         if not isinstance(data, dict):
             problems.append((number, f"expected a JSON object, got {_json_type(data)}"))

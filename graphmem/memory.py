@@ -35,7 +35,7 @@ from graphmem.core import (
     Work,
     extracted_facts,
     extractor_errors,
-    validate,
+    resolve_config,
 )
 from graphmem.db import driver_errors
 from graphmem.embeddings import Embedder
@@ -63,6 +63,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+B = TypeVar("B", bound=Callable[..., Any])
+
+
+def _time_limited(body: B, timeout: float | None) -> B:
+    """``body``, a transaction function, with Neo4j's time limit set when there is one."""
+    return body if timeout is None else neo4j.unit_of_work(timeout=timeout)(body)
+
+
 def _check_options(
     settings: object, embedder: object, extractor: object, config: object, counter: object
 ) -> None:
@@ -82,6 +90,9 @@ def _check_options(
     ):
         if value is not None and not all(callable(getattr(value, m, None)) for m in methods):
             raise wrong(name, f"an object with {', '.join(methods)}()", value)
+    dimension = getattr(embedder, "dimension", None) if embedder is not None else 1
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+        raise wrong("embedder", "an object with a positive int dimension", embedder)
     if config is not None and not isinstance(config, RecallConfig | Mapping):
         raise wrong("recall_config", "a RecallConfig or a mapping", config)
 
@@ -117,17 +128,13 @@ class _ClientBase:
         self._thread_lock = threading.Lock()
         # Counts a Memory's calls in flight, so that close() waits for them.
         self._state = threading.Condition()
-        given: RecallConfig | None = (
-            validate(RecallConfig, recall_config, "recall_config")
-            if isinstance(recall_config, Mapping)
-            else recall_config
-        )
-        config = given or RecallConfig(
+        settings_config = RecallConfig(
             fusion=self.settings.recall_fusion,
             min_score=self.settings.recall_min_score,
             recency_weight=self.settings.recall_recency_weight,
             recency_half_life_days=self.settings.recall_recency_half_life_days,
         )
+        config = resolve_config(recall_config, settings_config, "recall_config")
         self._core = MemoryCore(
             dimension=embedder.dimension,
             default_ns=ns if ns is not None else self.settings.namespace,
@@ -264,8 +271,7 @@ class Memory(_ClientBase):
                 rows = tx.run(run.query.text, run.params).data()
 
         timeout = self.settings.neo4j_transaction_timeout
-        if timeout is not None:
-            body = neo4j.unit_of_work(timeout=timeout)(body)
+        body = _time_limited(body, timeout)
         # One bookmark chain per client (the driver's, which graphmem's other queries use too):
         # on a cluster each transaction sees the writes of the ones before it.
         with (
@@ -546,12 +552,14 @@ class AsyncMemory(_ClientBase):
                 value = await self._transaction(step)
 
     async def _extract_async(self, step: Extract) -> list[ExtractedFact]:
-        """Runs a plain ``extract`` in a worker thread and awaits an ``async def extract``."""
+        """Runs ``extract`` in a worker thread, and awaits what it returns if that is awaitable
+        (an ``async def extract``, or any callable that returns a coroutine)."""
         extractor = self._extractor()
-        if not inspect.iscoroutinefunction(extractor.extract):
-            return await asyncio.to_thread(self._extract, step)
         with extractor_errors(extractor):
-            return extracted_facts(await extractor.extract(step.episodes))
+            result = await asyncio.to_thread(extractor.extract, step.episodes)
+            if inspect.isawaitable(result):
+                result = await result
+            return extracted_facts(result)
 
     async def _transaction(self, step: Transaction[T]) -> T:
         driver = (await self.connect())._driver
@@ -570,8 +578,7 @@ class AsyncMemory(_ClientBase):
                 rows = await result.data()
 
         timeout = self.settings.neo4j_transaction_timeout
-        if timeout is not None:
-            body = neo4j.unit_of_work(timeout=timeout)(body)
+        body = _time_limited(body, timeout)
         with driver_errors(timeout):
             async with driver.session(
                 database=self._database, bookmark_manager=self._bookmarks

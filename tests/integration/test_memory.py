@@ -476,10 +476,13 @@ def test_a_write_that_waited_for_a_lock_is_stamped_after_the_wait(
     memory: Client, graph: Graph
 ) -> None:
     lisbon = memory.remember("The user lives in Lisbon.")
-    done: dict[str, Fact] = {}
+    done: dict[str, Any] = {}
 
     def update() -> None:
-        done["porto"] = memory.remember("The user lives in Porto.", supersedes=[lisbon.id])
+        try:
+            done["porto"] = memory.remember("The user lives in Porto.", supersedes=[lisbon.id])
+        except Exception as exc:  # re-raised below, in the test's thread
+            done["error"] = exc
 
     with graph.driver.session(database=graph.database) as session:
         tx = session.begin_transaction()
@@ -490,6 +493,8 @@ def test_a_write_that_waited_for_a_lock_is_stamped_after_the_wait(
         waited = _pause()  # the update is still waiting for the lock
         tx.rollback()
     writer.join(60)
+    if "error" in done:
+        raise done["error"]
     porto = done["porto"]
     # Stamped after the wait, so what was believed during it does not change afterwards.
     assert porto.recorded_at > waited
@@ -672,7 +677,8 @@ def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
             return [ExtractedFact(text=f"Said: {e.content}", episode_ids=(e.id,)) for e in episodes]
 
     client = client_factory(memory.kind, ns=ns, extractor=Flaky())
-    with pytest.raises(ExtractionError, match="'flaky' failed, so nothing was written") as info:
+    match = "'flaky' failed, so none of the messages it was given was written"
+    with pytest.raises(ExtractionError, match=match) as info:
         client.ingest(_messages(), session_id="s1")
     assert isinstance(info.value.__cause__, TimeoutError)
     assert _node_counts(graph, ns) == {}
@@ -704,6 +710,8 @@ def test_what_an_extractor_returns_is_checked(
         (lambda es: [{"text": "no episodes"}], "extracted fact 0: episode_ids"),
         (lambda es: [ExtractedFact(text="x", episode_ids=("elsewhere",))], "not given"),
         (lambda es: [ExtractedFact(text="x", episode_ids=())], "names no episode"),
+        (lambda es: ExtractedFact(text="x", episode_ids=(es[0].id,)), "returned ExtractedFact"),
+        (lambda es: [ExtractedFact(text=" ", episode_ids=(es[0].id,))], "extracted fact 0.*empty"),
     ]:
         client = client_factory(memory.kind, ns=ns, extractor=Returns(bad))
         with pytest.raises(ExtractionError, match=match):
@@ -727,21 +735,32 @@ def test_an_async_extractor_needs_the_async_client(
 ) -> None:
     from graphmem.core import ExtractedFact
 
+    async def derive(episodes: Any) -> list[Any]:
+        await asyncio.sleep(0)
+        return [ExtractedFact(text=f"Said: {e.content}", episode_ids=(e.id,)) for e in episodes]
+
     class AsyncExtractor:
         name = "async-llm"
 
         async def extract(self, episodes: Any) -> list[Any]:
-            await asyncio.sleep(0)
-            return [ExtractedFact(text=f"Said: {e.content}", episode_ids=(e.id,)) for e in episodes]
+            return await derive(episodes)
 
-    client = client_factory(memory.kind, ns=ns, extractor=AsyncExtractor())
-    if memory.kind == "sync":
-        with pytest.raises(ExtractionError, match="an async extractor needs AsyncMemory"):
-            client.ingest(["I have a cat named Tom."])
-        assert _node_counts(graph, ns) == {}
-    else:
-        result = client.ingest(["I have a cat named Tom."])
-        assert [f.text for f in result.facts] == ["Said: I have a cat named Tom."]
+    class WrapsAsync:  # not an async def, but returns a coroutine
+        name = "wrapper"
+
+        def extract(self, episodes: Any) -> Any:
+            return derive(episodes)
+
+    for i, extractor in enumerate((AsyncExtractor(), WrapsAsync())):
+        client = client_factory(memory.kind, ns=ns, extractor=extractor)
+        message = f"I have a cat named Tom, number {i}."
+        if memory.kind == "sync":
+            with pytest.raises(ExtractionError, match="an async extractor needs AsyncMemory"):
+                client.ingest([message])
+            assert _node_counts(graph, ns) == {}
+        else:
+            result = client.ingest([message])
+            assert [f.text for f in result.facts] == [f"Said: {message}"]
 
 
 # --- recall details ----------------------------------------------------------------------------
@@ -922,6 +941,11 @@ def test_pinned_facts_past_the_limit_count_as_omitted(memory: Client) -> None:
     assert len(block.fact_ids) == 2 and block.omitted == 1
     # One write shares one recorded_at: the order among them is still stable (by id).
     assert list(block.fact_ids) == sorted(p.id for p in pins)[:2]
+    # Past the limit but found by recall: shown, so not omitted.
+    found = memory.context("Core rule number", budget_tokens=10_000, pinned_limit=2)
+    assert set(found.fact_ids) == {p.id for p in pins} and found.omitted == 0
+    none = memory.context("qwxz", budget_tokens=10_000, pinned_limit=0, min_score=1.0)
+    assert none.fact_ids == () and none.omitted == 3
 
 
 def test_context_with_retired_facts_labels_them(memory: Client) -> None:

@@ -13,6 +13,11 @@ from graphmem.settings import load_settings
 from tests.helpers import FakeEmbedder
 
 
+class NoDimension:
+    def embed(self, texts: Any) -> Any:
+        raise AssertionError("never called")
+
+
 @pytest.mark.parametrize("client", [Memory, AsyncMemory])
 @pytest.mark.parametrize(
     ("args", "kwargs", "match"),
@@ -23,6 +28,7 @@ from tests.helpers import FakeEmbedder
         ((), {"extractor": object()}, r"extractor must be an object with extract\(\)"),
         ((), {"token_counter": object()}, r"token_counter must be an object with count\(\)"),
         ((), {"recall_config": 5}, "recall_config must be a RecallConfig or a mapping"),
+        ((), {"embedder": NoDimension()}, "embedder must be an object with a positive int"),
     ],
 )
 def test_wrong_arguments_are_refused(
@@ -34,8 +40,11 @@ def test_wrong_arguments_are_refused(
 
 @pytest.mark.parametrize("client", [Memory, AsyncMemory])
 def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) -> None:
-    settings = load_settings()
+    settings = load_settings(recall_min_score=0.35)
     made = client(settings, embedder=FakeEmbedder(), recall_config={"fusion": "linear"})
-    assert made.recall_config == RecallConfig(fusion="linear")
+    # The mapping changes some fields of the configuration the settings give.
+    assert made.recall_config == RecallConfig(fusion="linear", min_score=0.35)
+    given = RecallConfig(pool_min=40)
+    assert client(settings, embedder=FakeEmbedder(), recall_config=given).recall_config is given
     with pytest.raises(InvalidInputError, match="fusion"):
         client(settings, embedder=FakeEmbedder(), recall_config={"fusion": "bogus"})

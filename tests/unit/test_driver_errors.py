@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from neo4j.exceptions import (
     AuthError,
     ClientError,
@@ -11,7 +14,7 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from graphmem.db import map_driver_error
+from graphmem.db import driver_errors, map_driver_error
 from graphmem.errors import (
     CommitUnknownError,
     DatabaseError,
@@ -70,3 +73,23 @@ def test_a_stopped_lock_wait_is_a_timeout_only_once_the_limit_has_passed() -> No
     error = map_driver_error(stopped, timeout_passed=2.0)
     assert type(error) is TransactionTimeoutError
     assert "time limit of 2 s" in str(error) and "LockClientStopped" in str(error)
+
+
+def test_driver_errors_judge_a_stopped_transaction_by_the_time_it_ran() -> None:
+    stopped = _server_error(
+        ClientError, "Neo.ClientError.Transaction.LockClientStopped", "terminated"
+    )
+    with pytest.raises(DatabaseError) as early, driver_errors(60.0):
+        raise stopped  # long before the limit: an operator or a shutdown stopped it
+    assert type(early.value) is DatabaseError
+
+    def stopped_late() -> None:
+        with driver_errors(0.05):
+            time.sleep(0.06)
+            raise stopped
+
+    with pytest.raises(TransactionTimeoutError, match=r"time limit of 0\.05 s"):
+        stopped_late()
+    with pytest.raises(DatabaseError) as unlimited, driver_errors(None):
+        raise stopped
+    assert type(unlimited.value) is DatabaseError

@@ -251,3 +251,29 @@ def test_a_retired_fact_is_labelled_and_never_pinned(counter: WordPieceBudgetCou
     assert block.text.splitlines()[1] == (
         "- [2024-05-01] The user works at Google. (superseded fact fact-1, replaced by fact-2)"
     )
+
+
+class _Superlinear(_NewlineHeavy):
+    """A counter whose whole block costs more than its lines and newlines one by one."""
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return self.inner.count(text) + text.count("\n") ** 2
+
+
+def test_lines_come_off_the_end_until_the_block_fits(counter: WordPieceBudgetCounter) -> None:
+    hits = [_hit(_fact(i, f"Fact number {i} about the user's garden.")) for i in range(30)]
+    superlinear = _Superlinear(counter)
+    for budget in (60, 200, 600, 2000):
+        block = build_context([], hits, budget, superlinear)
+        assert block.tokens == superlinear.count(block.text) <= budget, budget
+        assert block.omitted + len(block.fact_ids) == 30
+        lines = len(block.text.splitlines()) - 1 if block.text else 0
+        assert lines == len(block.fact_ids)
+    # The estimate admits more than fits, so trimming did the rest.
+    everything = build_context([], hits, 10**6, counter)
+    trimmed = build_context([], hits, everything.tokens, superlinear)
+    assert 0 < len(trimmed.fact_ids) < len(everything.fact_ids) == 30
+    assert trimmed.tokens == superlinear.count(trimmed.text) <= everything.tokens
+    # A counter that charges even the empty block gets an empty block, not an error.
+    assert build_context([], hits, 1, superlinear).text == ""
