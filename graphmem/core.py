@@ -1107,6 +1107,12 @@ class MemoryCore:
             # Locked first, as a supersession locks it: the check below cannot go stale.
             yield Run(query("fact_lock"), {"ns": ns, "ids": [fact_id]})
             (target,) = yield Run(query("fact_targets"), {"ns": ns, "ids": [fact_id]})
+            unknown = target["status"] is None and not target["forgotten"]
+            if unknown and (yield Run(query("episode_get"), {"ns": ns, "ids": [fact_id]})):
+                raise NotFoundError(
+                    f"{fact_id!r} is an episode, not a fact: only facts are pinned",
+                    ids=(fact_id,),
+                )
             _check_targets([target], {fact_id} if pinned else set(), ns, ("pin", "pinned"))
             return (yield Run(query("fact_pin"), {"ns": ns, "id": fact_id, "pinned": pinned}))
 

@@ -888,10 +888,11 @@ def test_only_believed_facts_can_be_pinned_and_stats_count_those(
     for call in (memory.get, memory.history, memory.pin):
         with pytest.raises(ForgottenError):
             call(gone.id)
-    # history follows facts; an episode's id is named as one.
+    # history and pin take facts; an episode's id is named as one.
     (episode,) = memory.ingest(["Just a message."]).episodes
-    with pytest.raises(NotFoundError, match="is an episode"):
-        memory.history(episode.id)
+    for call in (memory.history, memory.pin):
+        with pytest.raises(NotFoundError, match="is an episode"):
+            call(episode.id)
 
 
 def test_ingest_reports_each_repeat_with_the_stored_id_in_input_order(memory: Client) -> None:
