@@ -22,7 +22,7 @@ from graphmem.settings import GraphmemSettings, load_settings
 if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
     from graphmem.embeddings import SentenceTransformerEmbedder
     from graphmem.memory import Memory
-    from graphmem.models import Fact, FactHistory, Message, RecallResult
+    from graphmem.models import Fact, FactHistory, RecallResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -526,7 +526,7 @@ def ingest(
                     if exc.index is None:
                         raise
                     position = exc.index
-                    problem = _conflict_line(exc, messages, lines, session_id)
+                    problem = _conflict_line(exc, lines)
                     if not skip_bad:
                         raise MessageConflictError(
                             f"line {problem[0]}: {problem[1]}", ids=exc.ids
@@ -562,23 +562,16 @@ def ingest(
     emit(data, as_json=as_json, table=table)
 
 
-def _conflict_line(
-    exc: MessageConflictError,
-    messages: Sequence[Message],
-    lines: Sequence[int],
-    session_id: str | None,
-) -> tuple[int, str]:
+def _conflict_line(exc: MessageConflictError, lines: Sequence[int]) -> tuple[int, str]:
     """The line number and reason of a refused message, naming lines instead of positions."""
     from graphmem.core import conflict_reason
 
     assert exc.index is not None
-    message = messages[exc.index]
     if exc.other_index is not None:
         other = f"line {lines[exc.other_index]}"
     else:
         other = f"stored episode {exc.ids[0]}" if exc.ids else "a stored episode"
-    session = message.session_id if message.session_id is not None else session_id
-    return lines[exc.index], conflict_reason(message.external_id or "", session, other)
+    return lines[exc.index], conflict_reason(exc.external_id or "", exc.session_id, other)
 
 
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -363,6 +363,8 @@ def _refuse_edit(
             ids=() if episode_id is None else (episode_id,),
             index=row["i"],
             other_index=other_index,
+            external_id=row["external_id"],
+            session_id=row["session_id"],
         )
 
 
@@ -577,10 +579,8 @@ class MemoryCore:
         messages = _items("ingest", messages, "messages")
         if session_id is not None:
             (session_id,) = _ids("session_id", [session_id])
-        if batch_size is not None and (
-            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
-        ):
-            raise InvalidInputError(f"batch_size must be a positive integer, not {batch_size!r}")
+        if batch_size is not None:
+            batch_size = _integer("batch_size", batch_size, 1)
         if progress is not None and not callable(progress):
             raise InvalidInputError("progress must be a callable taking a number of messages")
         parsed = [_coerce(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
@@ -756,9 +756,12 @@ class MemoryCore:
                 )
             fields = {"text": item.text, "tags": item.tags, "valid_from": item.valid_from}
             try:
-                inputs.append(validate(FactInput, fields, f"extracted fact {i}"))
-            except InvalidInputError as exc:  # the extractor's output, not the caller's input
-                raise ExtractionError(f"{exc}, so none of the messages was written") from exc
+                inputs.append(FactInput.model_validate(fields))
+            except ValidationError as exc:  # the extractor's output, not the caller's input
+                raise ExtractionError(
+                    f"invalid extracted fact {i}: {describe_validation_error(exc)}, so none of "
+                    "the messages was written"
+                ) from exc
             sources.append(list(dict.fromkeys(item.episode_ids)))  # one edge per episode
         return inputs, sources
 
@@ -1054,12 +1057,11 @@ class MemoryCore:
             rows = yield Run(query("fact_lineage"), {"ns": ns, "id": fact_id})
             if not rows or not rows[0]["facts"]:
                 yield from _refuse_forgotten(ns, fact_id)
-                if (yield Run(query("episode_get"), {"ns": ns, "ids": [fact_id]})):
-                    raise NotFoundError(
-                        f"{fact_id!r} is an episode, not a fact: history follows the SUPERSEDES "
-                        "chain between facts (get shows the episode)",
-                        ids=(fact_id,),
-                    )
+                yield from _refuse_episode(
+                    ns,
+                    fact_id,
+                    "history follows the SUPERSEDES chain between facts (get shows the episode)",
+                )
             return rows
 
         rows: Rows = yield Transaction("read", work)
@@ -1107,12 +1109,8 @@ class MemoryCore:
             # Locked first, as a supersession locks it: the check below cannot go stale.
             yield Run(query("fact_lock"), {"ns": ns, "ids": [fact_id]})
             (target,) = yield Run(query("fact_targets"), {"ns": ns, "ids": [fact_id]})
-            unknown = target["status"] is None and not target["forgotten"]
-            if unknown and (yield Run(query("episode_get"), {"ns": ns, "ids": [fact_id]})):
-                raise NotFoundError(
-                    f"{fact_id!r} is an episode, not a fact: only facts are pinned",
-                    ids=(fact_id,),
-                )
+            if target["status"] is None and not target["forgotten"]:
+                yield from _refuse_episode(ns, fact_id, "only facts are pinned")
             _check_targets([target], {fact_id} if pinned else set(), ns, ("pin", "pinned"))
             return (yield Run(query("fact_pin"), {"ns": ns, "id": fact_id, "pinned": pinned}))
 
@@ -1123,6 +1121,13 @@ class MemoryCore:
 # --- helpers --------------------------------------------------------------------------------------
 def _single(run: Run) -> Work[Rows]:
     return (yield run)
+
+
+def _refuse_episode(ns: str, item_id: str, why: str) -> Work[None]:
+    """Raise NotFoundError, saying ``why``, if ``item_id`` is an episode of ``ns``: for calls
+    that take a fact's id."""
+    if (yield Run(query("episode_get"), {"ns": ns, "ids": [item_id]})):
+        raise NotFoundError(f"{item_id!r} is an episode, not a fact: {why}", ids=(item_id,))
 
 
 def _refuse_forgotten(ns: str, item_id: str) -> Work[None]:

@@ -307,7 +307,7 @@ def check_vectors(vectors: npt.ArrayLike, dimension: int) -> Vectors:
     raw = np.asarray(vectors)
     if raw.dtype.kind not in "iuf":  # no booleans, strings or objects read as numbers
         raise EmbeddingError(f"vectors must hold numbers, got values of type {raw.dtype}")
-    array = raw.astype(np.float64)
+    array = raw.astype(np.float64, copy=False)
     if array.ndim != 2 or array.shape[1] != dimension:
         raise EmbeddingError(
             f"expected vectors of dimension {dimension}, got an array of shape {array.shape}"

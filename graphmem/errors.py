@@ -136,8 +136,8 @@ class MessageConflictError(InvalidInputError):
     """A message reuses the external id of another message of its session (stored, or earlier
     in the same call) with a different content, role, speaker or time. Stored messages are
     never changed; an edit needs an external id of its own. ``index`` is the refused message's
-    position in the input; ``other_index`` the earlier input it conflicts with, or ``ids`` the
-    stored episode."""
+    position in the input, with its ``external_id`` and ``session_id``; ``other_index`` the
+    earlier input it conflicts with, or ``ids`` the stored episode."""
 
     def __init__(
         self,
@@ -146,11 +146,15 @@ class MessageConflictError(InvalidInputError):
         ids: tuple[str, ...] = (),
         index: int | None = None,
         other_index: int | None = None,
+        external_id: str | None = None,
+        session_id: str | None = None,
     ) -> None:
         super().__init__(message)
         self.ids = ids
         self.index = index
         self.other_index = other_index
+        self.external_id = external_id
+        self.session_id = session_id
 
 
 class BadLinesError(InvalidInputError):

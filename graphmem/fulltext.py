@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 _OPERATOR = re.compile(r"\b(AND|OR|NOT|TO)\b")
@@ -63,6 +64,7 @@ _JOINING_SINGLES = frozenset((0x00AA, 0x00B5, 0x00BA))
 _JOINING_CATEGORIES = frozenset(("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd"))
 
 
+@cache
 def _joins(ch: str) -> bool:
     """Whether Lucene's tokenizer surely joins ``ch`` with a neighbouring character of the same
     kind. Outside ASCII a character must lie in :data:`_JOINING_BLOCKS` and be a letter, mark or
@@ -136,9 +138,10 @@ def _within_limit(words: list[str]) -> list[str]:
     for i, (word, terms) in enumerate(zip(unique, counts, strict=True)):
         if kept[i] is None and terms > budget > 0:
             prefix = _prefix(word, budget)
-            if _terms(prefix):
+            used = _terms(prefix)
+            if used:
                 kept[i] = prefix
-                budget -= _terms(prefix)
+                budget -= used
     return [word for word in kept if word is not None]
 
 

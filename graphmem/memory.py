@@ -90,9 +90,10 @@ def _check_options(
     ):
         if value is not None and not all(callable(getattr(value, m, None)) for m in methods):
             raise wrong(name, f"an object with {', '.join(methods)}()", value)
-    dimension = getattr(embedder, "dimension", None) if embedder is not None else 1
-    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-        raise wrong("embedder", "an object with a positive int dimension", embedder)
+    if embedder is not None:
+        dimension = getattr(embedder, "dimension", None)
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+            raise wrong("embedder", "an object with a positive int dimension", embedder)
     if config is not None and not isinstance(config, RecallConfig | Mapping):
         raise wrong("recall_config", "a RecallConfig or a mapping", config)
 

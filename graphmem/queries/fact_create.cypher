@@ -8,8 +8,9 @@
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
 // and DERIVED_FROM to each row.derived_from episode. The caller has checked that the targets
 // exist in the namespace and are believed.
-// A superseding fact without a valid_from is valid from this statement's time (unless its valid_to
-// is already past), so that the replaced fact's closed interval and its own do not overlap.
+// A superseding fact without a valid_from is valid from this statement's time (unless its
+// valid_to is already past), so that the replaced fact's closed interval and its own do not
+// overlap.
 // Each replaced fact's valid time ends where the new fact's begins; a new fact about the past
 // only (no valid_from, a past valid_to: "worked there until 2020") ends it at its own end.
 // Each replaced fact keeps the valid_to it carried while believed as stated_valid_to (absent
