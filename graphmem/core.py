@@ -634,7 +634,9 @@ class MemoryCore:
                 by_key.setdefault(k, row["i"])
             fresh.append(row)
 
-        def existing(candidates: list[dict[str, Any]]) -> Work[dict[int, str]]:
+        def existing(candidates: list[dict[str, Any]]) -> Work[tuple[dict[int, str], set[int]]]:
+            """The stored episode each candidate repeats, and which of those candidates carry
+            an external id that their episode, stored without one, is to take."""
             probe = [
                 {k: r[k] for k in ("i", "session_id", "external_id", "content_hash")}
                 for r in candidates
@@ -652,11 +654,24 @@ class MemoryCore:
                     )
                     i = r["i"]
                     _refuse_edit(rows[i], bases[i], other, episode_id=same["id"])
-            return {r["i"]: r["existing"] for r in found if r["existing"] is not None}
+            matched = {r["i"]: r["existing"] for r in found if r["existing"] is not None}
+            return matched, {r["i"] for r in found if r["adopt"]}
+
+        def adopt(indexes: set[int], matched: Mapping[int, str]) -> Work[None]:
+            """Gives each episode stored without an external id the id of the message just
+            found to repeat it (run under the namespace lock, after ``existing``)."""
+            todo = [
+                {"id": matched[i], "external_id": rows[i]["external_id"]}
+                for i in sorted(indexes)
+                if i in matched
+            ]
+            if todo:
+                yield Run(query("episode_adopt"), {"ns": ns, "rows": todo})
 
         # Skip what is stored already before embedding, and refuse a conflict with a stored
         # message before anything is written; each write checks again under the lock.
-        stored = yield Transaction("read", lambda: existing(fresh))
+        stored, adopting = yield Transaction("read", lambda: existing(fresh))
+        pending = [r for r in fresh if r["i"] in adopting]
         fresh = [r for r in fresh if r["i"] not in stored]
         if progress is not None:
             progress(len(rows) - len(fresh))  # repeats: nothing to write
@@ -665,12 +680,23 @@ class MemoryCore:
         size = batch_size or max(len(fresh), 1)
         for start in range(0, len(fresh), size):
             batch = fresh[start : start + size]
-            new, raced, derived = yield from self._ingest_batch(ns, batch, existing)
+            # The first transaction also records the external ids of repeats.
+            new, raced, derived = yield from self._ingest_batch(ns, batch, existing, adopt, pending)
+            pending = []
             episodes += new
             facts += derived
             stored.update(raced)
             if progress is not None:
                 progress(len(batch))
+        if pending:
+
+            def adopt_only() -> Work[dict[int, str]]:
+                yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
+                matched, still = yield from existing(pending)
+                yield from adopt(still, matched)
+                return matched
+
+            stored.update((yield Transaction("write", adopt_only)))
         # Each input that matched an episode, in input order: the id of the stored one.
         stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
         repeats = [
@@ -686,10 +712,14 @@ class MemoryCore:
         self,
         ns: str,
         fresh: list[dict[str, Any]],
-        existing: Callable[[list[dict[str, Any]]], Work[dict[int, str]]],
+        existing: Callable[[list[dict[str, Any]]], Work[tuple[dict[int, str], set[int]]]],
+        adopt: Callable[[set[int], Mapping[int, str]], Work[None]],
+        repeats: list[dict[str, Any]],
     ) -> Plan[tuple[list[Episode], dict[int, str], list[Fact]]]:
-        """Embeds the new messages, extracts their facts and stores both in one transaction:
-        the episodes created, the inputs another writer stored meanwhile, and the facts."""
+        """Embeds the new messages, extracts their facts and stores both in one transaction,
+        which also gives the episodes that ``repeats`` matched their external ids: the episodes
+        created, the inputs found stored (by another writer meanwhile, or among ``repeats``),
+        and the facts."""
         vectors = yield Embed(tuple(r["content"] for r in fresh))
         for row, vector in zip(fresh, vectors, strict=True):
             row["embedding"] = VectorParam(vector.tolist())
@@ -707,7 +737,8 @@ class MemoryCore:
 
         def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact]]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
-            raced = yield from existing(fresh)
+            raced, adopting = yield from existing(fresh + repeats)
+            yield from adopt(adopting, raced)
             todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
             created = (yield Run(query("episode_create"), {"episodes": todo})) if todo else []
             new = [Episode.model_validate(r["episode"]) for r in created]

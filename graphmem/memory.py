@@ -350,7 +350,8 @@ class Memory(_ClientBase):
         """Store messages verbatim as episodes; re-sent messages are not stored twice.
 
         The input is one call whatever ``batch_size``: repeats and external-id conflicts are
-        found across all of it, and with stored messages, before anything is written. The new
+        found across all of it, and with stored messages, before anything is written (a stored
+        message without an external id takes the one it is re-sent with). The new
         messages are then written in one transaction, or ``batch_size`` per transaction
         (embedded and extracted batch by batch); if one fails, the batches before it stay
         stored, and sending the same input again stores only the rest. ``progress`` is called

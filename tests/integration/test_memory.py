@@ -916,6 +916,47 @@ def test_ingest_reports_each_repeat_with_the_stored_id_in_input_order(memory: Cl
         assert memory.get(episode_id).id == episode_id
 
 
+def test_a_message_stored_without_an_external_id_takes_the_first_one_it_is_sent_with(
+    memory: Client,
+) -> None:
+    bare = {"content": "I moved to Porto.", "occurred_at": "2026-03-01T09:00:00+00:00"}
+    (stored,) = memory.ingest([bare], session_id="s").episodes
+    assert stored.external_id is None
+    # Re-sent with an id: a repeat, and the stored episode now answers to that id.
+    again = memory.ingest([{**bare, "external_id": "m1"}], session_id="s")
+    assert again.created == 0 and again.duplicates == (stored.id,)
+    assert memory.get(stored.id).external_id == "m1"
+    hit = memory.recall("where did I move", kinds=["episode"]).hits[0]
+    assert hit.id == stored.id and hit.provenance.external_ids == ("m1",)
+    # So a different message under that id is an edit, refused, and the first one still
+    # repeats; the same message under another id is another message.
+    with pytest.raises(MessageConflictError, match=stored.id):
+        memory.ingest(
+            [{**bare, "content": "I moved to Lisbon.", "external_id": "m1"}], session_id="s"
+        )
+    assert memory.ingest([{**bare, "external_id": "m1"}], session_id="s").created == 0
+    other = memory.ingest([{**bare, "external_id": "m2"}], session_id="s")
+    assert other.created == 1 and other.episodes[0].external_id == "m2"
+    # The id is taken in the transaction that writes the call's new messages, in batches too,
+    # and without an id the message still repeats.
+    (plain,) = memory.ingest(["Biscuit likes the beach."], session_id="s").episodes
+    mixed = memory.ingest(
+        [
+            {"content": "A new message.", "external_id": "m3"},
+            {"content": "Biscuit likes the beach.", "external_id": "m4"},
+            {"content": "Another new one."},
+        ],
+        session_id="s",
+        batch_size=1,
+    )
+    assert mixed.created == 2 and mixed.duplicates == (plain.id,)
+    assert memory.get(plain.id).external_id == "m4"
+    assert memory.ingest(["Biscuit likes the beach."], session_id="s").duplicates == (plain.id,)
+    # Another session's message with the same id is another message.
+    assert memory.ingest([{**bare, "external_id": "m1"}], session_id="t").created == 1
+    assert memory.stats().episodes == 6
+
+
 def test_context_stamps_only_the_lines_it_shows(memory: Client) -> None:
     facts = memory.remember_many([f"The user grows tomato variety number {i}." for i in range(6)])
     empty = memory.context("which tomatoes does the user grow", budget_tokens=5)
