@@ -113,10 +113,10 @@ def _settings(ctx: click.Context) -> GraphmemSettings:
     return settings
 
 
-def _embedder(settings: GraphmemSettings, *, lazy: bool = True) -> SentenceTransformerEmbedder:
+def _embedder(settings: GraphmemSettings) -> SentenceTransformerEmbedder:
     from graphmem.embeddings import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder.from_settings(settings, lazy=lazy)
+    return SentenceTransformerEmbedder.from_settings(settings, lazy=True)
 
 
 # --- commands ----------------------------------------------------------------------------------
@@ -337,17 +337,17 @@ def ns_option(func: F) -> F:
     )(func)
 
 
-def _memory(ctx: click.Context, ns: str | None, *, searches: bool = False) -> Memory:
+def _memory(ctx: click.Context, ns: str | None) -> Memory:
     """The sync client for the settings and ``--ns``; it connects when entered.
 
-    The embedding model loads on first use, so that commands that embed nothing do not wait
-    for it; a command that ``searches`` loads it first, so that the time recall reports for
-    embedding its query is not the model's loading time.
+    The embedding model loads on first use, so that commands that embed nothing, and input
+    refused before anything is embedded, do not wait for it (recall loads it after its checks
+    and before it times the query's embedding).
     """
     from graphmem.memory import Memory
 
     settings = _settings(ctx)
-    return Memory(settings, ns=ns, embedder=_embedder(settings, lazy=not searches))
+    return Memory(settings, ns=ns, embedder=_embedder(settings))
 
 
 def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -486,7 +486,8 @@ def ingest(
     speaker, occurred_at (ISO 8601 with zone), external_id, session_id, metadata. Blank lines
     are ignored. Every line is checked before anything is written: a malformed line, or one
     that reuses another message's external id with other content, stops the whole input
-    (exit 1, nothing written) unless --skip-bad is given. The file is one ingest call written
+    (exit 1, nothing written) unless --skip-bad is given, which writes the good lines and
+    reports the bad ones (exit 1 when no line is good). The file is one ingest call written
     --batch-size new messages per transaction; re-sent messages are recognised and not stored
     twice, so after a failure the same file can be sent again.
 
@@ -500,8 +501,8 @@ def ingest(
     if file.isatty():
         click.echo("Reading JSON Lines from the terminal; end with Ctrl-D.", err=True)
     parsed = parse_message_lines(file)
-    if parsed.problems and not skip_bad:
-        raise BadLinesError(parsed.problems)
+    if parsed.problems and not (skip_bad and parsed.messages):
+        raise BadLinesError(parsed.problems, none_good=skip_bad)
     for number, reason in parsed.problems:
         click.echo(f"skipped line {number}: {reason}", err=True)
 
@@ -535,6 +536,8 @@ def ingest(
             click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
             problems.append(problem)
             del messages[position], lines[position]
+            if not messages:
+                raise BadLinesError(sorted(problems), none_good=True)
         used_ns = memory.ns
     problems.sort()
     data = {
@@ -706,7 +709,7 @@ def recall(
     \b
         graphmem recall "where does the user work?" -k 5 --kind fact
     """
-    with _memory(ctx, ns, searches=True) as memory:
+    with _memory(ctx, ns) as memory:
         config = None
         if fusion is not None:
             config = memory.recall_config.model_copy(update={"fusion": fusion})
@@ -746,7 +749,7 @@ def context(
     \b
         graphmem context "what do I know about the user?" --budget 300
     """
-    with _memory(ctx, ns, searches=True) as memory:
+    with _memory(ctx, ns) as memory:
         block = memory.context(query, budget_tokens=budget, k=k, **filters)
     if as_json:
         emit(block.model_dump(mode="json"), as_json=True)

@@ -131,14 +131,20 @@ class Embed:
 
 
 @dataclass(frozen=True)
+class LoadModel:
+    """Load the embedding model now if it loads lazily (answered with None), so that an
+    embedding timed next measures the embedding, not the loading."""
+
+
+@dataclass(frozen=True)
 class Extract:
     """New episodes for the configured extractor; answered with a list of ExtractedFact."""
 
     episodes: tuple[Episode, ...]
 
 
-Step = Run | Embed | Extract | Transaction[Any]
-Plan = Generator[Embed | Extract | Transaction[Any], Any, T]
+Step = Run | LoadModel | Embed | Extract | Transaction[Any]
+Plan = Generator[LoadModel | Embed | Extract | Transaction[Any], Any, T]
 
 
 # --- the extractor interface ----------------------------------------------------------------------
@@ -858,6 +864,7 @@ class MemoryCore:
                 raise InvalidInputError(f"min_score must lie in [-1, 1], got {min_score!r}")
             cfg = cfg.model_copy(update={"min_score": float(min_score)})
 
+        yield LoadModel()  # after every check, and untimed
         started = time.perf_counter()
         vector = VectorParam((yield Embed((text,)))[0].tolist())
         embed_ms = (time.perf_counter() - started) * 1000

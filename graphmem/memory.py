@@ -27,6 +27,7 @@ from graphmem.core import (
     Extract,
     ExtractedFact,
     Extractor,
+    LoadModel,
     MemoryCore,
     Plan,
     Rows,
@@ -64,6 +65,14 @@ T = TypeVar("T")
 
 
 B = TypeVar("B", bound=Callable[..., Any])
+
+
+def _load_model(embedder: Embedder) -> None:
+    """Loads the model of an embedder that loads lazily (one with a ``load`` method, such as
+    :class:`~graphmem.embeddings.SentenceTransformerEmbedder`); others have nothing to load."""
+    load = getattr(embedder, "load", None)
+    if callable(load):
+        load()
 
 
 def _time_limited(body: B, timeout: float | None) -> B:
@@ -118,7 +127,7 @@ class _ClientBase:
         if embedder is None:
             from graphmem.embeddings import SentenceTransformerEmbedder
 
-            embedder = SentenceTransformerEmbedder.from_settings(self.settings)
+            embedder = SentenceTransformerEmbedder.from_settings(self.settings, lazy=True)
         self.embedder = embedder
         self.extractor = extractor
         self._counter = token_counter
@@ -250,7 +259,10 @@ class Memory(_ClientBase):
                 step = plan.send(value)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
-            if isinstance(step, Embed):
+            if isinstance(step, LoadModel):
+                _load_model(self.embedder)
+                value = None
+            elif isinstance(step, Embed):
                 value = self.embedder.embed(step.texts)
             elif isinstance(step, Extract):
                 value = self._extract(step)
@@ -546,7 +558,10 @@ class AsyncMemory(_ClientBase):
                 step = plan.send(value)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
-            if isinstance(step, Embed):
+            if isinstance(step, LoadModel):
+                await asyncio.to_thread(_load_model, self.embedder)
+                value = None
+            elif isinstance(step, Embed):
                 value = await asyncio.to_thread(self.embedder.embed, step.texts)
             elif isinstance(step, Extract):
                 value = await self._extract_async(step)

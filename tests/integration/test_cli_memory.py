@@ -231,6 +231,22 @@ def test_a_malformed_line_writes_nothing_unless_skip_bad(cli: Invoke, tmp_path: 
     assert data["bad_lines"][0]["line"] == 2
     assert "line 2" in skipped.stderr
     assert _stats(cli)["episodes"] == 2
+    # No good line: a failure even with --skip-bad, whether the lines are malformed or
+    # conflict with stored messages.
+    all_bad = _write_jsonl(tmp_path / "all-bad.jsonl", ['{"content": "broken', {"content": ""}])
+    failed = cli("ingest", str(all_bad), "--skip-bad")
+    assert failed.exit_code == 1 and failed.stdout == ""
+    assert "no line could be written, all 2 are bad" in failed.stderr
+    assert "line 1" in failed.stderr and "line 2" in failed.stderr
+    cli("ingest", input=json.dumps({"content": "kept", "external_id": "k"}) + "\n")
+    edit = {"content": "an edit", "external_id": "k"}
+    clash = _write_jsonl(tmp_path / "clash.jsonl", ['{"content": "broken', edit])
+    failed = cli("ingest", str(clash), "--skip-bad", "--json")
+    assert failed.exit_code == 1 and failed.stdout == ""
+    assert "skipped line 2: external id 'k'" in failed.stderr  # reported as it is skipped
+    bad = json.loads(failed.stderr[failed.stderr.index("\n{") + 1 :])  # then the error
+    assert [b["line"] for b in bad["error"]["bad_lines"]] == [1, 2]
+    assert _stats(cli)["episodes"] == 3
 
 
 def test_a_file_is_one_call_whatever_the_batch_size(cli: Invoke, tmp_path: Path) -> None:
@@ -527,7 +543,8 @@ sys.exit(code)
 def test_commands_that_embed_nothing_never_load_the_model(
     cli: Invoke, graph: Graph, ns: str
 ) -> None:
-    """`get`, `history`, `stats` and a refused `remember` run without loading PyTorch."""
+    """`get`, `history`, `stats` and refused `remember`, `recall` and `context` calls run
+    without loading PyTorch."""
     fact_id = _json(cli("remember", "The user keeps bees.", "--json"))["id"]
     env = {**os.environ, **_env(graph, ns)}
 
@@ -550,6 +567,16 @@ def test_commands_that_embed_nothing_never_load_the_model(
     assert refused.returncode != 0
     assert "text is empty" in refused.stderr
     assert "model loaded: False" in refused.stderr
+    # Nor do recall and context when their input is refused.
+    for args, reason in (
+        (("recall", "who keeps bees", "-k", "0"), "k must"),
+        (("recall", "   "), "empty"),
+        (("context", "who keeps bees", "--budget", "0"), "budget_tokens"),
+        (("recall", "bees", "--as-of", "2026-01-01T00:00:00"), "naive"),
+    ):
+        refused = run(*args)
+        assert refused.returncode == 1 and reason in refused.stderr, refused.stderr
+        assert "model loaded: False" in refused.stderr
     # A command that embeds loads it on first use.
     found = run("recall", "who keeps bees", "--json")
     assert found.returncode == 0, found.stderr

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from graphmem.cypher import query
-from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.embeddings import EmbedderWrapper, SentenceTransformerEmbedder
 from graphmem.errors import (
     ClientUsageError,
     ExtractionError,
@@ -955,6 +955,49 @@ def test_a_message_stored_without_an_external_id_takes_the_first_one_it_is_sent_
     # Another session's message with the same id is another message.
     assert memory.ingest([{**bare, "external_id": "m1"}], session_id="t").created == 1
     assert memory.stats().episodes == 6
+
+
+class _RecordingEmbedder(EmbedderWrapper):
+    """The shared embedder, recording when it is asked to load its model and to embed."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        super().__init__(inner)
+        self.calls: list[str] = []
+
+    def load(self) -> None:
+        self.calls.append("load")
+        super().load()
+
+    def embed(self, texts: Any) -> Any:
+        self.calls.append("embed")
+        return self.inner.embed(texts)
+
+
+def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
+    memory: Client,
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+) -> None:
+    recording = _RecordingEmbedder(embedder)
+    client = make_client(
+        memory.kind, settings=test_settings, graph=graph, embedder=recording, ns=ns
+    )
+    try:
+        with pytest.raises(InvalidInputError, match="k must"):
+            client.recall("where does the user work", k=0)
+        with pytest.raises(InvalidInputError, match="budget_tokens"):
+            client.context("where does the user work", budget_tokens=0)
+        with pytest.raises(InvalidInputError, match="empty"):
+            client.recall("   ")
+        assert recording.calls == []  # refused before any model work
+        client.recall("where does the user work")
+        assert recording.calls == ["load", "embed"]  # loaded, then the timed embedding
+        client.context("where does the user work", budget_tokens=100)
+        assert recording.calls == ["load", "embed", "load", "embed"]
+    finally:
+        close_client(client)
 
 
 def test_context_stamps_only_the_lines_it_shows(memory: Client) -> None:

@@ -48,3 +48,15 @@ def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) ->
     assert client(settings, embedder=FakeEmbedder(), recall_config=given).recall_config is given
     with pytest.raises(InvalidInputError, match="fusion"):
         client(settings, embedder=FakeEmbedder(), recall_config={"fusion": "bogus"})
+
+
+@pytest.mark.parametrize("client", [Memory, AsyncMemory])
+def test_the_default_embedder_loads_its_model_on_first_use(
+    client: type[Memory | AsyncMemory],
+) -> None:
+    from graphmem.embeddings import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
+
+    made = client(load_settings())
+    assert isinstance(made.embedder, SentenceTransformerEmbedder)
+    assert (made.embedder.model_id, made.embedder.dimension) == (DEFAULT_MODEL_ID, 384)
+    assert not made.embedder.loaded
