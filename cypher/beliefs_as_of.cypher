@@ -7,7 +7,15 @@
 // facts recorded by then and not yet retired by then (invariant 2). status is the fact's status
 // now, and so is retired_at (later than $as_of for a fact retired since); valid_to is the one
 // believed then (a later supersession closes it: see stated_valid_to).
-WITH datetime($as_of) AS t
+// $as_of is a datetime with a zone, or ISO-8601 text with an offset or a zone id; text
+// without one (which Neo4j would read as UTC) is refused with an error that says so.
+WITH CASE
+       WHEN $as_of IS :: ZONED DATETIME THEN $as_of
+       WHEN $as_of IS :: STRING
+            AND toString($as_of) =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'
+         THEN datetime(toString($as_of))
+       ELSE datetime('not a time with a zone: ' + toString($as_of) + ' (give one, as in 2026-01-01T00:00:00Z)')
+     END AS t
 MATCH (f:Fact {ns: $ns})
 WHERE f.recorded_at <= t AND (f.retired_at IS NULL OR f.retired_at > t)
 RETURN f.id AS id, f.text AS text, f.status AS status, f.recorded_at AS recorded_at,

@@ -11,6 +11,7 @@ import neo4j
 from graphmem import db, schema
 from graphmem.connection import Neo4jTarget, open_driver
 from graphmem.cypher import CypherQuery
+from graphmem.errors import DatabaseError, InvalidInputError
 from graphmem.schema import EmbedderInfo, SchemaReport
 from graphmem.servers import resolve_target
 from graphmem.settings import GraphmemSettings
@@ -60,7 +61,23 @@ class Graph:
         return cls(driver=driver, target=target, schema=report)
 
     def execute(self, query: CypherQuery, /, **params: Any) -> list[neo4j.Record]:
-        return db.execute(self.driver, self.database, query, **params)
+        """Run a named query (such as one of the analyst library) with ``params``.
+
+        Parameters the query does not declare, or lacks, and values Neo4j refuses for them
+        (a time without a zone for the analyst queries, a string where a number is needed) are
+        an :class:`~graphmem.errors.InvalidInputError`.
+        """
+        try:
+            return db.execute(self.driver, self.database, query, **params)
+        except DatabaseError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, neo4j.exceptions.ClientError) and (cause.code or "").startswith(
+                "Neo.ClientError.Statement."
+            ):
+                raise InvalidInputError(
+                    f"query {query.name!r} refused its parameters: {cause.message}"
+                ) from cause
+            raise
 
     def close(self) -> None:
         self.driver.close()

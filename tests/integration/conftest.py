@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.embeddings import Embedder, SentenceTransformerEmbedder
 from graphmem.graph import Graph
 from graphmem.memory import AsyncMemory, Memory
 from graphmem.settings import GraphmemSettings
@@ -40,7 +40,7 @@ def make_client(
     *,
     settings: GraphmemSettings,
     graph: Graph,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     **options: Any,
 ) -> Client:
     if kind == "sync":

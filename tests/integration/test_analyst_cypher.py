@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import neo4j
+import pytest
 
-from graphmem.cypher import load_dir
+from graphmem.cypher import CypherQuery, load_dir
+from graphmem.errors import InvalidInputError
 from graphmem.graph import Graph
 from tests.integration.conftest import Client
 
@@ -65,3 +68,37 @@ def test_fact_history_agrees_with_the_client(
             routing_=neo4j.RoutingControl.READ,
         )
         assert [r["id"] for r in records] == [f.id for f in memory.history(fact.id).facts]
+
+
+def test_analyst_times_need_a_zone(graph: Graph, ns: str) -> None:
+    graph.driver.execute_query(
+        "CREATE (:Fact {id: $ns + '-a', ns: $ns, text: 'the office opens', status: 'active',"
+        " recorded_at: datetime('2026-01-01T12:00:00Z'),"
+        " valid_from: datetime('2026-03-15T09:00:00Z')})",
+        ns=ns,
+        database_=graph.database,
+    )
+    queries = load_dir(ANALYST_DIR)
+    for name, param in (("beliefs_as_of", "as_of"), ("true_at", "valid_at")):
+        q = queries[name]
+
+        def ids(when: object, q: CypherQuery = q, param: str = param) -> list[str]:
+            return [r["id"] for r in graph.execute(q, ns=ns, limit=10, **{param: when})]
+
+        # The same instant in any zone, as text (offset or zone id) or as a datetime.
+        for when in (
+            "2026-03-15T10:00:00Z",
+            "2026-03-15T11:00:00+01:00",
+            "2026-03-15T06:00-0400",
+            "2026-03-15T10:00:00[Europe/Lisbon]",
+            datetime(2026, 3, 15, 10, tzinfo=UTC),
+        ):
+            assert ids(when) == [f"{ns}-a"], (name, when)
+        assert ids("2026-03-15T08:59:00Z") == ([] if name == "true_at" else [f"{ns}-a"])
+        assert ids(None) == []
+        # Without a zone, Neo4j would read the time as UTC: refused instead.
+        for naive in ("2026-03-15T10:00:00", "2026-03-15", datetime(2026, 3, 15, 10), 5):
+            with pytest.raises(InvalidInputError, match="not a time with a zone"):
+                ids(naive)
+    with pytest.raises(InvalidInputError, match="missing parameters"):
+        graph.execute(queries["true_at"], ns=ns, limit=10)

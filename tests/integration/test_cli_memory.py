@@ -568,13 +568,14 @@ def test_commands_that_embed_nothing_never_load_the_model(
     assert "text is empty" in refused.stderr
     assert "model loaded: False" in refused.stderr
     # Nor do recall and context when their input is refused.
-    for args, reason in (
+    cases: list[tuple[tuple[str, ...], str]] = [
         (("recall", "who keeps bees", "-k", "0"), "k must"),
         (("recall", "   "), "empty"),
         (("context", "who keeps bees", "--budget", "0"), "budget_tokens"),
         (("recall", "bees", "--as-of", "2026-01-01T00:00:00"), "naive"),
-    ):
-        refused = run(*args)
+    ]
+    for command, reason in cases:
+        refused = run(*command)
         assert refused.returncode == 1 and reason in refused.stderr, refused.stderr
         assert "model loaded: False" in refused.stderr
     # A command that embeds loads it on first use.
