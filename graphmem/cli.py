@@ -726,6 +726,12 @@ def recall(
 @click.option(
     "-k", "k", type=int, default=20, show_default=True, help="How many hits recall may use."
 )
+@click.option(
+    "--tz",
+    "timezone",
+    metavar="ZONE",
+    help="IANA time zone of the block's dates, such as Europe/Lisbon (default: UTC).",
+)
 @filter_options
 @ns_option
 @output_options
@@ -735,22 +741,23 @@ def context(
     query: str,
     budget: int,
     k: int,
+    timezone: str | None,
     filters: dict[str, Any],
     ns: str | None,
     as_json: bool,
 ) -> None:
     """Print a prompt-ready memory block for QUERY within --budget tokens.
 
-    Pinned facts come first, then what recall finds, one dated line each. The block goes
-    to stdout; a line with its size goes to stderr.
+    Pinned facts come first, then what recall finds, one dated line each (dates in UTC, or
+    in --tz). The block goes to stdout; a line with its size goes to stderr.
 
     Example:
 
     \b
-        graphmem context "what do I know about the user?" --budget 300
+        graphmem context "what do I know about the user?" --budget 300 --tz Europe/Lisbon
     """
     with _memory(ctx, ns) as memory:
-        block = memory.context(query, budget_tokens=budget, k=k, **filters)
+        block = memory.context(query, budget_tokens=budget, k=k, timezone=timezone, **filters)
     if as_json:
         emit(block.model_dump(mode="json"), as_json=True)
         return

@@ -22,8 +22,9 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Generic, Literal, Protocol, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy.typing as npt
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -1020,11 +1021,13 @@ class MemoryCore:
         counter: TokenCounter,
         k: int = 20,
         pinned_limit: int = 50,
+        timezone: str | tzinfo | None = None,
         **recall_options: Any,
     ) -> Plan[ContextBlock]:
         ns = namespace(ns, self.default_ns)
         budget_tokens = _integer("budget_tokens", budget_tokens, 1)
         pinned_limit = _integer("pinned_limit", pinned_limit, 0, MAX_IDS)
+        zone = time_zone(timezone)
         unknown = sorted(set(recall_options) - _RECALL_OPTIONS)
         if unknown:
             raise InvalidInputError(
@@ -1056,7 +1059,7 @@ class MemoryCore:
             pinned = [fact.as_believed_at(result.as_of) for fact in pinned]
         # Valid times are judged at the time asked about: valid_at, else as_of, else now.
         at = result.valid_at or result.as_of
-        block = build_context(pinned, result.hits, budget_tokens, counter, at)
+        block = build_context(pinned, result.hits, budget_tokens, counter, at, zone)
         # Pinned facts past pinned_limit are left out too, unless recall found them.
         unseen = set(row["beyond"]) - {h.id for h in result.hits}
         if unseen:
@@ -1338,10 +1341,48 @@ def _stamp_access(ns: str, fact_ids: list[str], episode_ids: list[str]) -> Plan[
 
 
 # --- context formatting ---------------------------------------------------------------------------
-CONTEXT_HEADER = (
-    "Memory (newest belief per line; date or dates it holds, then the memory, then its id):"
-)
+def context_header(zone: tzinfo = UTC) -> str:
+    """The first line of a context block, naming the time zone of its dates."""
+    return (
+        f"Memory (newest belief per line; date or dates it holds, in {_zone_name(zone)}, then "
+        "the memory, then its id):"
+    )
+
+
+def _zone_name(zone: tzinfo) -> str:
+    return "UTC" if zone is UTC else getattr(zone, "key", None) or str(zone)
+
+
+CONTEXT_HEADER = context_header()
 _LINE_CHARS = 600
+
+
+def time_zone(value: str | tzinfo | None) -> tzinfo:
+    """The zone context dates are shown in: an IANA name such as ``Europe/Lisbon``, a
+    :class:`~datetime.tzinfo`, or None for UTC."""
+    if value is None:
+        return UTC
+    if isinstance(value, tzinfo):
+        if value.utcoffset(datetime(2000, 1, 1)) is None:
+            raise InvalidInputError(f"timezone {value!r} gives no UTC offset")
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(
+            f"timezone must be an IANA zone name such as 'Europe/Lisbon' or a tzinfo, got "
+            f"{value!r:.80}"
+        )
+    if value.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: "Europe", a folder
+        raise InvalidInputError(
+            f"unknown timezone {value!r:.80}: give an IANA zone name such as 'Europe/Lisbon'"
+        ) from exc
+
+
+def _day(moment: datetime, zone: tzinfo) -> str:
+    return moment.astimezone(zone).date().isoformat()
 
 
 def _clip(text: str, limit: int = _LINE_CHARS) -> str:
@@ -1351,12 +1392,12 @@ def _clip(text: str, limit: int = _LINE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _fact_when(fact: Fact, at: datetime) -> str:
-    """A fact's date (when it became true, else when it was recorded), with its end when it
-    has one, and whether at ``at`` it is not yet or no longer true."""
-    when = (fact.valid_from or fact.recorded_at).date().isoformat()
+def _fact_when(fact: Fact, at: datetime, zone: tzinfo = UTC) -> str:
+    """A fact's date in ``zone`` (when it became true, else when it was recorded), with its
+    end when it has one, and whether at ``at`` it is not yet or no longer true."""
+    when = _day(fact.valid_from or fact.recorded_at, zone)
     if fact.valid_to is not None:
-        end = fact.valid_to.date().isoformat()
+        end = _day(fact.valid_to, zone)
         when = f"until {end}" if fact.valid_from is None else f"{when} to {end}"
         if fact.valid_to <= at:
             return f"{when}, no longer true"
@@ -1365,17 +1406,17 @@ def _fact_when(fact: Fact, at: datetime) -> str:
     return when
 
 
-def _fact_line(fact: Fact, pinned: bool, at: datetime) -> str:
+def _fact_line(fact: Fact, pinned: bool, at: datetime, zone: tzinfo = UTC) -> str:
     if fact.status != "active":  # shown with include_retired: no longer believed, and no pin
         by = f", replaced by {fact.superseded_by}" if fact.superseded_by else ""
         label = f"{fact.status} fact {fact.id}{by}"
     else:
         label = f"{'pinned ' if pinned else ''}fact {fact.id}"
-    return f"- [{_fact_when(fact, at)}] {_clip(fact.text)} ({label})"
+    return f"- [{_fact_when(fact, at, zone)}] {_clip(fact.text)} ({label})"
 
 
-def _episode_line(episode: Episode) -> str:
-    when = (episode.occurred_at or episode.recorded_at).date().isoformat()
+def _episode_line(episode: Episode, zone: tzinfo = UTC) -> str:
+    when = _day(episode.occurred_at or episode.recorded_at, zone)
     who = _clip(episode.speaker or episode.role, MAX_LABEL_CHARS)
     ext = f", message {_clip(episode.external_id, MAX_LABEL_CHARS)}" if episode.external_id else ""
     return f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext})"
@@ -1387,8 +1428,10 @@ def build_context(
     budget: int,
     counter: TokenCounter,
     at: datetime | None = None,
+    zone: tzinfo = UTC,
 ) -> ContextBlock:
-    """Pinned facts first, then the recall hits, one dated line each, never over ``budget``.
+    """Pinned facts first, then the recall hits, one line each dated in ``zone``, never over
+    ``budget``.
 
     A fact whose valid time has ended by ``at`` (default: now) is marked no longer true, one
     whose valid time starts after it not yet true. Lines are taken in order while the header,
@@ -1398,20 +1441,23 @@ def build_context(
     (a tokenizer whose tokens span lines), lines come off its end until it fits.
     """
     at = at or datetime.now(UTC)
-    entries: list[tuple[str, str, str]] = [("fact", f.id, _fact_line(f, True, at)) for f in pinned]
+    header_line = context_header(zone)
+    entries: list[tuple[str, str, str]] = [
+        ("fact", f.id, _fact_line(f, True, at, zone)) for f in pinned
+    ]
     shown = {f.id for f in pinned}
     for hit in hits:
         if hit.id in shown:
             continue
         shown.add(hit.id)
         if hit.fact is not None:
-            entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned, at)))
+            entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned, at, zone)))
         elif hit.episode is not None:
-            entries.append(("episode", hit.id, _episode_line(hit.episode)))
+            entries.append(("episode", hit.id, _episode_line(hit.episode, zone)))
     # Each line is counted once (for the default counter the sum is exact: WordPiece splits at
     # the newlines), so the work is linear in the block unless lines must come off its end.
-    header = counter.count(CONTEXT_HEADER)
-    newline = max(0, counter.count(f"{CONTEXT_HEADER}\n{CONTEXT_HEADER}") - 2 * header)
+    header = counter.count(header_line)
+    newline = max(0, counter.count(f"{header_line}\n{header_line}") - 2 * header)
     kept: list[tuple[str, str, str]] = []
     omitted = 0
     total = header
@@ -1423,7 +1469,7 @@ def build_context(
         else:
             omitted += 1
     while True:
-        text = "\n".join([CONTEXT_HEADER, *(line for _, _, line in kept)]) if kept else ""
+        text = "\n".join([header_line, *(line for _, _, line in kept)]) if kept else ""
         tokens = counter.count(text)
         if tokens <= budget or not kept:
             break

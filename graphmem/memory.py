@@ -421,7 +421,12 @@ class Memory(_ClientBase):
     def context(
         self, query: str, *, ns: str | None = None, budget_tokens: int, **recall_options: Any
     ) -> ContextBlock:
-        """A prompt-ready block: pinned facts, then what recall finds, within the budget."""
+        """A prompt-ready block: pinned facts, then what recall finds, within the budget.
+
+        Besides recall's options it takes ``k`` (hits recall may use, default 20),
+        ``pinned_limit`` (pinned facts shown at most, default 50) and ``timezone`` (an IANA
+        name such as ``"Europe/Lisbon"`` or a tzinfo; the zone of the dates, default UTC).
+        """
         return self._run(
             self._core.context(
                 query,

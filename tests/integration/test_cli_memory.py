@@ -351,6 +351,11 @@ def test_context_respects_the_budget(cli: Invoke) -> None:
     assert printed.exit_code == 0, printed.output
     assert printed.stdout.startswith("Memory")
     assert "Dana" in printed.stdout and "tokens" in printed.stderr
+    assert "dates it holds, in UTC," in printed.stdout
+    zoned = cli("context", "what is the user's name?", "--budget", "500", "--tz", "Asia/Tokyo")
+    assert zoned.exit_code == 0 and "dates it holds, in Asia/Tokyo," in zoned.stdout
+    unknown = cli("context", "what is the user's name?", "--budget", "500", "--tz", "Mars/Base")
+    assert unknown.exit_code == 1 and "unknown timezone 'Mars/Base'" in unknown.stderr
 
     zero = cli("context", "what do I know about the user?", "--budget", "0")
     assert zero.exit_code == 1 and "Error:" in zero.stderr and "budget" in zero.stderr

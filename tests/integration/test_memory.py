@@ -991,11 +991,14 @@ def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
             client.context("where does the user work", budget_tokens=0)
         with pytest.raises(InvalidInputError, match="empty"):
             client.recall("   ")
+        with pytest.raises(InvalidInputError, match="unknown timezone"):
+            client.context("where does the user work", budget_tokens=100, timezone="Mars/Base")
         assert recording.calls == []  # refused before any model work
         client.recall("where does the user work")
         assert recording.calls == ["load", "embed"]  # loaded, then the timed embedding
-        client.context("where does the user work", budget_tokens=100)
+        block = client.context("where", budget_tokens=100, timezone="Pacific/Auckland")
         assert recording.calls == ["load", "embed", "load", "embed"]
+        assert block.text == "" or "in Pacific/Auckland," in block.text.splitlines()[0]
     finally:
         close_client(client)
 

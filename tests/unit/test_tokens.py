@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import random
 import string
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from graphmem.core import CONTEXT_HEADER, build_context
+from graphmem.core import CONTEXT_HEADER, build_context, context_header, time_zone
 from graphmem.embeddings import DEFAULT_MODEL_ID, packaged_model_path
+from graphmem.errors import InvalidInputError
 from graphmem.models import Episode, Fact, Hit, Provenance, Scores
 from graphmem.synthetic import generate_facts, generate_messages
 from graphmem.tokens import (
@@ -213,6 +215,45 @@ def test_context_lines_say_when_a_fact_holds(counter: WordPieceBudgetCounter) ->
     )
     assert line(may, valid_to=april) == f"- [until 2024-04-01, no longer true] {text}"
     assert line(march, valid_to=april) == f"- [until 2024-04-01] {text}"
+
+
+def test_context_dates_are_days_in_the_zone_asked_for(counter: WordPieceBudgetCounter) -> None:
+    late = datetime(2024, 7, 31, 23, 30, tzinfo=UTC)  # 00:30 on 1 August in Lisbon
+    fact = _fact(1, "The user landed in Lisbon.").model_copy(
+        update={"valid_from": late, "valid_to": datetime(2024, 8, 9, 23, 0, tzinfo=UTC)}
+    )
+    message = Episode(
+        id="ep-1", ns="default", content="Just landed!", content_hash="h", role="user",
+        occurred_at=late, recorded_at=late,
+    )  # fmt: skip
+    hits = [_hit(fact), _hit(message)]
+    at = datetime(2024, 8, 2, tzinfo=UTC)
+
+    def lines(zone: str | None) -> list[str]:
+        return build_context([], hits, 10_000, counter, at, time_zone(zone)).text.splitlines()
+
+    assert lines(None) == [
+        CONTEXT_HEADER,
+        "- [2024-07-31 to 2024-08-09] The user landed in Lisbon. (fact fact-1)",
+        "- [2024-07-31] user: Just landed! (episode ep-1)",
+    ]
+    assert "in UTC," in CONTEXT_HEADER
+    assert lines("Europe/Lisbon") == [
+        context_header(ZoneInfo("Europe/Lisbon")),
+        "- [2024-08-01 to 2024-08-10] The user landed in Lisbon. (fact fact-1)",
+        "- [2024-08-01] user: Just landed! (episode ep-1)",
+    ]
+    assert "in Europe/Lisbon," in lines("Europe/Lisbon")[0]
+    assert lines("America/New_York")[1].startswith("- [2024-07-31 to 2024-08-09]")
+    assert (
+        "in UTC+05:30,"
+        in build_context(
+            [], hits, 10_000, counter, at, timezone(timedelta(hours=5, minutes=30))
+        ).text
+    )
+    for bad in ("Europe", "Mars/Olympus", "", "x" * 5000, "../../etc/passwd"):
+        with pytest.raises(InvalidInputError, match="timezone"):
+            time_zone(bad)
 
 
 class _NewlineHeavy:
