@@ -32,6 +32,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from graphmem.cypher import CypherQuery, query
 from graphmem.embeddings import Vectors, check_vectors
 from graphmem.errors import (
+    ClientUsageError,
     DatabaseError,
     EmbeddingError,
     ExtractionError,
@@ -138,14 +139,23 @@ class LoadModel:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """``count`` more input items handled: the runner calls ``report(count)`` (answered with
+    None); :class:`~graphmem.memory.AsyncMemory` also awaits what it returns if awaitable."""
+
+    report: Callable[[int], object]
+    count: int
+
+
+@dataclass(frozen=True)
 class Extract:
     """New episodes for the configured extractor; answered with a list of ExtractedFact."""
 
     episodes: tuple[Episode, ...]
 
 
-Step = Run | LoadModel | Embed | Extract | Transaction[Any]
-Plan = Generator[LoadModel | Embed | Extract | Transaction[Any], Any, T]
+Step = Run | LoadModel | Embed | Progress | Extract | Transaction[Any]
+Plan = Generator[LoadModel | Embed | Progress | Extract | Transaction[Any], Any, T]
 
 
 # --- the extractor interface ----------------------------------------------------------------------
@@ -188,6 +198,18 @@ def extractor_errors(extractor: Extractor | None) -> Iterator[None]:
             f"the extractor {name!r} failed, so none of the messages it was given was written: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
+
+
+def reported(result: object) -> None:
+    """Refuses what a progress callback returned when it is awaitable: only
+    :class:`~graphmem.memory.AsyncMemory` awaits one. The sync client's first report comes
+    before anything is written, so the refusal writes nothing."""
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()  # never awaited: close it rather than leave a warning behind
+        raise ClientUsageError(
+            "progress returned an awaitable; an async progress callback needs AsyncMemory"
+        )
 
 
 def extracted_facts(result: Any) -> list[ExtractedFact]:
@@ -681,7 +703,7 @@ class MemoryCore:
         pending = [r for r in fresh if r["i"] in adopting]
         fresh = [r for r in fresh if r["i"] not in stored]
         if progress is not None:
-            progress(len(rows) - len(fresh))  # repeats: nothing to write
+            yield Progress(progress, len(rows) - len(fresh))  # repeats: nothing to write
         episodes: list[Episode] = []
         facts: list[Fact] = []
         size = batch_size or max(len(fresh), 1)
@@ -694,7 +716,7 @@ class MemoryCore:
             facts += derived
             stored.update(raced)
             if progress is not None:
-                progress(len(batch))
+                yield Progress(progress, len(batch))
         if pending:
 
             def adopt_only() -> Work[dict[int, str]]:

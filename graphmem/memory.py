@@ -30,12 +30,14 @@ from graphmem.core import (
     LoadModel,
     MemoryCore,
     Plan,
+    Progress,
     Rows,
     Run,
     Transaction,
     Work,
     extracted_facts,
     extractor_errors,
+    reported,
     resolve_config,
 )
 from graphmem.db import driver_errors
@@ -264,6 +266,9 @@ class Memory(_ClientBase):
                 value = None
             elif isinstance(step, Embed):
                 value = self.embedder.embed(step.texts)
+            elif isinstance(step, Progress):
+                reported(step.report(step.count))
+                value = None
             elif isinstance(step, Extract):
                 value = self._extract(step)
             else:
@@ -368,7 +373,8 @@ class Memory(_ClientBase):
         (embedded and extracted batch by batch); if one fails, the batches before it stay
         stored, and sending the same input again stores only the rest. ``progress`` is called
         with the number of input messages each step handled (first the repeats and the stored
-        ones, then each batch), adding up to the input's length.
+        ones, then each batch), adding up to the input's length; :class:`AsyncMemory` also
+        awaits what it returns when that is awaitable.
         """
         return self._run(
             self._core.ingest(
@@ -568,6 +574,9 @@ class AsyncMemory(_ClientBase):
                 value = None
             elif isinstance(step, Embed):
                 value = await asyncio.to_thread(self.embedder.embed, step.texts)
+            elif isinstance(step, Progress):
+                result = step.report(step.count)  # on the event loop: a quick update
+                value = (await result) if inspect.isawaitable(result) else None
             elif isinstance(step, Extract):
                 value = await self._extract_async(step)
             else:

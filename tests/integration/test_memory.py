@@ -635,6 +635,27 @@ def test_ingest_in_batches_is_one_call_written_in_several_transactions(
             memory.ingest(transcript, session_id="t", batch_size=bad)
 
 
+def test_an_async_progress_callback_is_awaited_by_the_async_client(
+    memory: Client, graph: Graph, ns: str
+) -> None:
+    seen: list[int] = []
+
+    async def progress(count: int) -> None:
+        await asyncio.sleep(0)
+        seen.append(count)
+
+    messages = [f"Progress note number {i}." for i in range(5)]
+    before = _node_counts(graph, ns)
+    if memory.kind == "async":
+        assert memory.ingest(messages, batch_size=2, progress=progress).created == 5
+        assert seen == [0, 2, 2, 1]
+    else:  # the sync client cannot await it: refused before anything is written
+        with pytest.raises(ClientUsageError, match="needs AsyncMemory"):
+            memory.ingest(messages, batch_size=2, progress=progress)
+        assert _node_counts(graph, ns) == before
+        assert seen == []
+
+
 def test_an_extractor_derives_facts_with_provenance(
     memory: Client, client_factory: Callable[..., Client], ns: str
 ) -> None:
