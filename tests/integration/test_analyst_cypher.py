@@ -102,3 +102,52 @@ def test_analyst_times_need_a_zone(graph: Graph, ns: str) -> None:
                 ids(naive)
     with pytest.raises(InvalidInputError, match="missing parameters"):
         graph.execute(queries["true_at"], ns=ns, limit=10)
+
+
+def test_changes_between_two_times_explain_the_beliefs_at_both(
+    graph: Graph, ns: str, client_factory: Callable[..., Client]
+) -> None:
+    memory = client_factory("sync", ns=ns)
+    queries = load_dir(ANALYST_DIR)
+    google = memory.remember("The user works at Google.")
+    lisbon = memory.remember("The user lives in Lisbon.")
+    start = memory.get(lisbon.id).recorded_at
+    microsoft = memory.remember(
+        "The user works at Microsoft.", supersedes=[google.id], reason="new job"
+    )
+    bees = memory.remember("The user keeps bees.")
+    porto = memory.remember("The user lives in Porto.", supersedes=[lisbon.id])
+    end = porto.recorded_at
+    memory.remember("The user has a cat.")  # after the window
+    graph.driver.execute_query(  # an erasure inside the window leaves only a tombstone
+        "CREATE (:Tombstone {ns: $ns, fact_id: 'gone', text_hash: 'h', reason: 'user asked',"
+        " at: $at})",
+        ns=ns,
+        at=end,
+        database_=graph.database,
+    )
+
+    rows = graph.execute(queries["changes_between"], ns=ns, since=start, until=end, limit=100)
+    changes = [(r["change"], r["id"], r["related"], r["reason"]) for r in rows]
+    assert changes == [
+        ("recorded", microsoft.id, [google.id], "new job"),
+        ("retired", google.id, [microsoft.id], "new job"),
+        ("recorded", bees.id, [], None),
+        ("recorded", porto.id, [lisbon.id], None),
+        ("retired", lisbon.id, [porto.id], None),
+        ("forgotten", "gone", [], "user asked"),
+    ]
+    assert [r["at"] for r in rows] == sorted(r["at"] for r in rows)
+    assert rows[0]["actor"] == "api" and rows[0]["text"] == "The user works at Microsoft."
+
+    def believed(at: datetime) -> set[str]:
+        q = queries["beliefs_as_of"]
+        return {r["id"] for r in graph.execute(q, ns=ns, as_of=at, limit=1000)}
+
+    recorded = {r["id"] for r in rows if r["change"] == "recorded"}
+    retired = {r["id"] for r in rows if r["change"] == "retired"}
+    assert believed(end) == (believed(start) | recorded) - retired
+    # Empty when nothing changed; a time without a zone is refused.
+    assert graph.execute(queries["changes_between"], ns=ns, since=end, until=end, limit=10) == []
+    with pytest.raises(InvalidInputError, match="not a time with a zone"):
+        graph.execute(queries["changes_between"], ns=ns, since="2026-01-01", until=end, limit=10)
