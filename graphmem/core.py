@@ -492,9 +492,10 @@ class _RecallReads:
     candidates: list[Candidate]
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: A superseded fact the search found -> the fact that replaced it, and when that was
-    #: recorded (epoch ms).
-    heads: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: A fact that replaced a superseded fact the search found -> that superseded fact (the
+    #: first one found), and when the replacing fact was recorded (epoch ms).
+    through: dict[str, str] = field(default_factory=dict)
+    head_at: dict[str, int] = field(default_factory=dict)
     widened: bool = False
     exact: bool = False
     seen: int = 0
@@ -977,7 +978,6 @@ class MemoryCore:
                 hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], candidates
                 # Superseded facts standing for their successors, kept through the retries.
                 followed = [h for h in hits if h.get("head")]
-                reads.heads.update((h["id"], (h["head"], h["head_at"])) for h in followed)
                 for factor in widen:
                     if len(hits) >= k or fetched < asked:
                         break  # enough visible candidates, or the index has no more
@@ -1009,11 +1009,18 @@ class MemoryCore:
                     briefs.update((h["id"], h["brief"]) for h in exact)
                     reads.exact = True
                 briefs = reads.facts if kind == "fact" else reads.episodes
-                ranked = [
-                    (h["id"], _exact_cosine(h, briefs) if retriever == "vector" else h["score"])
-                    for h in hits
-                ]
-                lists.append((retriever, kind, sorted(ranked, key=lambda x: -x[1])))
+                # A superseded fact's match ranks the fact that replaced it, in the same list
+                # as that fact's own match (the better of the two counts), so that fusion adds
+                # its ranks from both retrievers, whichever fact each one found.
+                best: dict[str, float] = {}
+                for h in hits:
+                    score = _exact_cosine(h, briefs) if retriever == "vector" else h["score"]
+                    target = h.get("head") or h["id"]
+                    if target != h["id"]:
+                        reads.through.setdefault(target, h["id"])
+                        reads.head_at[target] = h["head_at"]
+                    best[target] = max(score, best.get(target, score))
+                lists.append((retriever, kind, sorted(best.items(), key=lambda x: -x[1])))
         fused = fuse(lists, cfg)
         reads.seen = len(fused)
         reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
@@ -1238,26 +1245,31 @@ def _gate(
     """The best ``k`` candidates that pass the quality gate, with their final scores."""
     words = content_words(text)
     kept: list[Candidate] = []
-    taken: set[tuple[str, str]] = set()
     gated = 0
     for cand in fused:
-        brief = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
-        if brief is None:  # vanished between the index and the read (a concurrent forget)
+        briefs = reads.facts if cand.kind == "fact" else reads.episodes
+        own = briefs.get(cand.id)
+        old_id = reads.through.get(cand.id) if cand.kind == "fact" else None
+        old = briefs.get(old_id) if old_id is not None else None
+        if own is None and old is None:  # vanished between the index and the read
             continue
-        if cand.vector is None and brief["similarity"] is not None:
-            cand.vector = index_score_to_cosine(brief["similarity"])
-        cand.lexical = lexical_coverage(words, brief["text"])
-        if not passes_gate(cand.vector, cand.lexical, cfg):
+        # The fact itself passes the gate, or else the superseded fact the search found
+        # through it, which then stands for it (its scores shown, via "supersession").
+        passed = None
+        for brief, matched in ((own, None), (old, old_id)):
+            if brief is None:
+                continue
+            similarity = brief["similarity"]
+            vector = cand.vector if similarity is None else index_score_to_cosine(similarity)
+            lexical = lexical_coverage(words, brief["text"])
+            if passes_gate(vector, lexical, cfg):
+                passed = (matched, vector, lexical)
+                break
+        if passed is None:
             gated += 1
             continue
-        at = brief["at"]
-        if cand.kind == "fact" and cand.id in reads.heads:
-            # A superseded fact matched: the fact that replaced it takes its place.
-            cand.matched = cand.id
-            cand.id, at = reads.heads[cand.id]
-        if (cand.kind, cand.id) in taken:
-            continue  # already kept, through a better-ranked match
-        taken.add((cand.kind, cand.id))
+        cand.matched, cand.vector, cand.lexical = passed
+        at = own["at"] if own is not None else reads.head_at.get(cand.id)
         when = datetime.fromtimestamp(at / 1000, UTC) if at else None
         cand.recency = recency_factor(when, now, cfg)
         kept.append(cand)

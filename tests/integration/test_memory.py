@@ -1324,6 +1324,23 @@ def test_recall_finds_an_update_through_the_fact_it_superseded(memory: Client) -
     assert colour.id not in [h.id for h in memory.recall("favourite colour", tags=["x"]).hits]
 
 
+def test_an_update_found_directly_and_through_what_it_replaced_ranks_with_both(
+    memory: Client,
+) -> None:
+    # Google and Microsoft match the question's words equally; the fulltext list names the
+    # superseded Google first, standing for Microsoft. Microsoft's own vector match and that
+    # fulltext match add up, so it outranks facts that each retriever ranks second.
+    google = memory.remember("The user works at Google.")
+    microsoft = memory.remember("The user works at Microsoft.", supersedes=[google.id])
+    memory.remember_many([f"The user owns plant number {i}." for i in range(5)])
+    hits = memory.recall(WORK_QUESTION, kinds=["fact"]).hits
+    assert hits[0].id == microsoft.id
+    assert hits[0].scores.vector_rank == 1 and hits[0].scores.fulltext_rank == 1
+    # It passed the gate on its own text, so it is a direct match with its own scores.
+    assert hits[0].via == "search" and hits[0].superseded_match is None
+    assert google.id not in [h.id for h in hits]
+
+
 def test_a_reference_to_a_superseded_fact_leads_to_its_update(memory: Client) -> None:
     # The referenced fact has nothing to do with the question: only the reference brings it.
     pantry = memory.remember("Bananas are stored in the pantry.")
