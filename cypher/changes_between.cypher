@@ -21,8 +21,7 @@ WITH [t IN [$since, $until] |
          ELSE datetime('not a time with a zone: ' + toString(t) + ' (give one, as in 2026-01-01T00:00:00Z)')
        END] AS window
 WITH window[0] AS t0, window[1] AS t1
-CALL {
-  WITH t0, t1
+CALL (t0, t1) {
   MATCH (f:Fact {ns: $ns})
   WHERE f.recorded_at > t0 AND f.recorded_at <= t1
   OPTIONAL MATCH (f)-[s:SUPERSEDES]->(old:Fact {ns: $ns})
@@ -30,7 +29,6 @@ CALL {
   RETURN f.recorded_at AS at, 'recorded' AS change, f.id AS id, f.text AS text,
          f.status AS status, related, actor, reason
   UNION ALL
-  WITH t0, t1
   MATCH (f:Fact {ns: $ns})
   WHERE f.retired_at > t0 AND f.retired_at <= t1
   OPTIONAL MATCH (new:Fact {ns: $ns})-[s:SUPERSEDES]->(f)
@@ -38,7 +36,6 @@ CALL {
          f.status AS status, [x IN [new.id] WHERE x IS NOT NULL] AS related,
          s.actor AS actor, s.reason AS reason
   UNION ALL
-  WITH t0, t1
   MATCH (t:Tombstone {ns: $ns})
   WHERE t.fact_id IS NOT NULL AND t.at > t0 AND t.at <= t1
   RETURN t.at AS at, 'forgotten' AS change, t.fact_id AS id, null AS text, null AS status,
