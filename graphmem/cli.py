@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands th
     from graphmem.embeddings import SentenceTransformerEmbedder
     from graphmem.memory import Memory
     from graphmem.models import Fact, FactHistory, RecallResult
+    from graphmem.reembed import ReembedPlan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -269,6 +270,87 @@ def init(ctx: click.Context, check: bool, as_json: bool) -> None:
         )
 
     emit(data, as_json=as_json, table=table)
+
+
+@main.command()
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 10_000),
+    default=256,
+    show_default=True,
+    help="Items embedded and written per transaction.",
+)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@output_options
+@click.pass_context
+def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> None:
+    """Move the graph to the configured embedding model (GRAPHMEM_EMBEDDING_MODEL).
+
+    Embeds every fact and episode of the database again, rebuilds the vector indexes for the
+    model's dimension and records the model. Clients that connect meanwhile are refused; stop
+    the ones that write first. A run that stops resumes where it was when started again.
+
+    Example:
+
+    \b
+        GRAPHMEM_EMBEDDING_MODEL=/models/bge-small-en-v1.5 graphmem reembed --yes
+    """
+    from graphmem.connection import open_driver
+    from graphmem.reembed import reembed as run_reembed
+    from graphmem.reembed import reembed_plan
+    from graphmem.servers import resolve_target
+
+    settings = _settings(ctx)
+    embedder = _embedder(settings)
+    target = resolve_target(settings)
+    with open_driver(target, connection_timeout=settings.neo4j_connection_timeout) as driver:
+        plan = reembed_plan(driver, database=target.database, embedder=embedder)
+        if plan.up_to_date:
+            report_data = {"plan": plan.model_dump(), "done": False}
+            emit(report_data, as_json=as_json, table=lambda d: "Nothing to do: " + _plan_text(plan))
+            return
+        if not yes:
+            click.confirm(f"{_plan_text(plan)}. Go on?", abort=True, err=True)
+        total = plan.facts + plan.episodes
+        with click.progressbar(
+            length=total,
+            label="Re-embedding",
+            file=sys.stderr,
+            hidden=not total or not sys.stderr.isatty(),
+        ) as bar:
+            report = run_reembed(
+                driver,
+                database=target.database,
+                embedder=embedder,
+                batch_size=batch_size,
+                progress=bar.update,
+                timeout=settings.schema_wait_timeout,
+            )
+
+    def table(d: Mapping[str, Any]) -> str:
+        return render_mapping(
+            {
+                "embedder": f"{d['plan']['to_model']} ({d['plan']['to_dimension']}-d)",
+                "was": f"{d['plan']['from_model']} ({d['plan']['from_dimension']}-d)",
+                "facts": d["facts"],
+                "episodes": d["episodes"],
+                "caught up": f"{d['caught_up']} (recorded while it ran)",
+                "seconds": f"{d['seconds']:.1f}",
+            }
+        )
+
+    emit({**report.model_dump(), "done": True}, as_json=as_json, table=table)
+
+
+def _plan_text(plan: ReembedPlan) -> str:
+    if plan.up_to_date:
+        return f"the graph's vectors are {plan.to_model!r}'s ({plan.to_dimension}-d) already"
+    verb = "Resume re-embedding" if plan.resumes else "Re-embed"
+    return (
+        f"{verb} {plan.facts} fact(s) and {plan.episodes} episode(s) in {plan.namespaces} "
+        f"namespace(s) from {plan.from_model!r} ({plan.from_dimension}-d) to "
+        f"{plan.to_model!r} ({plan.to_dimension}-d); clients are refused until it ends"
+    )
 
 
 @main.command()

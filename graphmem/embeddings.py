@@ -407,8 +407,8 @@ def legacy_mismatch_hint(recorded_model: str, embedder: object) -> str:
         "The folder name cannot tell whether these are the same model. "
         "If you are sure the graph's vectors were made by this very model, keep the "
         f"recorded identity with GRAPHMEM_EMBEDDING_MODEL_ID={recorded_model} (or "
-        "model_id= on SentenceTransformerEmbedder); otherwise re-embed the graph's texts with "
-        "the new model into another database."
+        "model_id= on SentenceTransformerEmbedder); otherwise move the graph to the new model "
+        "with `graphmem reembed`."
     )
 
 

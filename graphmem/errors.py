@@ -71,7 +71,7 @@ class EmbedderMismatchError(SchemaError):
             f"({graph_dimension}-d vectors), but the configured embedder is "
             f"{embedder_model!r} ({embedder_dimension}-d vectors). Vectors from different "
             "models cannot be compared: set GRAPHMEM_EMBEDDING_MODEL to the model the graph "
-            "was built with, or use another database for the new model."
+            "was built with, or move the graph to the new model with `graphmem reembed`."
             + (f" {hint}" if hint else "")
         )
         self.graph_model = graph_model

@@ -206,7 +206,7 @@ def apply_schema(
     timeout: float = 300.0,
 ) -> SchemaReport:
     """Bring the graph's schema up to date for ``embedder`` and wait until it is ONLINE."""
-    _check_dimension(embedder)
+    check_dimension(embedder)
     state, existing = _read_state(driver, database)
     _check_embedder(state, existing, embedder)
     _check_shapes(existing)
@@ -253,7 +253,7 @@ def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int)
 
 def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo) -> SchemaReport:
     """Verify, without writing, that the schema is current and built for ``embedder``."""
-    _check_dimension(embedder)
+    check_dimension(embedder)
     state, indexes = _read_state(driver, database)
     _check_embedder(state, indexes, embedder)
     _check_shapes(indexes)
@@ -267,6 +267,31 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     if offline:
         raise SchemaError(f"indexes not ONLINE yet: {', '.join(offline)}")
     return report
+
+
+def read_state(driver: neo4j.Driver, database: str) -> Mapping[str, Any] | None:
+    """The ``:GraphmemSchema`` node's record (``schema_state``), or None before any schema."""
+    rows = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
+    return rows[0] if rows else None
+
+
+def schema_version(driver: neo4j.Driver, database: str) -> int:
+    """The schema version the graph is at (0 before the first migration)."""
+    return _report(_applied_versions(driver, database), None, ()).version
+
+
+def drop_vector_indexes(driver: neo4j.Driver, *, database: str) -> None:
+    """Drop the vector indexes (re-embedding rebuilds them for the new dimension)."""
+    with db.driver_errors(), driver.session(database=database) as session:
+        for name in VECTOR_INDEXES:
+            session.execute_write(_run_statement, f"DROP INDEX {name} IF EXISTS", 0)
+
+
+def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int) -> None:
+    """Create the vector indexes of migration 3 for ``dimension``-d vectors, if missing."""
+    with db.driver_errors(), driver.session(database=database) as session:
+        for _, statement in _M3:
+            session.execute_write(_run_statement, statement, dimension)
 
 
 def await_indexes_online(
@@ -290,8 +315,8 @@ def await_indexes_online(
         time.sleep(interval)
 
 
-# --- internals -------------------------------------------------------------------------------
-def _check_dimension(embedder: EmbedderInfo) -> None:
+def check_dimension(embedder: EmbedderInfo) -> None:
+    """Refuse an embedding dimension that Neo4j's vector indexes cannot hold."""
     if not isinstance(embedder.dimension, int) or not 1 <= embedder.dimension <= 4096:
         raise SchemaError(
             f"embedding dimension must be an integer from 1 to 4096 (Neo4j's vector index "
@@ -299,18 +324,28 @@ def _check_dimension(embedder: EmbedderInfo) -> None:
         )
 
 
+# --- internals -------------------------------------------------------------------------------
+
+
 def _read_state(
     driver: neo4j.Driver, database: str
 ) -> tuple[Mapping[str, Any] | None, tuple[IndexState, ...]]:
     """The recorded embedder (if any) and the states of graphmem's indexes."""
-    rows = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
-    return (rows[0] if rows else None), _index_states(driver, database)
+    return read_state(driver, database), _index_states(driver, database)
 
 
 def _check_embedder(
     state: Mapping[str, Any] | None, indexes: Sequence[IndexState], embedder: EmbedderInfo
 ) -> None:
-    """Refuse ``embedder`` if the recorded one, or an existing vector index, differs."""
+    """Refuse ``embedder`` if the recorded one, or an existing vector index, differs, and any
+    embedder while a re-embedding has not finished."""
+    if state is not None and state.get("reembedding_model") is not None:
+        raise SchemaError(
+            f"the graph is being re-embedded with {state['reembedding_model']!r} "
+            f"({state['reembedding_dimension']}-d vectors), started at "
+            f"{state['reembedding_started_at']} and not finished, so its vectors are mixed: "
+            "run `graphmem reembed` with that model to finish it"
+        )
     if state is not None and state["embedder_model"] is not None:
         model, dimension = state["embedder_model"], int(state["embedding_dimension"])
         if dimension != embedder.dimension or model != embedder.model_id:

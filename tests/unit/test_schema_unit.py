@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from graphmem.errors import SchemaError
-from graphmem.schema import MIGRATIONS, VECTOR_INDEXES, _check_dimension
+from graphmem.schema import MIGRATIONS, VECTOR_INDEXES, check_dimension
 
 
 def test_migrations_are_numbered_in_order_and_create_distinct_names() -> None:
@@ -51,7 +51,7 @@ def test_checksums_are_stable_and_distinct() -> None:
 @pytest.mark.parametrize("dimension", [0, -3, 4097])
 def test_impossible_dimensions_are_refused(dimension: int) -> None:
     with pytest.raises(SchemaError, match="dimension"):
-        _check_dimension(_Dim(dimension))
+        check_dimension(_Dim(dimension))
 
 
 class _Dim:

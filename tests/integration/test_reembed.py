@@ -1,0 +1,149 @@
+"""Re-embedding moves a graph to another model, resumes after a stop, and refuses clients
+while it runs (against the real Neo4j)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from graphmem.cli import main
+from graphmem.embeddings import Embedder, SentenceTransformerEmbedder, Vectors
+from graphmem.errors import EmbedderMismatchError, SchemaError
+from graphmem.graph import Graph
+from graphmem.memory import Memory
+from graphmem.reembed import reembed, reembed_plan
+from graphmem.schema import read_state
+from graphmem.settings import GraphmemSettings
+from tests.helpers import FakeEmbedder
+
+SMALL = FakeEmbedder(16, model_id="fake/16-d")
+
+
+class _Hooked:
+    """An embedder that runs ``hook(call_number)`` before each embed (to fail or to write)."""
+
+    def __init__(self, inner: Embedder, hook: Any) -> None:
+        self.inner, self.hook, self.calls = inner, hook, 0
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls += 1
+        self.hook(self.calls)
+        return self.inner.embed(texts)
+
+
+def _dimensions(graph: Graph) -> dict[str, set[int]]:
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (n) WHERE n:Fact OR n:Episode "
+        "RETURN labels(n)[0] AS label, collect(DISTINCT size(n.embedding)) AS sizes",
+        database_=graph.database,
+    )
+    return {r["label"]: set(r["sizes"]) for r in records}
+
+
+def _index_dimensions(graph: Graph) -> dict[str, int]:
+    records, _, _ = graph.driver.execute_query(
+        "SHOW VECTOR INDEXES YIELD name, options "
+        "RETURN name, options.indexConfig['vector.dimensions'] AS dimension",
+        database_=graph.database,
+    )
+    return {r["name"]: int(r["dimension"]) for r in records}
+
+
+def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    graph, db = fresh_graph, fresh_graph.database
+    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
+        google = memory.remember("The user works at Google.")
+        moved = memory.remember("The user works at Microsoft.", supersedes=[google.id])
+        memory.remember_many([f"The user owns plant number {i}." for i in range(5)])
+        memory.ingest(["I moved to Porto last spring.", "My dog is called Biscuit."])
+        memory.remember("The user likes tea.", ns="b")
+        before = memory.history(moved.id)
+
+    plan = reembed_plan(graph.driver, database=db, embedder=SMALL)
+    assert (plan.facts, plan.episodes, plan.namespaces) == (8, 2, 2)
+    assert (plan.from_model, plan.from_dimension) == (embedder.model_id, 384)
+    assert not plan.resumes and not plan.up_to_date
+
+    written: list[str] = []
+
+    def stop_at_third(call: int) -> None:
+        if call == 3:
+            raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        reembed(graph.driver, database=db, embedder=_Hooked(SMALL, stop_at_third), batch_size=2)
+    state = read_state(graph.driver, db)
+    assert state is not None and state["reembedding_model"] == "fake/16-d"
+    # Mixed vectors meanwhile: every client is refused, whatever its model.
+    for model in (embedder, SMALL):
+        with pytest.raises(SchemaError, match="being re-embedded with 'fake/16-d'"):
+            Graph.open(test_settings, model, target=graph.target)
+    with pytest.raises(SchemaError, match="has not finished"):
+        reembed_plan(graph.driver, database=db, embedder=FakeEmbedder(8, "fake/8-d"))
+
+    resumed_plan = reembed_plan(graph.driver, database=db, embedder=SMALL)
+    assert resumed_plan.resumes
+
+    def write_meanwhile(call: int) -> None:
+        if call == 1:  # a client that was connected before writes with its own vectors
+            graph.driver.execute_query(
+                "CREATE (:Fact {id: 'late', ns: 'b', text: 'Written meanwhile.',"
+                " text_hash: 'h', status: 'active', recorded_at: datetime(),"
+                " embedding: [x IN range(1, 384) | 0.05]})",
+                database_=db,
+            )
+            written.append("late")
+
+    report = reembed(
+        graph.driver, database=db, embedder=_Hooked(SMALL, write_meanwhile), batch_size=2
+    )
+    assert written == ["late"]
+    # The first run's two batches are not embedded again; what was written meanwhile is.
+    assert report.plan.resumes and (report.facts, report.episodes) == (5, 2)
+    assert report.caught_up == 1
+    assert _dimensions(graph) == {"Fact": {16}, "Episode": {16}}
+    assert _index_dimensions(graph) == {"fact_embedding": 16, "episode_embedding": 16}
+    state = read_state(graph.driver, db)
+    assert state is not None and state["reembedding_model"] is None
+    assert (state["embedder_model"], state["embedding_dimension"]) == ("fake/16-d", 16)
+
+    # The old model is refused now; the new one recalls, with the history untouched.
+    with pytest.raises(EmbedderMismatchError):
+        Graph.open(test_settings, embedder, target=graph.target)
+    with Memory(test_settings, target=graph.target, embedder=SMALL, ns="a") as memory:
+        assert memory.history(moved.id) == before
+        assert memory.stats().facts == 7
+        hit = memory.recall("The user works at Microsoft.", kinds=["fact"]).hits[0]
+        assert hit.id == moved.id and hit.scores.vector == pytest.approx(1.0, abs=1e-3)
+    assert reembed_plan(graph.driver, database=db, embedder=SMALL).up_to_date
+    again = reembed(graph.driver, database=db, embedder=SMALL)
+    assert again.facts == again.episodes == 0
+
+    # The command line moves it back to the configured (default) model.
+    env = {
+        "GRAPHMEM_NEO4J_URI": graph.target.uri,
+        "GRAPHMEM_NEO4J_USER": graph.target.user,
+        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
+        "GRAPHMEM_NEO4J_DATABASE": db,
+    }
+    runner = CliRunner()
+    declined = runner.invoke(main, ["reembed"], env=env, input="n\n")
+    assert declined.exit_code == 1 and "Re-embed 9 fact(s) and 2 episode(s)" in declined.stderr
+    assert _dimensions(graph)["Fact"] == {16}
+    done = runner.invoke(main, ["reembed", "--yes", "--json"], env=env)
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    assert data["done"] and (data["facts"], data["episodes"]) == (9, 2)
+    assert _dimensions(graph) == {"Fact": {384}, "Episode": {384}}
+    nothing = runner.invoke(main, ["reembed", "--yes"], env=env)
+    assert nothing.exit_code == 0 and "Nothing to do" in nothing.stdout
+    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
+        hits = memory.recall("where does the user work", kinds=["fact"]).hits
+        assert hits[0].id == moved.id
