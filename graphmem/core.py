@@ -492,9 +492,9 @@ class _RecallReads:
     candidates: list[Candidate]
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: A fact that replaced a superseded fact the search found -> that superseded fact (the
-    #: first one found), and when the replacing fact was recorded (epoch ms).
-    through: dict[str, str] = field(default_factory=dict)
+    #: A fact that replaced superseded facts the search found -> those facts, in the order
+    #: found, and when the replacing fact was recorded (epoch ms).
+    through: dict[str, list[str]] = field(default_factory=dict)
     head_at: dict[str, int] = field(default_factory=dict)
     widened: bool = False
     exact: bool = False
@@ -1017,7 +1017,9 @@ class MemoryCore:
                     score = _exact_cosine(h, briefs) if retriever == "vector" else h["score"]
                     target = h.get("head") or h["id"]
                     if target != h["id"]:
-                        reads.through.setdefault(target, h["id"])
+                        via = reads.through.setdefault(target, [])
+                        if h["id"] not in via:
+                            via.append(h["id"])
                         reads.head_at[target] = h["head_at"]
                     best[target] = max(score, best.get(target, score))
                 lists.append((retriever, kind, sorted(best.items(), key=lambda x: -x[1])))
@@ -1249,14 +1251,14 @@ def _gate(
     for cand in fused:
         briefs = reads.facts if cand.kind == "fact" else reads.episodes
         own = briefs.get(cand.id)
-        old_id = reads.through.get(cand.id) if cand.kind == "fact" else None
-        old = briefs.get(old_id) if old_id is not None else None
-        if own is None and old is None:  # vanished between the index and the read
+        olds = reads.through.get(cand.id, []) if cand.kind == "fact" else []
+        tries = [(own, None), *((briefs.get(old_id), old_id) for old_id in olds)]
+        if all(brief is None for brief, _ in tries):  # vanished between the index and the read
             continue
-        # The fact itself passes the gate, or else the superseded fact the search found
-        # through it, which then stands for it (its scores shown, via "supersession").
+        # The fact itself passes the gate, or else one of the superseded facts the search
+        # found, which then stands for it (its scores shown, via "supersession").
         passed = None
-        for brief, matched in ((own, None), (old, old_id)):
+        for brief, matched in tries:
             if brief is None:
                 continue
             similarity = brief["similarity"]

@@ -29,6 +29,7 @@ from graphmem.memory import AsyncMemory, Memory
 from graphmem.models import MAX_TEXT_CHARS, Episode, Fact
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings
+from tests.helpers import FakeEmbedder
 from tests.integration.conftest import Client, close_client, make_client
 
 WORK_QUESTION = "where does the user work"
@@ -1339,6 +1340,39 @@ def test_an_update_found_directly_and_through_what_it_replaced_ranks_with_both(
     # It passed the gate on its own text, so it is a direct match with its own scores.
     assert hits[0].via == "search" and hits[0].superseded_match is None
     assert google.id not in [h.id for h in hits]
+
+
+def test_a_fact_that_replaced_several_is_found_through_any_of_them(
+    memory: Client,
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+) -> None:
+    # Hash-seeded vectors under the graph's model name: only the words can pass the gate.
+    fake = FakeEmbedder(384, model_id=embedder.model_id)
+    question = "Where does the user work? Google"
+
+    def cosine(a: str, b: str) -> float:
+        va, vb = fake.embed([a, b])
+        return float(va @ vb)
+
+    google = "The user works at Google."
+    # A first superseded fact nearer the question by vector, sharing none of its words.
+    weak = next(
+        text
+        for text in (f"Alpha beta gamma {i}." for i in range(500))
+        if cosine(question, text) > cosine(question, google) + 0.02
+    )
+    client = make_client(memory.kind, settings=test_settings, graph=graph, embedder=fake, ns=ns)
+    try:
+        first, second = client.remember(weak), client.remember(google)
+        merged = client.remember("Zeta eta theta.", supersedes=[first.id, second.id])
+        hits = client.recall(question, kinds=["fact"]).hits
+        assert [h.id for h in hits] == [merged.id]
+        assert hits[0].via == "supersession" and hits[0].superseded_match == second.id
+    finally:
+        close_client(client)
 
 
 def test_a_reference_to_a_superseded_fact_leads_to_its_update(memory: Client) -> None:
