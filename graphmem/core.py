@@ -42,6 +42,7 @@ from graphmem.errors import (
     MessageConflictError,
     NotFoundError,
     RetiredFactError,
+    TransientDatabaseError,
 )
 from graphmem.fulltext import lucene_query
 from graphmem.models import (
@@ -687,9 +688,21 @@ class MemoryCore:
             matched = {r["i"]: r["existing"] for r in found if r["existing"] is not None}
             return matched, {r["i"] for r in found if r["adopt"]}
 
-        def adopt(indexes: set[int], matched: Mapping[int, str]) -> Work[None]:
+        def adopt(
+            indexes: set[int], matched: Mapping[int, str], repeats: Sequence[Mapping[str, Any]]
+        ) -> Work[None]:
             """Gives each episode stored without an external id the id of the message just
-            found to repeat it (run under the namespace lock, after ``existing``)."""
+            found to repeat it (run under the namespace lock, after ``existing``). ``repeats``,
+            the inputs the first read took for repeats that carry an id to give, must still
+            match: another writer may have given their episode another id meanwhile, making
+            them new messages, which this transaction has no vectors for."""
+            lost = [r["i"] for r in repeats if r["i"] not in matched]
+            if lost:
+                raise TransientDatabaseError(
+                    f"message {lost[0]}: another ingest gave the stored message it repeated "
+                    "another external id meanwhile, so it is a new message; nothing of this "
+                    "write was stored: send the same input again"
+                )
             todo = [
                 {"id": matched[i], "external_id": rows[i]["external_id"]}
                 for i in sorted(indexes)
@@ -723,7 +736,7 @@ class MemoryCore:
             def adopt_only() -> Work[dict[int, str]]:
                 yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
                 matched, still = yield from existing(pending)
-                yield from adopt(still, matched)
+                yield from adopt(still, matched, pending)
                 return matched
 
             stored.update((yield Transaction("write", adopt_only)))
@@ -743,7 +756,7 @@ class MemoryCore:
         ns: str,
         fresh: list[dict[str, Any]],
         existing: Callable[[list[dict[str, Any]]], Work[tuple[dict[int, str], set[int]]]],
-        adopt: Callable[[set[int], Mapping[int, str]], Work[None]],
+        adopt: Callable[[set[int], Mapping[int, str], Sequence[Mapping[str, Any]]], Work[None]],
         repeats: list[dict[str, Any]],
     ) -> Plan[tuple[list[Episode], dict[int, str], list[Fact]]]:
         """Embeds the new messages, extracts their facts and stores both in one transaction,
@@ -768,7 +781,7 @@ class MemoryCore:
         def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact]]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
             raced, adopting = yield from existing(fresh + repeats)
-            yield from adopt(adopting, raced)
+            yield from adopt(adopting, raced, repeats)
             todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
             created = (yield Run(query("episode_create"), {"episodes": todo})) if todo else []
             new = [Episode.model_validate(r["episode"]) for r in created]

@@ -23,6 +23,7 @@ from graphmem.errors import (
     NotFoundError,
     RetiredFactError,
     TransactionTimeoutError,
+    TransientDatabaseError,
 )
 from graphmem.graph import Graph
 from graphmem.memory import AsyncMemory, Memory
@@ -1023,6 +1024,28 @@ def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
         assert block.text == "" or "in Pacific/Auckland," in block.text.splitlines()[0]
     finally:
         close_client(client)
+
+
+def test_a_repeat_whose_message_takes_another_id_meanwhile_is_not_lost(
+    client_factory: Callable[..., Client], ns: str
+) -> None:
+    first, second = client_factory("sync", ns=ns), client_factory("sync", ns=ns)
+    (hi,) = first.ingest([{"content": "hi"}], session_id="s").episodes
+
+    def other_writer(_count: int) -> None:
+        # Between the first read and the write, another ingest gives "hi" the id "x".
+        if not getattr(other_writer, "ran", False):
+            other_writer.ran = True  # type: ignore[attr-defined]
+            assert (
+                second.ingest([{"content": "hi", "external_id": "x"}], session_id="s").created == 0
+            )
+
+    with pytest.raises(TransientDatabaseError, match="send the same input again"):
+        first.ingest([{"content": "hi", "external_id": "y"}], session_id="s", progress=other_writer)
+    assert first.get(hi.id).external_id == "x"
+    # Sent again, "hi" under "y" is a message of its own, as it would have been in turn.
+    again = first.ingest([{"content": "hi", "external_id": "y"}], session_id="s")
+    assert again.created == 1 and again.episodes[0].external_id == "y"
 
 
 def test_context_stamps_only_the_lines_it_shows(memory: Client) -> None:
