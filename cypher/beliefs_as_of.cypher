@@ -8,8 +8,10 @@
 // now, and so is retired_at (later than $as_of for a fact retired since); valid_to is the one
 // believed then (a later supersession closes it: see stated_valid_to).
 // $as_of is a datetime with a zone, or ISO-8601 text with an offset or a zone id; text
-// without one (which Neo4j would read as UTC) is refused with an error that says so.
+// without one (which Neo4j would read as UTC), and no time at all, are refused with an
+// error that says so.
 WITH CASE
+       WHEN $as_of IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
        WHEN $as_of IS :: ZONED DATETIME THEN $as_of
        WHEN $as_of IS :: STRING
             AND toString($as_of) =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'

@@ -11,9 +11,11 @@
 // facts believed as of $until are those believed as of $since, plus the recorded ones, minus
 // the retired ones (beliefs_as_of at both times).
 // $since and $until are datetimes with a zone, or ISO-8601 text with an offset or a zone id;
-// text without one (which Neo4j would read as UTC) is refused with an error that says so.
+// text without one (which Neo4j would read as UTC), and no time at all, are refused with an
+// error that says so.
 WITH [t IN [$since, $until] |
        CASE
+         WHEN t IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
          WHEN t IS :: ZONED DATETIME THEN t
          WHEN t IS :: STRING
               AND toString(t) =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'

@@ -8,15 +8,16 @@
 // and merged facts do not. Facts with a valid_from come first, the latest start first; those
 // without one (no stated start) after them.
 // $valid_at is a datetime with a zone, or ISO-8601 text with an offset or a zone id; text
-// without one (which Neo4j would read as UTC) is refused with an error that says so.
+// without one (which Neo4j would read as UTC), and no time at all, are refused with an
+// error that says so.
 WITH CASE
+       WHEN $valid_at IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
        WHEN $valid_at IS :: ZONED DATETIME THEN $valid_at
        WHEN $valid_at IS :: STRING
             AND toString($valid_at) =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'
          THEN datetime(toString($valid_at))
        ELSE datetime('not a time with a zone: ' + toString($valid_at) + ' (give one, as in 2026-01-01T00:00:00Z)')
      END AS v
-WHERE v IS NOT NULL  // no time, no answer (not the facts without valid times)
 MATCH (f:Fact {ns: $ns})
 WHERE (f.retired_at IS NULL OR f.status = 'superseded')
   AND (f.valid_from IS NULL OR f.valid_from <= v)

@@ -95,7 +95,8 @@ def test_analyst_times_need_a_zone(graph: Graph, ns: str) -> None:
         ):
             assert ids(when) == [f"{ns}-a"], (name, when)
         assert ids("2026-03-15T08:59:00Z") == ([] if name == "true_at" else [f"{ns}-a"])
-        assert ids(None) == []
+        with pytest.raises(InvalidInputError, match="no time given"):
+            ids(None)
         # Without a zone, Neo4j would read the time as UTC: refused instead.
         for naive in ("2026-03-15T10:00:00", "2026-03-15", datetime(2026, 3, 15, 10), 5):
             with pytest.raises(InvalidInputError, match="not a time with a zone"):
