@@ -287,8 +287,8 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
     """Move the graph to the configured embedding model (GRAPHMEM_EMBEDDING_MODEL).
 
     Embeds every fact and episode of the database again, rebuilds the vector indexes for the
-    model's dimension and records the model. Clients that connect meanwhile are refused; stop
-    the ones that write first. A run that stops resumes where it was when started again.
+    model's dimension and records the model. Clients are refused meanwhile, and those of the
+    old model afterwards. A run that stops resumes where it was when started again.
 
     Example:
 
@@ -346,10 +346,14 @@ def _plan_text(plan: ReembedPlan) -> str:
     if plan.up_to_date:
         return f"the graph's vectors are {plan.to_model!r}'s ({plan.to_dimension}-d) already"
     verb = "Resume re-embedding" if plan.resumes else "Re-embed"
+    replacing = (
+        f", replacing the unfinished re-embedding to {plan.replaces!r}" if plan.replaces else ""
+    )
     return (
         f"{verb} {plan.facts} fact(s) and {plan.episodes} episode(s) in {plan.namespaces} "
         f"namespace(s) from {plan.from_model!r} ({plan.from_dimension}-d) to "
-        f"{plan.to_model!r} ({plan.to_dimension}-d); clients are refused until it ends"
+        f"{plan.to_model!r} ({plan.to_dimension}-d){replacing}; clients are refused until it "
+        "ends"
     )
 
 

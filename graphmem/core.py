@@ -83,6 +83,7 @@ from graphmem.ranking import (
     passes_gate,
     recency_factor,
 )
+from graphmem.schema import SCHEMA_KEY, check_embedder
 from graphmem.tokens import TokenCounter
 
 T = TypeVar("T")
@@ -457,14 +458,21 @@ def _fact_rows(
 
 
 def _fact_work(
-    ns: str, inputs: Sequence[FactInput], rows: list[dict[str, Any]], actor: str
+    ns: str,
+    inputs: Sequence[FactInput],
+    rows: list[dict[str, Any]],
+    actor: str,
+    guard: Callable[[], Work[None]] | None = None,
 ) -> Callable[[], Work[list[Fact]]]:
-    """The transaction work that writes ``rows`` (made from ``inputs``): it locks and checks
-    the facts they supersede or reference, then creates them."""
+    """The transaction work that writes ``rows`` (made from ``inputs``): it checks the
+    graph's embedder (``guard``, unless the transaction did), locks and checks the facts they
+    supersede or reference, then creates them."""
     superseded = sorted({old for item in inputs for old in item.supersedes})
     targets = sorted({t for item in inputs for t in (*item.supersedes, *item.references)})
 
     def work() -> Work[list[Fact]]:
+        if guard is not None:
+            yield from guard()
         if superseded:
             yield Run(query("fact_lock"), {"ns": ns, "ids": superseded})
         if targets:
@@ -529,13 +537,28 @@ class MemoryCore:
         default_ns: str | None = None,
         config: RecallConfig | None = None,
         has_extractor: bool = False,
+        model_id: str | None = None,
     ) -> None:
         if default_ns is not None:
             namespace(default_ns, None)
         self.dimension = dimension
+        #: The embedder's model: writes and recall check, in their transaction, that the graph
+        #: still has it (another may have replaced it with ``graphmem reembed`` since connect).
+        self.model_id = model_id
         self.default_ns = default_ns
         self.config = config or RecallConfig()
         self.has_extractor = has_extractor
+
+    def _guard(self) -> Work[None]:
+        """Refuse to go on in this transaction unless the graph's embedder is this client's and
+        no re-embedding is under way: vectors of two models must never meet."""
+        if self.model_id is not None:
+            rows = yield Run(query("schema_state"), {"key": SCHEMA_KEY})
+            self._check_state(rows[0] if rows else None)
+
+    def _check_state(self, state: Mapping[str, Any] | None) -> None:
+        if self.model_id is not None:
+            check_embedder(state, (), self)  # type: ignore[arg-type]
 
     # --- write path ------------------------------------------------------------------------------
     def remember(self, text: str, *, ns: str | None, **fields: Any) -> Plan[Fact]:
@@ -593,7 +616,7 @@ class MemoryCore:
         if vectors is None:
             vectors = yield Embed(tuple(item.text for item in inputs))
         rows = _fact_rows(ns, inputs, vectors, derived_from)
-        work = _fact_work(ns, inputs, rows, actor)
+        work = _fact_work(ns, inputs, rows, actor, self._guard)
         facts: list[Fact] = yield Transaction("write", work)
         return facts
 
@@ -780,6 +803,7 @@ class MemoryCore:
 
         def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact]]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
+            yield from self._guard()
             raced, adopting = yield from existing(fresh + repeats)
             yield from adopt(adopting, raced, repeats)
             todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
@@ -960,7 +984,14 @@ class MemoryCore:
         lucene = lucene_query(text)
         use_vector = "vector" in cfg.retrievers
         use_fulltext = "fulltext" in cfg.retrievers and lucene is not None
-        search = {**fact_filters, "ns": ns, "vector": vector, "query": lucene, "pool": pool}
+        search = {
+            **fact_filters,
+            "ns": ns,
+            "vector": vector,
+            "query": lucene,
+            "pool": pool,
+            "schema_key": SCHEMA_KEY,
+        }
         found = yield Run(
             query("recall_search"),
             {
@@ -974,6 +1005,7 @@ class MemoryCore:
             },
         )
         row = found[0]
+        self._check_state(row["schema_state"])
         reads = _RecallReads(candidates=[])
         reads.add_briefs(row)
         lists: list[tuple[str, Literal["fact", "episode"], list[tuple[str, float]]]] = []

@@ -24,6 +24,7 @@ from graphmem.errors import (
     DatabaseError,
     GraphmemError,
     Neo4jUnavailableError,
+    SchemaError,
     TransactionTimeoutError,
     TransientDatabaseError,
 )
@@ -70,6 +71,12 @@ def map_driver_error(
         return TransientDatabaseError(
             f"{exc.code}: {exc.message} (a transient failure that outlasted the retries; "
             "nothing was written, and the call may be tried again)"
+        )
+    if isinstance(exc, Neo4jError) and "no such vector schema index" in (exc.message or ""):
+        return SchemaError(
+            f"a vector index graphmem searches is missing ({exc.message}): the graph is being "
+            "re-embedded (`graphmem reembed` with the new model finishes it), or its indexes "
+            "were dropped (`graphmem init` restores them)"
         )
     if isinstance(exc, Neo4jError):
         return DatabaseError(f"{exc.code}: {exc.message}")

@@ -152,6 +152,7 @@ class _ClientBase:
             default_ns=ns if ns is not None else self.settings.namespace,
             config=config,
             has_extractor=extractor is not None,
+            model_id=embedder.model_id,
         )
 
     @property

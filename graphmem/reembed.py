@@ -4,22 +4,27 @@ A graph records the model its vectors came from, and a client with another model
 (:class:`~graphmem.errors.EmbedderMismatchError`), since vectors of different models cannot be
 compared. :func:`reembed` moves the whole database to the configured model:
 
-1. it marks the graph as being re-embedded, so that every client connecting meanwhile is
-   refused (its vectors are mixed until the end);
+1. it marks the graph as being re-embedded, so that every client is refused meanwhile (its
+   vectors are mixed until the end): those that connect, and, since each write and each
+   recall checks the recorded model in its own transaction, those already connected;
 2. drops the two vector indexes;
 3. embeds every fact's text and every episode's content again, namespace by namespace, a batch
    per transaction, recording in the same transaction how far it got, so that a run that
-   stops (Ctrl-C, a crash, a lost connection) resumes there when started again;
-4. embeds again what was recorded after it started (by clients that were connected before),
+   stops resumes there when started again;
+4. embeds again what was recorded after it started (by writers that do not check the model),
+   until a pass finds nothing;
 5. rebuilds the vector indexes for the new dimension and records the new model.
 
-Nothing else changes: no fact or episode is created, retired or deleted, and no time stamp
-moves.
+One run at a time holds the re-embedding (a token and a heartbeat on the schema node); a run
+that is gone is taken over. Nothing else changes: no fact or episode is created, retired or
+deleted, and no time stamp moves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -31,13 +36,18 @@ from graphmem import db, schema
 from graphmem.core import VectorParam
 from graphmem.cypher import query
 from graphmem.embeddings import Embedder, check_vectors
-from graphmem.errors import InvalidInputError, SchemaError
+from graphmem.errors import GraphmemError, InvalidInputError, SchemaError
 from graphmem.models import native_time
 
 _LABELS: tuple[Literal["Fact", "Episode"], ...] = ("Fact", "Episode")
 _READ = {"Fact": "reembed_facts", "Episode": "reembed_episodes"}
 _WRITE = {"Fact": "reembed_write_facts", "Episode": "reembed_write_episodes"}
 MAX_BATCH = 10_000
+#: A run that has written no batch for this long (killed, or its connection lost) may be taken
+#: over by another run to the same model.
+LEASE_SECONDS = 120
+#: Passes over what was written meanwhile before a run gives up on writers that do not stop.
+MAX_CATCH_UP = 10
 
 
 class ReembedPlan(BaseModel):
@@ -53,6 +63,9 @@ class ReembedPlan(BaseModel):
     episodes: int
     #: A re-embedding to ``to_model`` that stopped before the end: this one resumes it.
     resumes: bool
+    #: The model of an unfinished re-embedding to another model, which this one replaces
+    #: (starting again from the beginning) once its run is gone.
+    replaces: str | None = None
     #: The graph already has ``to_model``'s vectors: there is nothing to do.
     up_to_date: bool
 
@@ -70,8 +83,7 @@ class ReembedReport(BaseModel):
 
 def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> ReembedPlan:
     """What :func:`reembed` would do with ``embedder``; writes nothing. Raises
-    :class:`~graphmem.errors.SchemaError` when the graph cannot be re-embedded to it: no
-    schema yet, or a re-embedding to another model under way."""
+    :class:`~graphmem.errors.SchemaError` when the graph has no schema to re-embed."""
     schema.check_dimension(embedder)
     state = schema.read_state(driver, database)
     if state is None or state["embedder_model"] is None:
@@ -83,13 +95,9 @@ def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> 
         raise SchemaError("the graph's schema is not up to date: run `graphmem init` first")
     target = (embedder.model_id, embedder.dimension)
     under_way = state["reembedding_model"]
-    if under_way is not None and (under_way, state["reembedding_dimension"]) != target:
-        raise SchemaError(
-            f"a re-embedding to {under_way!r} ({state['reembedding_dimension']}-d) started at "
-            f"{state['reembedding_started_at']} and has not finished: finish it with that model "
-            "(set GRAPHMEM_EMBEDDING_MODEL to it and run `graphmem reembed`) before another"
-        )
-    rows = db.execute(driver, database, query("reembed_namespaces"))
+    same = under_way is not None and (under_way, state["reembedding_dimension"]) == target
+    (found,) = db.execute(driver, database, query("reembed_namespaces"))
+    rows = found["namespaces"]
     return ReembedPlan(
         from_model=state["embedder_model"],
         from_dimension=state["embedding_dimension"],
@@ -98,7 +106,8 @@ def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> 
         namespaces=len(rows),
         facts=sum(int(r["facts"]) for r in rows),
         episodes=sum(int(r["episodes"]) for r in rows),
-        resumes=under_way is not None,
+        resumes=same,
+        replaces=under_way if under_way is not None and not same else None,
         up_to_date=under_way is None
         and (state["embedder_model"], state["embedding_dimension"]) == target,
     )
@@ -114,9 +123,9 @@ def reembed(
     timeout: float = 300.0,
 ) -> ReembedReport:
     """Re-embed every fact and episode of the database with ``embedder`` and record it as the
-    graph's model (see the module's description). Stop the clients that write first: those
-    connected before the run are not refused, and what they write after it ends keeps the old
-    model's vectors. ``progress`` is called with the number of items each batch embedded."""
+    graph's model (see the module's description). ``progress`` is called with the number of
+    items each batch embedded. A second run to the same model while this one is alive is
+    refused; one that starts after this one stopped resumes where it was."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int):
         raise InvalidInputError(f"batch_size must be an integer, got {batch_size!r}")
     if not 1 <= batch_size <= MAX_BATCH:
@@ -125,62 +134,36 @@ def reembed(
     plan = reembed_plan(driver, database=database, embedder=embedder)
     if plan.up_to_date:
         return ReembedReport(plan=plan, facts=0, episodes=0, caught_up=0, seconds=0.0)
+    token = str(uuid.uuid4())
 
-    def mark(name: str) -> list[neo4j.Record]:
-        """Run the schema-node query ``name`` for the new model."""
+    def mark(name: str, **params: Any) -> list[neo4j.Record]:
+        """Run the schema-node query ``name`` for this run and the new model."""
         return db.execute(
-            driver,
-            database,
-            query(name),
-            key=schema.SCHEMA_KEY,
-            model=embedder.model_id,
-            dimension=embedder.dimension,
+            driver, database, query(name), key=schema.SCHEMA_KEY, token=token, **params
         )
 
-    (claimed,) = mark("reembed_claim")
-    if (claimed["reembedding_model"], claimed["reembedding_dimension"]) != (
-        embedder.model_id,
-        embedder.dimension,
-    ):  # another run claimed the graph for another model between the plan and the claim
+    target = {"model": embedder.model_id, "dimension": embedder.dimension}
+    (claimed,) = mark("reembed_claim", lease=LEASE_SECONDS, **target)
+    if claimed["token"] != token:
         raise SchemaError(
-            f"a re-embedding to {claimed['reembedding_model']!r} began meanwhile: finish it first"
+            f"another run is re-embedding the graph to {claimed['reembedding_model']!r} (its "
+            f"last batch was written at {claimed['heartbeat']}); let it finish. If it was "
+            f"stopped without ending (killed, or its connection lost), run again once it has "
+            f"written nothing for {LEASE_SECONDS} s"
         )
-    started = native_time(claimed["started_at"])
-    schema.drop_vector_indexes(driver, database=database)
-    cursor: Sequence[Any] | None = claimed["cursor"]
-    counts = {"Fact": 0, "Episode": 0}
-    caught_up = 0
-    namespaces = [r["ns"] for r in db.execute(driver, database, query("reembed_namespaces"))]
-    # Pass 0 embeds everything; pass 1 what was recorded since the run began.
-    for pass_no, since in ((0, None), (1, started)):
-        for label_no, label in enumerate(_LABELS):
-            for ns in namespaces:
-                position = (pass_no, label_no, ns)
-                after: str | None = None
-                if cursor is not None:
-                    done = (int(cursor[0]), _LABELS.index(cursor[1]), cursor[2])
-                    if position < done:
-                        continue
-                    if position == done:
-                        after = cursor[3]
-                while True:
-                    written = _batch(
-                        driver, database, embedder, label, ns, after, since, batch_size, position
-                    )
-                    if written is None:
-                        break
-                    after, count = written
-                    if pass_no == 0:
-                        counts[label] += count
-                    else:
-                        caught_up += count
-                    if progress is not None:
-                        progress(count)
-    schema.create_vector_indexes(driver, database=database, dimension=embedder.dimension)
-    if not mark(
-        "reembed_finish"
-    ):  # pragma: no cover - only another run could have changed the claim
-        raise SchemaError("the re-embedding's claim changed while it ran: run it again")
+    finished = False
+    try:
+        counts, caught_up = _embed_all(
+            driver, database, embedder, batch_size, progress, claimed, token
+        )
+        schema.create_vector_indexes(driver, database=database, dimension=embedder.dimension)
+        if not mark("reembed_finish", **target):
+            raise SchemaError("another run took the re-embedding over meanwhile; it finishes it")
+        finished = True
+    finally:
+        if not finished:  # give the claim up, so that the next run resumes at once
+            with contextlib.suppress(GraphmemError):
+                mark("reembed_release")
     schema.await_indexes_online(driver, database=database, timeout=timeout)
     return ReembedReport(
         plan=plan,
@@ -191,19 +174,88 @@ def reembed(
     )
 
 
+def _embed_all(
+    driver: neo4j.Driver,
+    database: str,
+    embedder: Embedder,
+    batch_size: int,
+    progress: Callable[[int], object] | None,
+    claimed: neo4j.Record,
+    token: str,
+) -> tuple[dict[str, int], int]:
+    """Drops the vector indexes and embeds every fact and episode again, after the claim's
+    cursor; then, again until none is left, what was recorded since the previous pass began
+    (by clients connected before the claim, or by older graphmem versions, which do not check
+    the graph's embedder when they write). Returns the counts of the first pass by label and
+    the count of the later ones."""
+    schema.drop_vector_indexes(driver, database=database)
+    cursor: Sequence[Any] | None = claimed["cursor"]
+    if cursor is not None and int(cursor[0]) > 0:
+        # Stopped while catching up: catch up again from the claim on (pass 0 is done).
+        cursor = ["1", _LABELS[0], "", ""]
+    counts = {"Fact": 0, "Episode": 0}
+    caught_up = 0
+    since: datetime | None = None
+    pass_no = 0
+    while True:
+        (state,) = db.execute(driver, database, query("reembed_namespaces"))
+        next_since = native_time(state["now"])  # the next pass looks from here on
+        found = 0
+        for label_no, label in enumerate(_LABELS):
+            for ns in (n["ns"] for n in state["namespaces"]):
+                position = (pass_no, label_no, ns)
+                after: str | None = None
+                if cursor is not None:
+                    done = (int(cursor[0]), _LABELS.index(cursor[1]), cursor[2])
+                    if position < done:
+                        continue
+                    if position == done:
+                        after = cursor[3]
+                while True:
+                    written = _batch(
+                        driver,
+                        database,
+                        embedder,
+                        (label, ns, after, since, batch_size),
+                        (position, token),
+                    )
+                    if written is None:
+                        break
+                    after, count = written
+                    found += count
+                    if pass_no == 0:
+                        counts[label] += count
+                    else:
+                        caught_up += count
+                    if progress is not None:
+                        progress(count)
+        if pass_no > 0 and found == 0:
+            return counts, caught_up
+        if pass_no > MAX_CATCH_UP:
+            raise SchemaError(
+                f"facts or episodes were still being written after {MAX_CATCH_UP} passes to "
+                "catch up: stop the clients that write (older graphmem versions do not check "
+                "the graph's model), then run `graphmem reembed` again to finish"
+            )
+        # The first pass looks again from the claim on (a resumed run may have lost track of
+        # what was written before it started), later ones from the start of the pass before.
+        since = native_time(claimed["started_at"]) if pass_no == 0 else next_since
+        pass_no += 1
+
+
 def _batch(
     driver: neo4j.Driver,
     database: str,
     embedder: Embedder,
-    label: Literal["Fact", "Episode"],
-    ns: str,
-    after: str | None,
-    since: datetime | None,
-    limit: int,
-    position: tuple[int, int, str],
+    what: tuple[Literal["Fact", "Episode"], str, str | None, datetime | None, int],
+    run: tuple[tuple[int, int, str], str],
 ) -> tuple[str, int] | None:
-    """Embeds and writes the next batch of ``label`` in ``ns`` after ``after``, recording the
-    cursor in the same transaction; the last id written and the count, or None when done."""
+    """Embeds and writes the next batch (``what``: label, namespace, the last id done, the
+    earliest recording time, the batch size), recording the run's cursor (``run``: position
+    and token) in the same transaction; the last id written and the count, or None when
+    done."""
+    label, ns, after, since, limit = what
+    position, token = run
     rows = db.execute(
         driver, database, query(_READ[label]), ns=ns, after=after, since=since, limit=limit
     )
@@ -220,10 +272,14 @@ def _batch(
     def write(tx: neo4j.ManagedTransaction) -> None:
         for q, params in (
             (query(_WRITE[label]), {"ns": ns, "rows": items}),
-            (query("reembed_cursor"), {"key": schema.SCHEMA_KEY, "cursor": cursor}),
+            (query("reembed_cursor"), {"key": schema.SCHEMA_KEY, "token": token, "cursor": cursor}),
         ):
             q.check_params(params)
-            tx.run(q.text, params).consume()
+            if not tx.run(q.text, params).data():  # the cursor's: another run took over
+                raise SchemaError(
+                    "another run took the re-embedding over (this one wrote nothing for "
+                    f"{LEASE_SECONDS} s); it goes on from here"
+                )
 
     with (
         db.driver_errors(),

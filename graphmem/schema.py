@@ -208,7 +208,7 @@ def apply_schema(
     """Bring the graph's schema up to date for ``embedder`` and wait until it is ONLINE."""
     check_dimension(embedder)
     state, existing = _read_state(driver, database)
-    _check_embedder(state, existing, embedder)
+    check_embedder(state, existing, embedder)
     _check_shapes(existing)
     applied = _applied_versions(driver, database)
     newly: list[int] = []
@@ -242,7 +242,7 @@ def apply_schema(
         model=embedder.model_id,
         dimension=embedder.dimension,
     )[0]
-    _check_embedder(claimed, (), embedder)
+    check_embedder(claimed, (), embedder)
     indexes = await_indexes_online(driver, database=database, timeout=timeout)
     return _report(applied | set(newly), claimed, indexes, applied_now=tuple(newly))
 
@@ -255,7 +255,7 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     """Verify, without writing, that the schema is current and built for ``embedder``."""
     check_dimension(embedder)
     state, indexes = _read_state(driver, database)
-    _check_embedder(state, indexes, embedder)
+    check_embedder(state, indexes, embedder)
     _check_shapes(indexes)
     report = _report(_applied_versions(driver, database), state, indexes)
     if not report.up_to_date:
@@ -334,7 +334,7 @@ def _read_state(
     return read_state(driver, database), _index_states(driver, database)
 
 
-def _check_embedder(
+def check_embedder(
     state: Mapping[str, Any] | None, indexes: Sequence[IndexState], embedder: EmbedderInfo
 ) -> None:
     """Refuse ``embedder`` if the recorded one, or an existing vector index, differs, and any

@@ -1,7 +1,7 @@
 // name: recall_search
 // mode: read
-// params: ns, vector, query, candidates, pool, follow, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until
-// returns: fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs
+// params: ns, vector, query, candidates, pool, follow, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until, schema_key
+// returns: schema_state, fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs
 // All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
 // the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene
 // text) are asked for $candidates entries each; the visible ones (the same filters as the
@@ -12,9 +12,18 @@
 // index returned, so the caller can tell "the index ran out" from "more may lie beyond". Every
 // kept candidate comes with what fusion and the quality gate need: its text, time (epoch ms)
 // and cosine similarity; full details are read afterwards for the few that make the cut. A
-// kind the namespace holds none of is not searched at all.
-WITH EXISTS { MATCH (f:Fact {ns: $ns}) } AS has_facts,
-     EXISTS { MATCH (e:Episode {ns: $ns}) } AS has_episodes
+// kind the namespace holds none of is not searched at all. schema_state is the graph's
+// embedder as recorded (schema_state.cypher's fields), read in the same statement, so that
+// the caller can refuse results its query vector cannot be compared with; while the graph is
+// being re-embedded, or when its vectors have another dimension, nothing is searched.
+OPTIONAL MATCH (schema:GraphmemSchema {key: $schema_key})
+WITH schema {.embedder_model, .embedding_dimension, .reembedding_model, .reembedding_dimension,
+             .reembedding_started_at} AS schema_state,
+     schema IS NULL OR (schema.reembedding_model IS NULL
+                        AND schema.embedding_dimension = size($vector)) AS usable
+WITH schema_state,
+     usable AND EXISTS { MATCH (f:Fact {ns: $ns}) } AS has_facts,
+     usable AND EXISTS { MATCH (e:Episode {ns: $ns}) } AS has_episodes
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_vector THEN [1] ELSE [] END AS go
   CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node, score
@@ -67,7 +76,7 @@ CALL (ev, ef) {
                   similarity: vector.similarity.cosine(node.embedding, $vector)})
          AS episode_briefs
 }
-RETURN fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
+RETURN schema_state, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
                                head_at: h.head.recorded_at.epochMillis}] AS fv_hits,
        ff_fetched, [h IN ff | {id: h.node.id, score: h.score, head: h.head.id,
                                head_at: h.head.recorded_at.epochMillis}] AS ff_hits,

@@ -58,6 +58,8 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
     fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
+    # A client of the old model, connected before the run and left connected throughout.
+    stale = Memory(test_settings, target=graph.target, embedder=embedder, ns="b").connect()
     with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
         google = memory.remember("The user works at Google.")
         moved = memory.remember("The user works at Microsoft.", supersedes=[google.id])
@@ -85,14 +87,27 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
     for model in (embedder, SMALL):
         with pytest.raises(SchemaError, match="being re-embedded with 'fake/16-d'"):
             Graph.open(test_settings, model, target=graph.target)
-    with pytest.raises(SchemaError, match="has not finished"):
-        reembed_plan(graph.driver, database=db, embedder=FakeEmbedder(8, "fake/8-d"))
+    # So is the client that was connected before: it checks the graph's model in each
+    # transaction, so it writes no vector of its model and compares none with the new ones.
+    with pytest.raises(SchemaError, match="being re-embedded"):
+        stale.remember("Written by a client connected before.")
+    with pytest.raises(SchemaError, match="re-embedded"):
+        stale.recall("what does the user like")
 
     resumed_plan = reembed_plan(graph.driver, database=db, embedder=SMALL)
-    assert resumed_plan.resumes
+    assert resumed_plan.resumes and resumed_plan.replaces is None
+    # A run that is alive (it wrote a batch just now) is not joined by a second one.
+    graph.driver.execute_query(
+        "MATCH (s:GraphmemSchema) SET s.reembedding_heartbeat = datetime()", database_=db
+    )
+    with pytest.raises(SchemaError, match="another run is re-embedding the graph"):
+        reembed(graph.driver, database=db, embedder=SMALL)
+    graph.driver.execute_query(  # that run stops and gives its claim up
+        "MATCH (s:GraphmemSchema) SET s.reembedding_heartbeat = null", database_=db
+    )
 
     def write_meanwhile(call: int) -> None:
-        if call == 1:  # a client that was connected before writes with its own vectors
+        if call == 1:  # a writer that does not check the model (an older graphmem)
             graph.driver.execute_query(
                 "CREATE (:Fact {id: 'late', ns: 'b', text: 'Written meanwhile.',"
                 " text_hash: 'h', status: 'active', recorded_at: datetime(),"
@@ -114,9 +129,14 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
     assert state is not None and state["reembedding_model"] is None
     assert (state["embedder_model"], state["embedding_dimension"]) == ("fake/16-d", 16)
 
-    # The old model is refused now; the new one recalls, with the history untouched.
+    # The old model is refused now, also by the client still connected; the new one
+    # recalls, with the history untouched.
     with pytest.raises(EmbedderMismatchError):
         Graph.open(test_settings, embedder, target=graph.target)
+    for call in (lambda: stale.remember("Too late."), lambda: stale.recall("tea")):
+        with pytest.raises(EmbedderMismatchError, match="fake/16-d"):
+            call()
+    stale.close()
     with Memory(test_settings, target=graph.target, embedder=SMALL, ns="a") as memory:
         assert memory.history(moved.id) == before
         assert memory.stats().facts == 7

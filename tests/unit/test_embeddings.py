@@ -424,30 +424,30 @@ def test_from_settings_caches_digests_in_the_settings_cache_dir(tmp_path: Path) 
 
 def test_a_mismatch_with_a_folder_name_identity_explains_itself(tmp_path: Path) -> None:
     from graphmem.errors import EmbedderMismatchError
-    from graphmem.schema import _check_embedder
+    from graphmem.schema import check_embedder
 
     model = _fake_model(tmp_path / "model")
     embedder = SentenceTransformerEmbedder(model, lazy=True, cache_dir=tmp_path)
     recorded = {"embedder_model": "model", "embedding_dimension": 768}
     with pytest.raises(EmbedderMismatchError, match="model mismatch") as info:
-        _check_embedder(recorded, (), embedder)
+        check_embedder(recorded, (), embedder)
     message = str(info.value)
     assert "folder name alone ('model')" in message
-    assert "GRAPHMEM_EMBEDDING_MODEL_ID=model" in message and "re-embed" in message
+    assert "GRAPHMEM_EMBEDDING_MODEL_ID=model" in message and "graphmem reembed" in message
     assert info.value.graph_model == "model"
     # Pinned to the recorded name, it is accepted.
     pinned = SentenceTransformerEmbedder(model, model_id="model", lazy=True)
-    _check_embedder(recorded, (), pinned)
+    check_embedder(recorded, (), pinned)
     # Another recorded name, or another dimension, is a plain mismatch.
     for other in (
         {"embedder_model": "other", "embedding_dimension": 768},
         {"embedder_model": "model", "embedding_dimension": 384},
     ):
         with pytest.raises(EmbedderMismatchError) as plain:
-            _check_embedder(other, (), embedder)
+            check_embedder(other, (), embedder)
         assert "folder name" not in str(plain.value)
     # The packaged directory, recorded by folder name by older graphmem, is explained too.
     packaged = SentenceTransformerEmbedder(packaged_model_path(), lazy=True, cache_dir=tmp_path)
     with pytest.raises(EmbedderMismatchError, match="folder name alone"):
-        _check_embedder({"embedder_model": "model", "embedding_dimension": 384}, (), packaged)
-    _check_embedder({"embedder_model": DEFAULT_MODEL_ID, "embedding_dimension": 384}, (), packaged)
+        check_embedder({"embedder_model": "model", "embedding_dimension": 384}, (), packaged)
+    check_embedder({"embedder_model": DEFAULT_MODEL_ID, "embedding_dimension": 384}, (), packaged)
