@@ -63,9 +63,9 @@ class Graph:
     def execute(self, query: CypherQuery, /, **params: Any) -> list[neo4j.Record]:
         """Run a named query (such as one of the analyst library) with ``params``.
 
-        Parameters the query does not declare, or lacks, and values Neo4j refuses for them
-        (a time without a zone for the analyst queries, a string where a number is needed) are
-        an :class:`~graphmem.errors.InvalidInputError`.
+        Parameters the query does not declare, or lacks, and statements Neo4j refuses (a
+        time without a zone for the analyst queries, a string where a number is needed, a
+        syntax error in a query of your own) are an :class:`~graphmem.errors.InvalidInputError`.
         """
         try:
             return db.execute(self.driver, self.database, query, **params)
@@ -75,7 +75,7 @@ class Graph:
                 "Neo.ClientError.Statement."
             ):
                 raise InvalidInputError(
-                    f"query {query.name!r} refused its parameters: {cause.message}"
+                    f"Neo4j refused query {query.name!r} with these parameters: {cause.message}"
                 ) from cause
             raise
 
