@@ -1454,6 +1454,11 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
         )
     if value.upper() == "UTC":
         return UTC
+    if value in ("localtime", "Factory") or value.startswith(("posix/", "right/")):
+        # Files of the zone database that name no zone a reader would know (or a copy of one).
+        raise InvalidInputError(
+            f"timezone {value!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
+        )
     try:
         return ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: "Europe", a folder

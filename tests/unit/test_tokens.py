@@ -251,9 +251,12 @@ def test_context_dates_are_days_in_the_zone_asked_for(counter: WordPieceBudgetCo
             [], hits, 10_000, counter, at, timezone(timedelta(hours=5, minutes=30))
         ).text
     )
-    for bad in ("Europe", "Mars/Olympus", "", "x" * 5000, "../../etc/passwd"):
+    for bad in ("Europe", "Mars/Olympus", "", "x" * 5000, "../../etc/passwd", "localtime"):
         with pytest.raises(InvalidInputError, match="timezone"):
             time_zone(bad)
+    for copy in ("Factory", "posix/Europe/Lisbon", "right/UTC"):
+        with pytest.raises(InvalidInputError, match="names no zone"):
+            time_zone(copy)
 
 
 class _NewlineHeavy:
