@@ -307,7 +307,9 @@ def _flag(name: str, value: Any) -> bool:
     return value
 
 
-def _integer(name: str, value: Any, low: int, high: int | None = None) -> int:
+def checked_integer(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) from ``low`` to ``high``, else an
+    :class:`InvalidInputError` naming ``name``."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int)
@@ -634,7 +636,7 @@ class MemoryCore:
         if session_id is not None:
             (session_id,) = _ids("session_id", [session_id])
         if batch_size is not None:
-            batch_size = _integer("batch_size", batch_size, 1)
+            batch_size = checked_integer("batch_size", batch_size, 1)
         if progress is not None and not callable(progress):
             raise InvalidInputError("progress must be a callable taking a number of messages")
         parsed = [_coerce(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
@@ -885,7 +887,7 @@ class MemoryCore:
         began = time.perf_counter()
         ns = namespace(ns, self.default_ns)
         text = _checked(_QUERY_TEXT, "recall query", text)
-        k = _integer("k", k, 1, MAX_K)
+        k = checked_integer("k", k, 1, MAX_K)
         wanted = tuple(dict.fromkeys(_items("kinds", one_or_many(kinds), "kinds")))
         if not wanted or any(kind not in ("fact", "episode") for kind in wanted):
             raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
@@ -1101,8 +1103,8 @@ class MemoryCore:
         **recall_options: Any,
     ) -> Plan[ContextBlock]:
         ns = namespace(ns, self.default_ns)
-        budget_tokens = _integer("budget_tokens", budget_tokens, 1)
-        pinned_limit = _integer("pinned_limit", pinned_limit, 0, MAX_IDS)
+        budget_tokens = checked_integer("budget_tokens", budget_tokens, 1)
+        pinned_limit = checked_integer("pinned_limit", pinned_limit, 0, MAX_IDS)
         zone = time_zone(timezone)
         unknown = sorted(set(recall_options) - _RECALL_OPTIONS)
         if unknown:
@@ -1478,7 +1480,7 @@ def _clip(text: str, limit: int = _LINE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _fact_when(fact: Fact, at: datetime, zone: tzinfo = UTC) -> str:
+def _fact_when(fact: Fact, at: datetime, zone: tzinfo) -> str:
     """A fact's date in ``zone`` (when it became true, else when it was recorded), with its
     end when it has one, and whether at ``at`` it is not yet or no longer true."""
     when = _day(fact.valid_from or fact.recorded_at, zone)
@@ -1492,7 +1494,7 @@ def _fact_when(fact: Fact, at: datetime, zone: tzinfo = UTC) -> str:
     return when
 
 
-def _fact_line(fact: Fact, pinned: bool, at: datetime, zone: tzinfo = UTC) -> str:
+def _fact_line(fact: Fact, pinned: bool, at: datetime, zone: tzinfo) -> str:
     if fact.status != "active":  # shown with include_retired: no longer believed, and no pin
         by = f", replaced by {fact.superseded_by}" if fact.superseded_by else ""
         label = f"{fact.status} fact {fact.id}{by}"
@@ -1501,7 +1503,7 @@ def _fact_line(fact: Fact, pinned: bool, at: datetime, zone: tzinfo = UTC) -> st
     return f"- [{_fact_when(fact, at, zone)}] {_clip(fact.text)} ({label})"
 
 
-def _episode_line(episode: Episode, zone: tzinfo = UTC) -> str:
+def _episode_line(episode: Episode, zone: tzinfo) -> str:
     when = _day(episode.occurred_at or episode.recorded_at, zone)
     who = _clip(episode.speaker or episode.role, MAX_LABEL_CHARS)
     ext = f", message {_clip(episode.external_id, MAX_LABEL_CHARS)}" if episode.external_id else ""

@@ -75,9 +75,15 @@ class EmbedderWrapper:
 
     def load(self) -> None:
         """Loads the wrapped embedder's model now, if it loads lazily."""
-        load = getattr(self.inner, "load", None)
-        if callable(load):
-            load()
+        load_model(self.inner)
+
+
+def load_model(embedder: object) -> None:
+    """Loads the model of an embedder that loads lazily (one with a ``load`` method, such as
+    :class:`SentenceTransformerEmbedder` or a wrapper of one); others have nothing to load."""
+    load = getattr(embedder, "load", None)
+    if callable(load):
+        load()
 
 
 def packaged_model_path() -> Path:

@@ -41,7 +41,7 @@ from graphmem.core import (
     resolve_config,
 )
 from graphmem.db import driver_errors
-from graphmem.embeddings import Embedder
+from graphmem.embeddings import Embedder, load_model
 from graphmem.errors import ClientUsageError, GraphmemError
 from graphmem.graph import Graph
 from graphmem.models import (
@@ -67,14 +67,6 @@ T = TypeVar("T")
 
 
 B = TypeVar("B", bound=Callable[..., Any])
-
-
-def _load_model(embedder: Embedder) -> None:
-    """Loads the model of an embedder that loads lazily (one with a ``load`` method, such as
-    :class:`~graphmem.embeddings.SentenceTransformerEmbedder`); others have nothing to load."""
-    load = getattr(embedder, "load", None)
-    if callable(load):
-        load()
 
 
 def _time_limited(body: B, timeout: float | None) -> B:
@@ -263,7 +255,7 @@ class Memory(_ClientBase):
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
             if isinstance(step, LoadModel):
-                _load_model(self.embedder)
+                load_model(self.embedder)
                 value = None
             elif isinstance(step, Embed):
                 value = self.embedder.embed(step.texts)
@@ -571,7 +563,7 @@ class AsyncMemory(_ClientBase):
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
             if isinstance(step, LoadModel):
-                await asyncio.to_thread(_load_model, self.embedder)
+                await asyncio.to_thread(load_model, self.embedder)
                 value = None
             elif isinstance(step, Embed):
                 value = await asyncio.to_thread(self.embedder.embed, step.texts)

@@ -33,10 +33,10 @@ import neo4j
 from pydantic import BaseModel
 
 from graphmem import db, schema
-from graphmem.core import VectorParam
+from graphmem.core import VectorParam, checked_integer
 from graphmem.cypher import query
 from graphmem.embeddings import Embedder, check_vectors
-from graphmem.errors import GraphmemError, InvalidInputError, SchemaError
+from graphmem.errors import GraphmemError, SchemaError
 from graphmem.models import native_time
 
 _LABELS: tuple[Literal["Fact", "Episode"], ...] = ("Fact", "Episode")
@@ -126,10 +126,7 @@ def reembed(
     graph's model (see the module's description). ``progress`` is called with the number of
     items each batch embedded. A second run to the same model while this one is alive is
     refused; one that starts after this one stopped resumes where it was."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int):
-        raise InvalidInputError(f"batch_size must be an integer, got {batch_size!r}")
-    if not 1 <= batch_size <= MAX_BATCH:
-        raise InvalidInputError(f"batch_size must be from 1 to {MAX_BATCH}, got {batch_size}")
+    batch_size = checked_integer("batch_size", batch_size, 1, MAX_BATCH)
     began = time.monotonic()
     plan = reembed_plan(driver, database=database, embedder=embedder)
     if plan.up_to_date:
@@ -153,6 +150,7 @@ def reembed(
         )
     finished = False
     try:
+        schema.drop_vector_indexes(driver, database=database)
         counts, caught_up = _embed_all(
             driver, database, embedder, batch_size, progress, claimed, token
         )
@@ -183,12 +181,11 @@ def _embed_all(
     claimed: neo4j.Record,
     token: str,
 ) -> tuple[dict[str, int], int]:
-    """Drops the vector indexes and embeds every fact and episode again, after the claim's
-    cursor; then, again until none is left, what was recorded since the previous pass began
-    (by clients connected before the claim, or by older graphmem versions, which do not check
-    the graph's embedder when they write). Returns the counts of the first pass by label and
-    the count of the later ones."""
-    schema.drop_vector_indexes(driver, database=database)
+    """Embeds every fact and episode again, after the claim's cursor; then, again until
+    none is left, what was recorded since the previous pass began (by clients connected
+    before the claim, or by older graphmem versions, which do not check the graph's embedder
+    when they write). Returns the counts of the first pass by label and the count of the
+    later ones."""
     cursor: Sequence[Any] | None = claimed["cursor"]
     if cursor is not None and int(cursor[0]) > 0:
         # Stopped while catching up: catch up again from the claim on (pass 0 is done).
@@ -269,17 +266,20 @@ def _batch(
     last = items[-1]["id"]
     cursor = [str(position[0]), label, ns, last]  # a Neo4j list holds one type
 
+    def statement(tx: neo4j.ManagedTransaction, name: str, params: dict[str, Any]) -> list[Any]:
+        q = query(name)
+        q.check_params(params)
+        return tx.run(q.text, params).data()
+
     def write(tx: neo4j.ManagedTransaction) -> None:
-        for q, params in (
-            (query(_WRITE[label]), {"ns": ns, "rows": items}),
-            (query("reembed_cursor"), {"key": schema.SCHEMA_KEY, "token": token, "cursor": cursor}),
+        statement(tx, _WRITE[label], {"ns": ns, "rows": items})
+        if not statement(
+            tx, "reembed_cursor", {"key": schema.SCHEMA_KEY, "token": token, "cursor": cursor}
         ):
-            q.check_params(params)
-            if not tx.run(q.text, params).data():  # the cursor's: another run took over
-                raise SchemaError(
-                    "another run took the re-embedding over (this one wrote nothing for "
-                    f"{LEASE_SECONDS} s); it goes on from here"
-                )
+            raise SchemaError(
+                "another run took the re-embedding over (this one wrote nothing for "
+                f"{LEASE_SECONDS} s); it goes on from here"
+            )
 
     with (
         db.driver_errors(),

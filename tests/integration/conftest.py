@@ -84,9 +84,16 @@ def client_factory(
     """Builds more clients (closed at the end), for tests that need other options."""
     made: list[Client] = []
 
-    def build(kind: str, **options: Any) -> Client:
+    def build(
+        kind: str,
+        *,
+        settings: GraphmemSettings | None = None,
+        embedder: Embedder = embedder,
+        **options: Any,
+    ) -> Client:
+        """A client of ``kind`` with the test settings and embedder, unless given others."""
         client = make_client(
-            kind, settings=test_settings, graph=graph, embedder=embedder, **options
+            kind, settings=settings or test_settings, graph=graph, embedder=embedder, **options
         )
         made.append(client)
         return client

@@ -31,7 +31,7 @@ from graphmem.models import MAX_TEXT_CHARS, Episode, Fact
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings
 from tests.helpers import FakeEmbedder
-from tests.integration.conftest import Client, close_client, make_client
+from tests.integration.conftest import Client
 
 WORK_QUESTION = "where does the user work"
 
@@ -441,37 +441,36 @@ def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
 
 
 def test_a_transaction_time_limit_stops_a_waiting_write_and_writes_nothing(
-    memory: Client, graph: Graph, test_settings: GraphmemSettings, embedder: Any, ns: str
+    memory: Client,
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    client_factory: Callable[..., Client],
+    ns: str,
 ) -> None:
     old = memory.remember("The user works at Google.")
-    limited = make_client(
+    limited = client_factory(
         memory.kind,
         settings=test_settings.model_copy(update={"neo4j_transaction_timeout": 3.0}),
-        graph=graph,
-        embedder=embedder,
         ns=ns,
     )
-    try:
-        before = _node_counts(graph, ns)
-        # Another transaction holds the write lock of the fact the update must retire.
-        with graph.driver.session(database=graph.database) as session:
-            tx = session.begin_transaction()
-            tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=old.id).consume()
-            try:
-                started = time.monotonic()
-                with pytest.raises(TransactionTimeoutError, match="time limit of 3 s"):
-                    limited.remember("The user works at Microsoft.", supersedes=[old.id])
-                assert time.monotonic() - started < 20
-            finally:
-                tx.rollback()
-        assert _node_counts(graph, ns) == before
-        assert memory.get(old.id).status == "active"
-        # Once the lock is gone, the same write fits in the limit.
-        new = limited.remember("The user works at Microsoft.", supersedes=[old.id])
-        assert memory.get(old.id).superseded_by == new.id
-        assert [h.id for h in limited.recall(WORK_QUESTION).hits][:1] == [new.id]
-    finally:
-        close_client(limited)
+    before = _node_counts(graph, ns)
+    # Another transaction holds the write lock of the fact the update must retire.
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=old.id).consume()
+        try:
+            started = time.monotonic()
+            with pytest.raises(TransactionTimeoutError, match="time limit of 3 s"):
+                limited.remember("The user works at Microsoft.", supersedes=[old.id])
+            assert time.monotonic() - started < 20
+        finally:
+            tx.rollback()
+    assert _node_counts(graph, ns) == before
+    assert memory.get(old.id).status == "active"
+    # Once the lock is gone, the same write fits in the limit.
+    new = limited.remember("The user works at Microsoft.", supersedes=[old.id])
+    assert memory.get(old.id).superseded_by == new.id
+    assert [h.id for h in limited.recall(WORK_QUESTION).hits][:1] == [new.id]
 
 
 def test_a_write_that_waited_for_a_lock_is_stamped_after_the_wait(
@@ -998,32 +997,26 @@ class _RecordingEmbedder(EmbedderWrapper):
 
 def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
     memory: Client,
-    graph: Graph,
-    test_settings: GraphmemSettings,
+    client_factory: Callable[..., Client],
     embedder: SentenceTransformerEmbedder,
     ns: str,
 ) -> None:
     recording = _RecordingEmbedder(embedder)
-    client = make_client(
-        memory.kind, settings=test_settings, graph=graph, embedder=recording, ns=ns
-    )
-    try:
-        with pytest.raises(InvalidInputError, match="k must"):
-            client.recall("where does the user work", k=0)
-        with pytest.raises(InvalidInputError, match="budget_tokens"):
-            client.context("where does the user work", budget_tokens=0)
-        with pytest.raises(InvalidInputError, match="empty"):
-            client.recall("   ")
-        with pytest.raises(InvalidInputError, match="unknown timezone"):
-            client.context("where does the user work", budget_tokens=100, timezone="Mars/Base")
-        assert recording.calls == []  # refused before any model work
-        client.recall("where does the user work")
-        assert recording.calls == ["load", "embed"]  # loaded, then the timed embedding
-        block = client.context("where", budget_tokens=100, timezone="Pacific/Auckland")
-        assert recording.calls == ["load", "embed", "load", "embed"]
-        assert block.text == "" or "in Pacific/Auckland," in block.text.splitlines()[0]
-    finally:
-        close_client(client)
+    client = client_factory(memory.kind, embedder=recording, ns=ns)
+    with pytest.raises(InvalidInputError, match="k must"):
+        client.recall("where does the user work", k=0)
+    with pytest.raises(InvalidInputError, match="budget_tokens"):
+        client.context("where does the user work", budget_tokens=0)
+    with pytest.raises(InvalidInputError, match="empty"):
+        client.recall("   ")
+    with pytest.raises(InvalidInputError, match="unknown timezone"):
+        client.context("where does the user work", budget_tokens=100, timezone="Mars/Base")
+    assert recording.calls == []  # refused before any model work
+    client.recall("where does the user work")
+    assert recording.calls == ["load", "embed"]  # loaded, then the timed embedding
+    block = client.context("where", budget_tokens=100, timezone="Pacific/Auckland")
+    assert recording.calls == ["load", "embed", "load", "embed"]
+    assert block.text == "" or "in Pacific/Auckland," in block.text.splitlines()[0]
 
 
 def test_a_repeat_whose_message_takes_another_id_meanwhile_is_not_lost(
@@ -1367,8 +1360,7 @@ def test_an_update_found_directly_and_through_what_it_replaced_ranks_with_both(
 
 def test_a_fact_that_replaced_several_is_found_through_any_of_them(
     memory: Client,
-    graph: Graph,
-    test_settings: GraphmemSettings,
+    client_factory: Callable[..., Client],
     embedder: SentenceTransformerEmbedder,
     ns: str,
 ) -> None:
@@ -1387,15 +1379,12 @@ def test_a_fact_that_replaced_several_is_found_through_any_of_them(
         for text in (f"Alpha beta gamma {i}." for i in range(500))
         if cosine(question, text) > cosine(question, google) + 0.02
     )
-    client = make_client(memory.kind, settings=test_settings, graph=graph, embedder=fake, ns=ns)
-    try:
-        first, second = client.remember(weak), client.remember(google)
-        merged = client.remember("Zeta eta theta.", supersedes=[first.id, second.id])
-        hits = client.recall(question, kinds=["fact"]).hits
-        assert [h.id for h in hits] == [merged.id]
-        assert hits[0].via == "supersession" and hits[0].superseded_match == second.id
-    finally:
-        close_client(client)
+    client = client_factory(memory.kind, embedder=fake, ns=ns)
+    first, second = client.remember(weak), client.remember(google)
+    merged = client.remember("Zeta eta theta.", supersedes=[first.id, second.id])
+    hits = client.recall(question, kinds=["fact"]).hits
+    assert [h.id for h in hits] == [merged.id]
+    assert hits[0].via == "supersession" and hits[0].superseded_match == second.id
 
 
 def test_a_reference_to_a_superseded_fact_leads_to_its_update(memory: Client) -> None:
