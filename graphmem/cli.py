@@ -610,18 +610,22 @@ def ingest(
                     )
                     break
                 except MessageConflictError as exc:
-                    if exc.index is None:
+                    refused = [
+                        (c.index, _conflict_line(c, lines))
+                        for c in exc.conflicts
+                        if c.index is not None
+                    ]
+                    if len(refused) < len(exc.conflicts):
                         raise
-                    position = exc.index
-                    problem = _conflict_line(exc, lines)
                     if not skip_bad:
-                        raise MessageConflictError(
-                            f"line {problem[0]}: {problem[1]}", ids=exc.ids
-                        ) from exc
-            # --skip-bad: report the line and send the others again.
-            click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
-            problems.append(problem)
-            del messages[position], lines[position]
+                        raise _conflicting_lines(exc, [p for _, p in refused]) from exc
+            # --skip-bad: report the lines the check refused and send the others again (a
+            # concurrent writer may still make another line conflict).
+            for position in sorted((i for i, _ in refused), reverse=True):
+                del messages[position], lines[position]
+            for _, problem in sorted(refused):
+                click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
+                problems.append(problem)
             if not messages:
                 raise BadLinesError(sorted(problems), none_good=True)
         used_ns = memory.ns
@@ -649,6 +653,18 @@ def ingest(
         )
 
     emit(data, as_json=as_json, table=table)
+
+
+def _conflicting_lines(
+    exc: MessageConflictError, problems: Sequence[tuple[int, str]]
+) -> MessageConflictError:
+    """The refusal of an input whose lines ``problems`` conflict, naming lines, not positions."""
+    (line, reason), others = problems[0], [str(n) for n, _ in problems[1:]]
+    more = ""
+    if others:
+        tail = ", ..." if len(others) > 10 else ""
+        more = f" (and {len(others)} more: lines {', '.join(others[:10])}{tail})"
+    return MessageConflictError(f"line {line}: {reason}{more}", ids=exc.ids)
 
 
 def _conflict_line(exc: MessageConflictError, lines: Sequence[int]) -> tuple[int, str]:

@@ -378,27 +378,42 @@ def conflict_reason(external_id: str, session_id: str | None, other: str) -> str
     )
 
 
-def _refuse_edit(
+def _edit_conflict(
     row: Mapping[str, Any],
     own_hash: str,
     other_hash: str,
     *,
     other_index: int | None = None,
     episode_id: str | None = None,
-) -> None:
-    """Refuse message ``row`` when the earlier input ``other_index`` or the stored episode
-    ``episode_id``, which has its session and external id, differs (compared by their hashes
-    without occurrence numbers)."""
-    if other_hash != own_hash:
-        other = f"message {other_index}" if episode_id is None else f"episode {episode_id}"
-        raise MessageConflictError(
-            f"message {row['i']}: " + conflict_reason(row["external_id"], row["session_id"], other),
-            ids=() if episode_id is None else (episode_id,),
-            index=row["i"],
-            other_index=other_index,
-            external_id=row["external_id"],
-            session_id=row["session_id"],
-        )
+) -> MessageConflictError | None:
+    """The refusal of message ``row`` when the earlier input ``other_index`` or the stored
+    episode ``episode_id``, which has its session and external id, differs (compared by their
+    hashes without occurrence numbers); None when they are the same message."""
+    if other_hash == own_hash:
+        return None
+    other = f"message {other_index}" if episode_id is None else f"episode {episode_id}"
+    return MessageConflictError(
+        f"message {row['i']}: " + conflict_reason(row["external_id"], row["session_id"], other),
+        ids=() if episode_id is None else (episode_id,),
+        index=row["i"],
+        other_index=other_index,
+        external_id=row["external_id"],
+        session_id=row["session_id"],
+    )
+
+
+def _refuse_conflicts(conflicts: Sequence[MessageConflictError]) -> None:
+    """Raise the first of ``conflicts`` (in input order), carrying them all, if there are any."""
+    if not conflicts:
+        return
+    ordered = sorted(conflicts, key=lambda c: c.index if c.index is not None else -1)
+    first = ordered[0]
+    if len(ordered) > 1:
+        more = ", ".join(str(c.index) for c in ordered[1:11])
+        tail = ", ..." if len(ordered) > 11 else ""
+        first.args = (f"{first} (and {len(ordered) - 1} more: messages {more}{tail})",)
+    first.conflicts = tuple(ordered)
+    raise first
 
 
 def _metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
@@ -672,6 +687,7 @@ class MemoryCore:
         # A message repeats another with the same session and external id, or with the same
         # content hash unless both carry external ids (then those ids tell them apart).
         by_key: dict[tuple[Any, ...], int] = {}
+        refused: list[MessageConflictError] = []
         for row in rows:
             digest, external = row["content_hash"], row["external_id"]
             if external is None:
@@ -682,22 +698,30 @@ class MemoryCore:
                 own = [("hash", digest), ("id", row["session_id"], external)]
             first = next((by_key[k] for k in keys if k in by_key), None)
             if first is not None:
+                clash = None
                 if external is not None and rows[first]["external_id"] == external:
-                    _refuse_edit(row, bases[row["i"]], bases[first], other_index=first)
-                repeat_of[row["i"]] = first
+                    clash = _edit_conflict(row, bases[row["i"]], bases[first], other_index=first)
+                if clash is None:
+                    repeat_of[row["i"]] = first
+                else:  # refused below, with any other conflict, before anything is written
+                    refused.append(clash)
                 continue
             for k in own:
                 by_key.setdefault(k, row["i"])
             fresh.append(row)
 
-        def existing(candidates: list[dict[str, Any]]) -> Work[tuple[dict[int, str], set[int]]]:
+        def existing(
+            candidates: list[dict[str, Any]], refused: Sequence[MessageConflictError] = ()
+        ) -> Work[tuple[dict[int, str], set[int]]]:
             """The stored episode each candidate repeats, and which of those candidates carry
-            an external id that their episode, stored without one, is to take."""
+            an external id that their episode, stored without one, is to take. A candidate
+            that conflicts with a stored message is refused, together with ``refused``."""
             probe = [
                 {k: r[k] for k in ("i", "session_id", "external_id", "content_hash")}
                 for r in candidates
             ]
             found = yield Run(query("episode_existing"), {"ns": ns, "rows": probe})
+            conflicts = list(refused)
             for r in found:
                 same = r["by_external_id"]  # the stored message with this external id
                 if same is not None:
@@ -709,7 +733,10 @@ class MemoryCore:
                         same["content"],
                     )
                     i = r["i"]
-                    _refuse_edit(rows[i], bases[i], other, episode_id=same["id"])
+                    clash = _edit_conflict(rows[i], bases[i], other, episode_id=same["id"])
+                    if clash is not None:
+                        conflicts.append(clash)
+            _refuse_conflicts(conflicts)
             matched = {r["i"]: r["existing"] for r in found if r["existing"] is not None}
             return matched, {r["i"] for r in found if r["adopt"]}
 
@@ -738,7 +765,7 @@ class MemoryCore:
 
         # Skip what is stored already before embedding, and refuse a conflict with a stored
         # message before anything is written; each write checks again under the lock.
-        stored, adopting = yield Transaction("read", lambda: existing(fresh))
+        stored, adopting = yield Transaction("read", lambda: existing(fresh, refused))
         pending = [r for r in fresh if r["i"] in adopting]
         fresh = [r for r in fresh if r["i"] not in stored]
         if progress is not None:

@@ -137,7 +137,9 @@ class MessageConflictError(InvalidInputError):
     in the same call) with a different content, role, speaker or time. Stored messages are
     never changed; an edit needs an external id of its own. ``index`` is the refused message's
     position in the input, with its ``external_id`` and ``session_id``; ``other_index`` the
-    earlier input it conflicts with, or ``ids`` the stored episode."""
+    earlier input it conflicts with, or ``ids`` the stored episode. ``conflicts`` holds every
+    message refused by the same check, this one first, so that a caller can drop them all
+    before sending the rest again."""
 
     def __init__(
         self,
@@ -155,6 +157,7 @@ class MessageConflictError(InvalidInputError):
         self.other_index = other_index
         self.external_id = external_id
         self.session_id = session_id
+        self.conflicts: tuple[MessageConflictError, ...] = (self,)
 
 
 class BadLinesError(InvalidInputError):

@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from graphmem.cli import main
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.graph import Graph
+from graphmem.memory import Memory
 
 Invoke = Callable[..., Result]
 
@@ -288,6 +289,40 @@ def test_a_reused_external_id_names_both_lines(cli: Invoke, tmp_path: Path) -> N
     refused = cli("ingest", str(stored))
     assert refused.exit_code == 1 and "line 1: external id 'e3'" in refused.stderr
     assert "already stored episode" in refused.stderr
+    assert _stats(cli)["episodes"] == 3
+
+
+def test_every_conflicting_line_is_found_in_one_pass(
+    cli: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli("ingest", input=json.dumps({"content": "stored", "external_id": "s"}) + "\n")
+    rows: list[dict[str, Any] | str] = [
+        {"content": "one", "external_id": "e1"},
+        {"content": "stored, edited", "external_id": "s"},
+        {"content": "one, edited", "external_id": "e1"},
+        {"content": "four"},
+        {"content": "one, edited again", "external_id": "e1"},
+    ]
+    path = _write_jsonl(tmp_path / "clashes.jsonl", rows)
+    calls: list[int] = []
+    ingest = Memory.ingest
+
+    def counted(self: Memory, messages: Any, **options: Any) -> Any:
+        calls.append(len(messages))
+        return ingest(self, messages, **options)
+
+    monkeypatch.setattr(Memory, "ingest", counted)
+    refused = cli("ingest", str(path))
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert "line 2: external id 's'" in refused.stderr
+    assert "(and 2 more: lines 3, 5)" in refused.stderr
+    assert _stats(cli)["episodes"] == 1
+    calls.clear()
+    skipped = cli("ingest", str(path), "--skip-bad", "--json")
+    data = _json(skipped)
+    assert data["created"] == 2 and [b["line"] for b in data["bad_lines"]] == [2, 3, 5]
+    # One call finds the three conflicts, a second writes the rest.
+    assert calls == [5, 2]
     assert _stats(cli)["episodes"] == 3
 
 

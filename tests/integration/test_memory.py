@@ -629,6 +629,13 @@ def test_ingest_in_batches_is_one_call_written_in_several_transactions(
         memory.ingest(later, session_id="u", batch_size=1)
     assert conflict.value.index == 5 and conflict.value.other_index is None
     assert len(conflict.value.ids) == 1
+    # Every conflict the check finds is refused at once, in input order.
+    both = [*later, {"content": "note 1, edited", "external_id": "n1"}]
+    with pytest.raises(MessageConflictError, match=r"\(and 1 more: messages 6\)") as conflict:
+        memory.ingest(both, session_id="u")
+    assert [c.index for c in conflict.value.conflicts] == [5, 6]
+    assert conflict.value.conflicts[0] is conflict.value
+    assert [c.other_index for c in conflict.value.conflicts] == [None, 1]
     after = _node_counts(graph, ns)
     assert after["Episode"] == before["Episode"] + 1  # only stored_clash
     for bad in (0, -1, 1.5, True):
