@@ -483,16 +483,16 @@ def _fact_work(
 ) -> Callable[[], Work[list[Fact]]]:
     """The transaction work that writes ``rows`` (made from ``inputs``): it checks the
     graph's embedder (``guard``, unless the transaction did), locks and checks the facts they
-    supersede or reference, then creates them."""
+    supersede or reference, then creates them. The locks make a concurrent supersession or
+    erasure of a target wait for this transaction, or this one wait for it and then see it."""
     superseded = sorted({old for item in inputs for old in item.supersedes})
     targets = sorted({t for item in inputs for t in (*item.supersedes, *item.references)})
 
     def work() -> Work[list[Fact]]:
         if guard is not None:
             yield from guard()
-        if superseded:
-            yield Run(query("fact_lock"), {"ns": ns, "ids": superseded})
         if targets:
+            yield Run(query("fact_lock"), {"ns": ns, "ids": targets})
             found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
             _check_targets(found, set(superseded), ns)
         (out,) = yield Run(query("fact_create"), {"facts": rows, "actor": actor})

@@ -504,6 +504,41 @@ def test_a_write_that_waited_for_a_lock_is_stamped_after_the_wait(
     assert [h.id for h in then][:1] == [lisbon.id]
 
 
+def test_a_fact_forgotten_while_a_write_references_it_is_waited_for_and_refused(
+    memory: Client, graph: Graph, ns: str
+) -> None:
+    passport = memory.remember("The user's passport number is X1234567.")
+    before = _node_counts(graph, ns)
+    done: dict[str, Any] = {}
+
+    def write() -> None:
+        try:
+            done["fact"] = memory.remember(
+                "The passport expires in 2031.", references=[passport.id]
+            )
+        except Exception as exc:  # checked below, in the test's thread
+            done["error"] = exc
+
+    # Another transaction holds the write lock of the referenced fact, then erases it.
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=passport.id).consume()
+        writer = threading.Thread(target=write)
+        writer.start()
+        time.sleep(1.0)
+        tx.run(
+            "MATCH (f:Fact {id: $id}) CREATE (:Tombstone {ns: f.ns, fact_id: f.id, "
+            "text_hash: f.text_hash, at: datetime(), reason: 'test'}) DETACH DELETE f",
+            id=passport.id,
+        ).consume()
+        tx.commit()
+    writer.join(60)
+    assert isinstance(done.get("error"), ForgottenError), done
+    after = _node_counts(graph, ns)
+    assert after.get("Fact", 0) == before["Fact"] - 1 and after["Tombstone"] == 1
+    assert "REFERENCES" not in after
+
+
 # --- namespaces ---------------------------------------------------------------------------------
 def test_namespaces_never_leak(
     memory: Client, ns: str, client_factory: Callable[..., Client]
