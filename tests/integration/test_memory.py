@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import neo4j
 import numpy as np
 import pytest
 
@@ -52,6 +55,36 @@ def _node_counts(graph: Graph, ns: str) -> dict[str, int]:
         database_=graph.database,
     ).records
     return {r["label"]: r["n"] for r in rows}
+
+
+@contextmanager
+def _while_locked(
+    graph: Graph, fact_id: str, call: Callable[[], Any]
+) -> Iterator[tuple[neo4j.Transaction, dict[str, Any]]]:
+    """Holds the write lock of fact ``fact_id`` in a transaction of its own, starts ``call`` in
+    another thread, gives it a second to block on the lock, and yields the transaction for the
+    test to end. On exit it waits for ``call``: the yielded dict then holds its "result" or the
+    "error" it raised."""
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["result"] = call()
+        except Exception as exc:  # for the test's thread to check
+            done["error"] = exc
+
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=fact_id).consume()
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            time.sleep(1.0)
+            yield tx, done
+        finally:
+            if not tx.closed():
+                tx.rollback()
+            thread.join(60)
 
 
 def _nested(depth: int) -> dict[str, Any]:
@@ -477,26 +510,13 @@ def test_a_write_that_waited_for_a_lock_is_stamped_after_the_wait(
     memory: Client, graph: Graph
 ) -> None:
     lisbon = memory.remember("The user lives in Lisbon.")
-    done: dict[str, Any] = {}
-
-    def update() -> None:
-        try:
-            done["porto"] = memory.remember("The user lives in Porto.", supersedes=[lisbon.id])
-        except Exception as exc:  # re-raised below, in the test's thread
-            done["error"] = exc
-
-    with graph.driver.session(database=graph.database) as session:
-        tx = session.begin_transaction()
-        tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=lisbon.id).consume()
-        writer = threading.Thread(target=update)
-        writer.start()
-        time.sleep(1.0)
+    update = functools.partial(memory.remember, "The user lives in Porto.", supersedes=[lisbon.id])
+    with _while_locked(graph, lisbon.id, update) as (tx, done):
         waited = _pause()  # the update is still waiting for the lock
         tx.rollback()
-    writer.join(60)
     if "error" in done:
         raise done["error"]
-    porto = done["porto"]
+    porto = done["result"]
     # Stamped after the wait, so what was believed during it does not change afterwards.
     assert porto.recorded_at > waited
     assert memory.get(lisbon.id).retired_at == porto.recorded_at
@@ -509,30 +529,17 @@ def test_a_fact_forgotten_while_a_write_references_it_is_waited_for_and_refused(
 ) -> None:
     passport = memory.remember("The user's passport number is X1234567.")
     before = _node_counts(graph, ns)
-    done: dict[str, Any] = {}
-
-    def write() -> None:
-        try:
-            done["fact"] = memory.remember(
-                "The passport expires in 2031.", references=[passport.id]
-            )
-        except Exception as exc:  # checked below, in the test's thread
-            done["error"] = exc
-
+    write = functools.partial(
+        memory.remember, "The passport expires in 2031.", references=[passport.id]
+    )
     # Another transaction holds the write lock of the referenced fact, then erases it.
-    with graph.driver.session(database=graph.database) as session:
-        tx = session.begin_transaction()
-        tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=passport.id).consume()
-        writer = threading.Thread(target=write)
-        writer.start()
-        time.sleep(1.0)
+    with _while_locked(graph, passport.id, write) as (tx, done):
         tx.run(
             "MATCH (f:Fact {id: $id}) CREATE (:Tombstone {ns: f.ns, fact_id: f.id, "
             "text_hash: f.text_hash, at: datetime(), reason: 'test'}) DETACH DELETE f",
             id=passport.id,
         ).consume()
         tx.commit()
-    writer.join(60)
     assert isinstance(done.get("error"), ForgottenError), done
     after = _node_counts(graph, ns)
     assert after.get("Fact", 0) == before["Fact"] - 1 and after["Tombstone"] == 1
