@@ -10,13 +10,16 @@
 // $valid_at is a datetime with a zone, or ISO-8601 text with an offset or a zone id; text
 // without one (which Neo4j would read as UTC), and no time at all, are refused with an
 // error that says so.
+WITH CASE WHEN $valid_at IS :: STRING THEN trim(toString($valid_at)) ELSE $valid_at END AS given
+WITH CASE WHEN given IS :: STRING AND given =~ '[0-9]{4}-[0-9]{2}-[0-9]{2} .+'
+            THEN left(given, 10) + 'T' + substring(given, 11)  // a space for the T, as in str()
+          ELSE given END AS given
 WITH CASE
-       WHEN $valid_at IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
-       WHEN $valid_at IS :: ZONED DATETIME THEN $valid_at
-       WHEN $valid_at IS :: STRING
-            AND toString($valid_at) =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'
-         THEN datetime(toString($valid_at))
-       ELSE datetime('not a time with a zone: ' + toString($valid_at) + ' (give one, as in 2026-01-01T00:00:00Z)')
+       WHEN given IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
+       WHEN given IS :: ZONED DATETIME THEN given
+       WHEN given IS :: STRING AND given =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'
+         THEN datetime(given)
+       ELSE datetime('not a time with a zone: ' + toString(given) + ' (give one, as in 2026-01-01T00:00:00Z)')
      END AS v
 MATCH (f:Fact {ns: $ns})
 WHERE (f.retired_at IS NULL OR f.status = 'superseded')

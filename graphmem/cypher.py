@@ -1,7 +1,8 @@
 """Named Cypher files and their one loader.
 
 Every query graphmem runs at runtime is a ``.cypher`` file in ``graphmem/queries`` (package
-data); the read-only analyst library lives in the top-level ``cypher/`` folder. Each file opens
+data); the read-only analyst library lives in the top-level ``cypher/`` folder
+(:func:`analyst_queries` loads it, also from an installed wheel). Each file opens
 with a header of ``//`` lines::
 
     // name: fact_vector_search
@@ -31,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from graphmem._files import bundled_resource
 from graphmem.errors import InvalidInputError, QueryNotFoundError
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
@@ -164,7 +166,10 @@ def load_fragments(directory: Path) -> dict[str, str]:
 def load_dir(
     directory: str | Path, *, fragments: Mapping[str, str] | None = None
 ) -> dict[str, CypherQuery]:
-    """Every ``.cypher`` file of ``directory``, by name."""
+    """Every ``.cypher`` file of ``directory``, by name. A directory that does not exist is
+    an error (``CypherFileError``), not an empty library."""
+    if not Path(directory).is_dir():
+        raise CypherFileError(f"{directory}: no such directory of .cypher files")
     queries = {}
     for path in sorted(Path(directory).glob("*.cypher")):
         query = parse_cypher(path.read_text(encoding="utf-8"), path=path, fragments=fragments)
@@ -175,6 +180,13 @@ def load_dir(
 @cache
 def _package_queries() -> dict[str, CypherQuery]:
     return load_dir(QUERY_DIR, fragments=load_fragments(FRAGMENT_DIR))
+
+
+def analyst_queries() -> dict[str, CypherQuery]:
+    """The read-only analyst library (``beliefs_as_of``, ``true_at``, ``changes_between``,
+    ``fact_history``, ``open_contradictions``), by name: the ``cypher/`` folder of a checkout,
+    which an installed wheel carries inside the package."""
+    return load_dir(bundled_resource("cypher", "_analyst"))
 
 
 def query(name: str) -> CypherQuery:

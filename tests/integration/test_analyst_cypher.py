@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import neo4j
 import pytest
 
-from graphmem.cypher import CypherQuery, load_dir
+from graphmem.cypher import CypherQuery, analyst_queries
 from graphmem.errors import InvalidInputError
 from graphmem.graph import Graph
 from tests.integration.conftest import Client
-
-ANALYST_DIR = Path(__file__).resolve().parents[2] / "cypher"
 
 
 def test_every_analyst_query_runs_as_a_read(graph: Graph, ns: str) -> None:
@@ -29,7 +26,7 @@ def test_every_analyst_query_runs_as_a_read(graph: Graph, ns: str) -> None:
         ns=ns,
         database_=graph.database,
     )
-    queries = load_dir(ANALYST_DIR)
+    queries = analyst_queries()
     assert len(queries) >= 4
     for q in queries.values():
         params = {**(q.example or {}), "ns": ns}
@@ -59,7 +56,7 @@ def test_fact_history_agrees_with_the_client(
     phone = memory.remember("The user has a Pixel.")
     both = memory.remember("The user has an iPad only.", supersedes=[laptop.id, phone.id])
     newest = memory.remember("The user has an iPad Pro.", supersedes=[both.id])
-    fact_history = load_dir(ANALYST_DIR)["fact_history"]
+    fact_history = analyst_queries()["fact_history"]
     for fact in (laptop, phone, both, newest):
         records, _, _ = graph.driver.execute_query(
             fact_history.text,
@@ -78,7 +75,7 @@ def test_analyst_times_need_a_zone(graph: Graph, ns: str) -> None:
         ns=ns,
         database_=graph.database,
     )
-    queries = load_dir(ANALYST_DIR)
+    queries = analyst_queries()
     for name, param in (("beliefs_as_of", "as_of"), ("true_at", "valid_at")):
         q = queries[name]
 
@@ -92,13 +89,16 @@ def test_analyst_times_need_a_zone(graph: Graph, ns: str) -> None:
             "2026-03-15T06:00-0400",
             "2026-03-15T10:00:00[Europe/Lisbon]",
             datetime(2026, 3, 15, 10, tzinfo=UTC),
+            str(datetime(2026, 3, 15, 10, tzinfo=UTC)),  # a space for the T
+            " 2026-03-15T10:00:00Z\n",
         ):
             assert ids(when) == [f"{ns}-a"], (name, when)
         assert ids("2026-03-15T08:59:00Z") == ([] if name == "true_at" else [f"{ns}-a"])
         with pytest.raises(InvalidInputError, match="no time given"):
             ids(None)
         # Without a zone, Neo4j would read the time as UTC: refused instead.
-        for naive in ("2026-03-15T10:00:00", "2026-03-15", datetime(2026, 3, 15, 10), 5):
+        naive_times = ("2026-03-15T10:00:00", "2026-03-15 10:00", "2026-03-15", 5)
+        for naive in (*naive_times, datetime(2026, 3, 15, 10)):
             with pytest.raises(InvalidInputError, match="not a time with a zone"):
                 ids(naive)
     with pytest.raises(InvalidInputError, match="missing parameters"):
@@ -109,7 +109,7 @@ def test_changes_between_two_times_explain_the_beliefs_at_both(
     graph: Graph, ns: str, client_factory: Callable[..., Client]
 ) -> None:
     memory = client_factory("sync", ns=ns)
-    queries = load_dir(ANALYST_DIR)
+    queries = analyst_queries()
     google = memory.remember("The user works at Google.")
     lisbon = memory.remember("The user lives in Lisbon.")
     start = memory.get(lisbon.id).recorded_at
@@ -152,3 +152,6 @@ def test_changes_between_two_times_explain_the_beliefs_at_both(
     assert graph.execute(queries["changes_between"], ns=ns, since=end, until=end, limit=10) == []
     with pytest.raises(InvalidInputError, match="not a time with a zone"):
         graph.execute(queries["changes_between"], ns=ns, since="2026-01-01", until=end, limit=10)
+    # A window given backwards is refused, not answered with "nothing changed".
+    with pytest.raises(InvalidInputError, match=r"until \(.+\) is before since"):
+        graph.execute(queries["changes_between"], ns=ns, since=end, until=start, limit=10)

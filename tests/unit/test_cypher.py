@@ -8,6 +8,7 @@ from graphmem.cypher import (
     FRAGMENT_DIR,
     QUERY_DIR,
     CypherFileError,
+    analyst_queries,
     load_dir,
     load_fragments,
     parse_cypher,
@@ -34,6 +35,12 @@ def test_analyst_queries_are_all_reads_scoped_to_a_namespace() -> None:
         assert "ns" in q.params, f"{q.name} is not scoped to a namespace"
         assert q.example is not None and set(q.example) == set(q.params), q.name
     assert load_dir(str(ANALYST_DIR)).keys() == queries.keys()  # a path as text works too
+    assert analyst_queries() == queries
+
+
+def test_a_missing_directory_is_an_error_not_an_empty_library(tmp_path: Path) -> None:
+    with pytest.raises(CypherFileError, match="no such directory"):
+        load_dir(tmp_path / "cypher")
 
 
 def test_query_lookup() -> None:

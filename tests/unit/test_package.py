@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
 import pytest
 
 import graphmem
 from graphmem import memory
+from graphmem.cypher import load_dir
 
 
 def test_clients_and_errors_are_importable_from_the_package() -> None:
@@ -16,9 +23,6 @@ def test_clients_and_errors_are_importable_from_the_package() -> None:
 
 
 def test_every_public_name_is_importable_and_import_stays_light() -> None:
-    import subprocess
-    import sys
-
     probe = (
         "import sys, graphmem\n"
         "light = not {'torch', 'neo4j', 'numpy'} & set(sys.modules)\n"
@@ -30,3 +34,42 @@ def test_every_public_name_is_importable_and_import_stays_light() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=300
     )
     assert done.stdout.split() == ["True", str(len(graphmem.__all__)), "linear"]
+
+
+def test_the_wheel_carries_the_files_graphmem_reads_outside_its_code(tmp_path: Path) -> None:
+    # Built from this checkout, unpacked and imported from there, with no checkout beside it.
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path / "dist")],
+        cwd=root,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = (tmp_path / "dist").glob("graphmem-*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    probe = (
+        "import graphmem, graphmem.cypher as c, graphmem._files as f\n"
+        "print(graphmem.__file__)\n"
+        "print(sorted(c.analyst_queries()))\n"
+        "print(len(c._package_queries()))\n"
+        "print(f.bundled_resource('docker/compose.yaml', '_docker/compose.yaml'))\n"
+        "print(f.bundled_resource('docker/local-neo4j', '_local_neo4j') / 'pom.xml')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    package, analyst, runtime, compose, pom = done.stdout.splitlines()
+    assert package.startswith(str(site))
+    assert analyst == str(sorted(load_dir(root / "cypher")))
+    assert int(runtime) == len(list((root / "graphmem" / "queries").glob("*.cypher")))
+    for path in (compose, pom):
+        assert path.startswith(str(site)) and Path(path).is_file()
