@@ -79,11 +79,12 @@ class EmbedderWrapper:
 
 
 def load_model(embedder: object) -> None:
-    """Loads the model of an embedder that loads lazily (one with a ``load`` method, such as
-    :class:`SentenceTransformerEmbedder` or a wrapper of one); others have nothing to load."""
-    load = getattr(embedder, "load", None)
-    if callable(load):
-        load()
+    """Loads the model of graphmem's lazily loading embedder (:class:`SentenceTransformerEmbedder`,
+    or a wrapper of one). Other embedders are left alone: ``load`` is not part of the
+    :class:`Embedder` protocol, and a method of that name may mean anything, so theirs load
+    however and whenever they do."""
+    if isinstance(embedder, SentenceTransformerEmbedder | EmbedderWrapper):
+        embedder.load()
 
 
 def packaged_model_path() -> Path:

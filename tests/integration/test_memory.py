@@ -1068,6 +1068,32 @@ def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
     assert block.text == "" or "in Pacific/Auckland," in block.text.splitlines()[0]
 
 
+class _EmbedderWithALoadOfItsOwn:
+    """An embedder of the caller's whose ``load`` means something else (and takes an argument)."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner = inner
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts: Any) -> Any:
+        return self.inner.embed(texts)
+
+    def load(self, path: str) -> None:
+        raise AssertionError(f"graphmem called load({path!r})")
+
+
+def test_a_callers_embedder_is_never_asked_to_load(
+    memory: Client,
+    client_factory: Callable[..., Client],
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+) -> None:
+    client = client_factory(memory.kind, embedder=_EmbedderWithALoadOfItsOwn(embedder), ns=ns)
+    fact = client.remember("The user works at Google.")
+    assert [h.id for h in client.recall(WORK_QUESTION).hits] == [fact.id]
+    assert client.context(WORK_QUESTION, budget_tokens=100).fact_ids == (fact.id,)
+
+
 def test_a_repeat_whose_message_takes_another_id_meanwhile_is_not_lost(
     client_factory: Callable[..., Client], ns: str
 ) -> None:
