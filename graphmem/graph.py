@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -11,7 +13,7 @@ import neo4j
 from graphmem import db, schema
 from graphmem.connection import Neo4jTarget, open_driver
 from graphmem.cypher import CypherQuery
-from graphmem.errors import DatabaseError, InvalidInputError
+from graphmem.errors import DatabaseError, GraphmemError, InvalidInputError
 from graphmem.schema import EmbedderInfo, SchemaReport
 from graphmem.servers import resolve_target
 from graphmem.settings import GraphmemSettings
@@ -63,12 +65,19 @@ class Graph:
     def execute(self, query: CypherQuery, /, **params: Any) -> list[neo4j.Record]:
         """Run a named query (such as one of the analyst library) with ``params``.
 
-        Parameters the query does not declare, or lacks, and statements Neo4j refuses (a
+        Parameters the query does not declare, or lacks, or of a type the driver cannot
+        send, and statements Neo4j refuses (a
         time without a zone for the analyst queries, a string where a number is needed, a
         syntax error in a query of your own) are an :class:`~graphmem.errors.InvalidInputError`.
         """
         try:
             return db.execute(self.driver, self.database, query, **params)
+        except (TypeError, ValueError, OverflowError) as exc:
+            if isinstance(exc, GraphmemError) or not _raised_packing(exc):
+                raise
+            raise InvalidInputError(
+                f"query {query.name!r}: a parameter cannot be sent to Neo4j: {exc}"
+            ) from exc
         except DatabaseError as exc:
             cause = exc.__cause__
             if isinstance(cause, neo4j.exceptions.ClientError) and (cause.code or "").startswith(
@@ -92,3 +101,11 @@ class Graph:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _raised_packing(exc: BaseException) -> bool:
+    """Whether the driver raised ``exc`` while encoding parameters (a value of a type Bolt
+    cannot carry, such as a ``Decimal``, an integer over 64 bits or a map with a key that is
+    not a string)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return any({"neo4j", "_codec"} <= set(Path(frame.filename).parts) for frame in frames)

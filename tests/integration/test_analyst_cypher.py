@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import neo4j
 import pytest
@@ -103,6 +104,15 @@ def test_analyst_times_need_a_zone(graph: Graph, ns: str) -> None:
                 ids(naive)
     with pytest.raises(InvalidInputError, match="missing parameters"):
         graph.execute(queries["true_at"], ns=ns, limit=10)
+    # Values Bolt cannot carry are refused as input too, not as the driver's own errors.
+    q = queries["beliefs_as_of"]
+    for value, why in (
+        (Decimal("1.5"), "Decimal"),
+        (2**70, "too large"),
+        ({1: "a"}, "Map keys must be strings"),
+    ):
+        with pytest.raises(InvalidInputError, match=f"cannot be sent to Neo4j: .*{why}"):
+            graph.execute(q, ns=ns, as_of="2026-03-15T10:00:00Z", limit=value)
 
 
 def test_changes_between_two_times_explain_the_beliefs_at_both(
