@@ -65,10 +65,10 @@ class Graph:
     def execute(self, query: CypherQuery, /, **params: Any) -> list[neo4j.Record]:
         """Run a named query (such as one of the analyst library) with ``params``.
 
-        Parameters the query does not declare, or lacks, or of a type the driver cannot
-        send, and statements Neo4j refuses (a
-        time without a zone for the analyst queries, a string where a number is needed, a
-        syntax error in a query of your own) are an :class:`~graphmem.errors.InvalidInputError`.
+        Parameters the query does not declare, or lacks, or of a type the driver cannot send,
+        and statements Neo4j refuses (a time without a zone for the analyst queries, a string
+        where a number is needed, a syntax error in a query of your own) are an
+        :class:`~graphmem.errors.InvalidInputError`.
         """
         try:
             return db.execute(self.driver, self.database, query, **params)
