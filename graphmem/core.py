@@ -23,8 +23,9 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
+from functools import cache
 from typing import Any, Generic, Literal, Protocol, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import numpy.typing as npt
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -1475,6 +1476,11 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
     if isinstance(value, tzinfo):
         if value.utcoffset(datetime(2000, 1, 1)) is None:
             raise InvalidInputError(f"timezone {value!r} gives no UTC offset")
+        key = getattr(value, "key", None)
+        if isinstance(value, ZoneInfo) and key is not None and key not in _zone_names():
+            raise InvalidInputError(
+                f"timezone {key!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
+            )
         return value
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(
@@ -1483,17 +1489,28 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
         )
     if value.upper() == "UTC":
         return UTC
-    if value in ("localtime", "Factory") or value.startswith(("posix/", "right/")):
-        # Files of the zone database that name no zone a reader would know (or a copy of one).
+    if value in _NO_ZONE or value.startswith(("posix/", "right/")):
         raise InvalidInputError(
             f"timezone {value!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
         )
+    unknown = f"unknown timezone {value!r:.80}: give an IANA zone name such as 'Europe/Lisbon'"
+    if value not in _zone_names():
+        raise InvalidInputError(unknown)
     try:
         return ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: "Europe", a folder
-        raise InvalidInputError(
-            f"unknown timezone {value!r:.80}: give an IANA zone name such as 'Europe/Lisbon'"
-        ) from exc
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        raise InvalidInputError(unknown) from exc
+
+
+#: Files of the zone database that name no zone a reader would know (a copy of the machine's
+#: zone, a placeholder, a copy of America/New_York); posix/ and right/ hold copies.
+_NO_ZONE = frozenset({"localtime", "Factory", "posixrules"})
+
+
+@cache
+def _zone_names() -> frozenset[str]:
+    """The IANA zone names this machine knows (its zone database and the tzdata package)."""
+    return frozenset(available_timezones()) - _NO_ZONE
 
 
 def _day(moment: datetime, zone: tzinfo) -> str:

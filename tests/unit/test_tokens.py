@@ -254,9 +254,17 @@ def test_context_dates_are_days_in_the_zone_asked_for(counter: WordPieceBudgetCo
     for bad in ("Europe", "Mars/Olympus", "", "x" * 5000, "../../etc/passwd", "localtime"):
         with pytest.raises(InvalidInputError, match="timezone"):
             time_zone(bad)
-    for copy in ("Factory", "posix/Europe/Lisbon", "right/UTC"):
+    for copy in ("Factory", "posix/Europe/Lisbon", "right/UTC", "posixrules", "localtime"):
         with pytest.raises(InvalidInputError, match="names no zone"):
             time_zone(copy)
+        try:  # the same file given as a tzinfo, where this machine has it
+            zone = ZoneInfo(copy)
+        except (KeyError, OSError, ValueError):  # ZoneInfoNotFoundError is a KeyError
+            continue
+        with pytest.raises(InvalidInputError, match="names no zone"):
+            time_zone(zone)
+    assert time_zone(ZoneInfo("Asia/Kolkata")).key == "Asia/Kolkata"
+    assert time_zone("Etc/GMT-3").utcoffset(None) == timedelta(hours=3)
 
 
 class _NewlineHeavy:
