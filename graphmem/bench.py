@@ -33,23 +33,21 @@ import os
 import platform
 import re
 import secrets
-import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from graphmem import __version__, cypher, db
+from graphmem._signals import EndingSignals
 from graphmem.connection import Neo4jTarget
 from graphmem.embeddings import EmbedderWrapper
 from graphmem.errors import DatabaseError
@@ -1119,51 +1117,6 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-#: Signals that end a run by default: a supervisor's stop, a timeout, a closed terminal.
-_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-class _EndingSignals:
-    """While active, SIGTERM and SIGHUP raise :class:`SystemExit` (status 128 + the signal).
-
-    Python's default for them ends the process on the spot, so ``finally`` blocks would not
-    run and a throwaway server (in a session of its own) would outlive its run, with its data.
-    Once :meth:`defer` is called (the clean-up has begun), a signal no longer interrupts; it
-    ends the process when the clean-up is over. A signal the application already handles or
-    ignores (``nohup``) is left alone, and so is every signal outside the main thread, where
-    handlers cannot be set.
-    """
-
-    def __init__(self) -> None:
-        self._previous: dict[signal.Signals, Any] = {}
-        self._deferring = False
-        self._raised = False
-        self._pending: int | None = None
-
-    def __enter__(self) -> _EndingSignals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in _ENDING_SIGNALS:
-                if signal.getsignal(signum) is signal.SIG_DFL:
-                    self._previous[signum] = signal.signal(signum, self._received)
-        return self
-
-    def _received(self, signum: int, _frame: FrameType | None) -> None:
-        if self._pending is None:
-            self._pending = signum
-            if not self._deferring:
-                self._raised = True
-                raise SystemExit(128 + signum)
-
-    def defer(self) -> None:
-        self._deferring = True
-
-    def __exit__(self, *_exc: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        if self._pending is not None and not self._raised:
-            raise SystemExit(128 + self._pending)
-
-
 @contextmanager
 def scratch_neo4j(
     settings: GraphmemSettings, *, heap: str, pagecache: str, say: Progress
@@ -1173,7 +1126,7 @@ def scratch_neo4j(
     from graphmem.neo4j_local import LocalNeo4jServer
 
     with (
-        _EndingSignals() as ending,
+        EndingSignals() as ending,
         tempfile.TemporaryDirectory(prefix="graphmem-bench-", ignore_cleanup_errors=True) as tmp,
     ):
         home = Path(tmp)

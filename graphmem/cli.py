@@ -288,16 +288,18 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
 
     Embeds every fact and episode of the database again, rebuilds the vector indexes for the
     model's dimension and records the model. Clients are refused meanwhile, and those of the
-    old model afterwards. A run that stops resumes where it was when started again.
+    old model afterwards. A run that stops (an error, Ctrl-C, SIGTERM) resumes where it was
+    when started again.
 
     Example:
 
     \b
         GRAPHMEM_EMBEDDING_MODEL=/models/bge-small-en-v1.5 graphmem reembed --yes
     """
+    from graphmem._signals import EndingSignals
     from graphmem.connection import open_driver
     from graphmem.reembed import reembed as run_reembed
-    from graphmem.reembed import reembed_plan
+    from graphmem.reembed import reembed_plan, refuse_if_running
     from graphmem.servers import resolve_target
 
     settings = _settings(ctx)
@@ -309,15 +311,19 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
             report_data = {"plan": plan.model_dump(), "done": False}
             emit(report_data, as_json=as_json, table=lambda d: "Nothing to do: " + _plan_text(plan))
             return
+        refuse_if_running(plan)  # before asking to go on with what it would refuse
         if not yes:
             click.confirm(f"{_plan_text(plan)}. Go on?", abort=True, err=True)
         total = plan.facts + plan.episodes
-        with click.progressbar(
-            length=total,
-            label="Re-embedding",
-            file=sys.stderr,
-            hidden=not total or not sys.stderr.isatty(),
-        ) as bar:
+        with (
+            EndingSignals(),  # SIGTERM and SIGHUP unwind the run, which then gives its claim up
+            click.progressbar(
+                length=total,
+                label="Re-embedding",
+                file=sys.stderr,
+                hidden=not total or not sys.stderr.isatty(),
+            ) as bar,
+        ):
             report = run_reembed(
                 driver,
                 database=target.database,
@@ -345,13 +351,17 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
 def _plan_text(plan: ReembedPlan) -> str:
     if plan.up_to_date:
         return f"the graph's vectors are {plan.to_model!r}'s ({plan.to_dimension}-d) already"
-    verb = "Resume re-embedding" if plan.resumes else "Re-embed"
+    counts = (
+        f"{plan.facts} fact(s) and {plan.episodes} episode(s) in {plan.namespaces} namespace(s)"
+    )
+    verb = f"Resume re-embedding the graph's {counts} (some done already)"
+    if not plan.resumes:
+        verb = f"Re-embed {counts}"
     replacing = (
         f", replacing the unfinished re-embedding to {plan.replaces!r}" if plan.replaces else ""
     )
     return (
-        f"{verb} {plan.facts} fact(s) and {plan.episodes} episode(s) in {plan.namespaces} "
-        f"namespace(s) from {plan.from_model!r} ({plan.from_dimension}-d) to "
+        f"{verb} from {plan.from_model!r} ({plan.from_dimension}-d) to "
         f"{plan.to_model!r} ({plan.to_dimension}-d){replacing}; clients are refused until it "
         "ends"
     )

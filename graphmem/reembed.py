@@ -15,14 +15,15 @@ compared. :func:`reembed` moves the whole database to the configured model:
    until a pass finds nothing;
 5. rebuilds the vector indexes for the new dimension and records the new model.
 
-One run at a time holds the re-embedding (a token and a heartbeat on the schema node); a run
-that is gone is taken over. Nothing else changes: no fact or episode is created, retired or
-deleted, and no time stamp moves.
+One run at a time holds the re-embedding (a token on the schema node, and a heartbeat the run
+renews while it is alive); a run that is gone is taken over. Nothing else changes: no fact or
+episode is created, retired or deleted, and no time stamp moves.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -68,6 +69,9 @@ class ReembedPlan(BaseModel):
     replaces: str | None = None
     #: The graph already has ``to_model``'s vectors: there is nothing to do.
     up_to_date: bool
+    #: When the run holding the unfinished re-embedding last showed it was alive, if within
+    #: the lease: another run is then refused until it ends.
+    running_since_heartbeat: datetime | None = None
 
 
 class ReembedReport(BaseModel):
@@ -98,6 +102,12 @@ def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> 
     same = under_way is not None and (under_way, state["reembedding_dimension"]) == target
     (found,) = db.execute(driver, database, query("reembed_namespaces"))
     rows = found["namespaces"]
+    heartbeat = state["reembedding_heartbeat"]
+    alive = (
+        under_way is not None
+        and heartbeat is not None
+        and (native_time(found["now"]) - native_time(heartbeat)).total_seconds() < LEASE_SECONDS
+    )
     return ReembedPlan(
         from_model=state["embedder_model"],
         from_dimension=state["embedding_dimension"],
@@ -110,6 +120,22 @@ def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> 
         replaces=under_way if under_way is not None and not same else None,
         up_to_date=under_way is None
         and (state["embedder_model"], state["embedding_dimension"]) == target,
+        running_since_heartbeat=native_time(heartbeat) if alive else None,
+    )
+
+
+def refuse_if_running(plan: ReembedPlan) -> None:
+    """Raise :class:`~graphmem.errors.SchemaError` if another run, alive, holds the
+    re-embedding that ``plan`` would resume or replace."""
+    if plan.running_since_heartbeat is not None:
+        raise _busy(plan.replaces or plan.to_model, plan.running_since_heartbeat)
+
+
+def _busy(model: str | None, heartbeat: Any) -> SchemaError:
+    return SchemaError(
+        f"another run is re-embedding the graph to {model!r} (it last showed it was alive at "
+        f"{heartbeat}); let it finish. If it was stopped without ending (killed, or its "
+        f"connection lost), run again once it has shown nothing for {LEASE_SECONDS} s"
     )
 
 
@@ -131,6 +157,7 @@ def reembed(
     plan = reembed_plan(driver, database=database, embedder=embedder)
     if plan.up_to_date:
         return ReembedReport(plan=plan, facts=0, episodes=0, caught_up=0, seconds=0.0)
+    refuse_if_running(plan)
     token = str(uuid.uuid4())
 
     def mark(name: str, **params: Any) -> list[neo4j.Record]:
@@ -142,21 +169,19 @@ def reembed(
     target = {"model": embedder.model_id, "dimension": embedder.dimension}
     (claimed,) = mark("reembed_claim", lease=LEASE_SECONDS, **target)
     if claimed["token"] != token:
-        raise SchemaError(
-            f"another run is re-embedding the graph to {claimed['reembedding_model']!r} (its "
-            f"last batch was written at {claimed['heartbeat']}); let it finish. If it was "
-            f"stopped without ending (killed, or its connection lost), run again once it has "
-            f"written nothing for {LEASE_SECONDS} s"
-        )
+        raise _busy(claimed["reembedding_model"], claimed["heartbeat"])
     finished = False
     try:
-        schema.drop_vector_indexes(driver, database=database)
-        counts, caught_up = _embed_all(
-            driver, database, embedder, batch_size, progress, claimed, token
-        )
-        schema.create_vector_indexes(driver, database=database, dimension=embedder.dimension)
-        if not mark("reembed_finish", **target):
-            raise SchemaError("another run took the re-embedding over meanwhile; it finishes it")
+        with _Lease(lambda: bool(mark("reembed_heartbeat")[0]["held"])) as lease:
+            schema.drop_vector_indexes(driver, database=database)
+            counts, caught_up = _embed_all(
+                driver, database, embedder, batch_size, progress, claimed, token
+            )
+            # The indexes are built for this run's dimension only while it holds the claim.
+            lease.check()
+            schema.create_vector_indexes(driver, database=database, dimension=embedder.dimension)
+            if not mark("reembed_finish", **target):
+                raise _taken_over()
         finished = True
     finally:
         if not finished:  # give the claim up, so that the next run resumes at once
@@ -170,6 +195,46 @@ def reembed(
         caught_up=caught_up,
         seconds=time.monotonic() - began,
     )
+
+
+def _taken_over() -> SchemaError:
+    return SchemaError(
+        "another run took the re-embedding over (this one showed no sign of life for "
+        f"{LEASE_SECONDS} s: stalled, or its connection lost); it goes on from here"
+    )
+
+
+class _Lease:
+    """Renews the run's claim every quarter of the lease from a thread of its own while the
+    run is alive, so that a slow step (a large batch, an index drop that waits for open
+    writes, a catch-up read) never looks like a run that is gone. ``renew`` records a sign of
+    life and says whether the run still holds the claim."""
+
+    def __init__(self, renew: Callable[[], bool]) -> None:
+        self._renew = renew
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="reembed-lease", daemon=True)
+
+    def __enter__(self) -> _Lease:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(LEASE_SECONDS / 4):
+            try:
+                if not self._renew():
+                    return
+            except GraphmemError:  # the server is unreachable: the next batch will say so
+                continue
+
+    def check(self) -> None:
+        """Raise unless the run still holds the claim (and record a sign of life)."""
+        if not self._renew():
+            raise _taken_over()
 
 
 def _embed_all(
@@ -228,7 +293,7 @@ def _embed_all(
                         progress(count)
         if pass_no > 0 and found == 0:
             return counts, caught_up
-        if pass_no > MAX_CATCH_UP:
+        if pass_no >= MAX_CATCH_UP:
             raise SchemaError(
                 f"facts or episodes were still being written after {MAX_CATCH_UP} passes to "
                 "catch up: stop the clients that write (older graphmem versions do not check "
@@ -276,10 +341,7 @@ def _batch(
         if not statement(
             tx, "reembed_cursor", {"key": schema.SCHEMA_KEY, "token": token, "cursor": cursor}
         ):
-            raise SchemaError(
-                "another run took the re-embedding over (this one wrote nothing for "
-                f"{LEASE_SECONDS} s); it goes on from here"
-            )
+            raise _taken_over()
 
     with (
         db.driver_errors(),

@@ -288,10 +288,24 @@ def drop_vector_indexes(driver: neo4j.Driver, *, database: str) -> None:
 
 
 def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int) -> None:
-    """Create the vector indexes of migration 3 for ``dimension``-d vectors, if missing."""
+    """Create the vector indexes of migration 3 for ``dimension``-d vectors, if missing; one
+    for another dimension (left by an interrupted or overtaken re-embedding) is replaced."""
+    wrong = [
+        index.name
+        for index in _index_states(driver, database)
+        if index.name in VECTOR_INDEXES and vector_dimension(index) not in (None, dimension)
+    ]
     with db.driver_errors(), driver.session(database=database) as session:
+        for name in wrong:
+            session.execute_write(_run_statement, f"DROP INDEX {name} IF EXISTS", 0)
         for _, statement in _M3:
             session.execute_write(_run_statement, statement, dimension)
+
+
+def vector_dimension(index: IndexState) -> int | None:
+    """The dimension a vector index was built for (None for other indexes)."""
+    dimension = index.options.get("indexConfig", {}).get("vector.dimensions")
+    return None if dimension is None else int(dimension)
 
 
 def await_indexes_online(
@@ -362,11 +376,11 @@ def check_embedder(
     for index in indexes:
         if index.name not in VECTOR_INDEXES:
             continue
-        dimension = index.options.get("indexConfig", {}).get("vector.dimensions")
-        if dimension is not None and int(dimension) != embedder.dimension:
+        built_for = vector_dimension(index)
+        if built_for is not None and built_for != embedder.dimension:
             raise EmbedderMismatchError(
                 graph_model=f"unrecorded model (index {index.name})",
-                graph_dimension=int(dimension),
+                graph_dimension=built_for,
                 embedder_model=embedder.model_id,
                 embedder_dimension=embedder.dimension,
             )

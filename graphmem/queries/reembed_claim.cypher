@@ -7,8 +7,12 @@
 // it stopped, or wrote nothing for $lease seconds): to the same model it resumes, keeping its
 // start and cursor; to another one it starts again from the beginning, since every vector is
 // then written again. Returns the schema node as it is then: the caller goes on only if the
-// token recorded is its own.
+// token recorded is its own. The node's write lock is taken before anything is read, so two
+// runs claiming at once decide one after the other.
 MATCH (s:GraphmemSchema {key: $key})
+SET s.reembedding_lock = true
+REMOVE s.reembedding_lock
+WITH s
 WITH s, s.reembedding_model IS NULL AS fresh,
      s.reembedding_heartbeat IS NULL
        OR s.reembedding_heartbeat < datetime() - duration({seconds: $lease}) AS gone

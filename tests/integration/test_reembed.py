@@ -4,6 +4,12 @@ while it runs (against the real Neo4j)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,12 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from graphmem.cli import main
+from graphmem.cypher import query
 from graphmem.embeddings import Embedder, SentenceTransformerEmbedder, Vectors
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.graph import Graph
 from graphmem.memory import Memory
 from graphmem.reembed import reembed, reembed_plan
-from graphmem.schema import read_state
+from graphmem.schema import SCHEMA_KEY, create_vector_indexes, read_state
 from graphmem.settings import GraphmemSettings
 from tests.helpers import FakeEmbedder
 
@@ -100,6 +107,7 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
     graph.driver.execute_query(
         "MATCH (s:GraphmemSchema) SET s.reembedding_heartbeat = datetime()", database_=db
     )
+    assert reembed_plan(graph.driver, database=db, embedder=SMALL).running_since_heartbeat
     with pytest.raises(SchemaError, match="another run is re-embedding the graph"):
         reembed(graph.driver, database=db, embedder=SMALL)
     graph.driver.execute_query(  # that run stops and gives its claim up
@@ -167,3 +175,144 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
     with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
         hits = memory.recall("where does the user work", kinds=["fact"]).hits
         assert hits[0].id == moved.id
+
+
+def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only_then(
+    fresh_graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph, db = fresh_graph, fresh_graph.database
+    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
+        memory.remember_many([f"The user owns plant number {i}." for i in range(3)])
+
+    # Two runs claiming at the same moment: one gets the claim, never both.
+    claim = query("reembed_claim")
+
+    def claim_as(token: str, model: str, won: list[str], start: threading.Barrier) -> None:
+        start.wait()
+        (row,) = graph.execute(
+            claim, key=SCHEMA_KEY, model=model, dimension=16, token=token, lease=120
+        )
+        if row["token"] == token:
+            won.append(token)
+
+    for _ in range(10):
+        won: list[str] = []
+        start = threading.Barrier(2)
+        runs = [
+            threading.Thread(target=claim_as, args=(token, f"fake/{token}", won, start))
+            for token in ("x", "y")
+        ]
+        for run in runs:
+            run.start()
+        for run in runs:
+            run.join(30)
+        assert len(won) == 1, won
+        graph.driver.execute_query(
+            "MATCH (s:GraphmemSchema) REMOVE s.reembedding_model, s.reembedding_dimension, "
+            "s.reembedding_started_at, s.reembedding_cursor, s.reembedding_token, "
+            "s.reembedding_heartbeat",
+            database_=db,
+        )
+
+    # A run that is alive keeps its claim through a step slower than the lease (here a batch
+    # that takes 3 s to embed, against a lease of 2 s), and a second run is refused meanwhile.
+    monkeypatch.setattr("graphmem.reembed.LEASE_SECONDS", 2)
+    stalled = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def stall(call: int) -> None:
+        if call == 1:
+            stalled.set()
+            time.sleep(3)
+
+    def first_run() -> None:
+        try:
+            outcome["report"] = reembed(graph.driver, database=db, embedder=_Hooked(SMALL, stall))
+        except Exception as exc:  # checked below, in the test's thread
+            outcome["error"] = exc
+
+    runner = threading.Thread(target=first_run)
+    runner.start()
+    assert stalled.wait(60)
+    time.sleep(2.5)  # past the lease, still inside the slow step
+    plan = reembed_plan(graph.driver, database=db, embedder=SMALL)
+    assert plan.resumes and plan.running_since_heartbeat is not None
+    with pytest.raises(SchemaError, match="another run is re-embedding the graph"):
+        reembed(graph.driver, database=db, embedder=SMALL)
+    runner.join(60)
+    assert "error" not in outcome, outcome
+    assert outcome["report"].facts == 3
+    assert _index_dimensions(graph) == {"fact_embedding": 16, "episode_embedding": 16}
+
+    # A run that another took over (it showed no sign of life for a lease) builds no index
+    # for its dimension at the end: it stops, and leaves the indexes to the run that holds it.
+    def taken_over(_: int) -> None:
+        graph.driver.execute_query(
+            "MATCH (s:GraphmemSchema) SET s.reembedding_token = 'another run', "
+            "s.reembedding_heartbeat = datetime()",
+            database_=db,
+        )
+
+    with pytest.raises(SchemaError, match="took the re-embedding over"):
+        reembed(graph.driver, database=db, embedder=embedder, progress=taken_over)
+    assert _index_dimensions(graph) == {}
+    assert _dimensions(graph) == {"Fact": {384}}
+    # Had it built them (at 384 dimensions), indexes built for the finishing run replace them.
+    create_vector_indexes(graph.driver, database=db, dimension=384)
+    create_vector_indexes(graph.driver, database=db, dimension=16)
+    assert _index_dimensions(graph) == {"fact_embedding": 16, "episode_embedding": 16}
+    graph.driver.execute_query(  # the other run gives up too
+        "MATCH (s:GraphmemSchema) SET s.reembedding_heartbeat = null", database_=db
+    )
+    report = reembed(graph.driver, database=db, embedder=SMALL)
+    assert report.plan.replaces == embedder.model_id and report.facts == 3
+    assert _index_dimensions(graph) == {"fact_embedding": 16, "episode_embedding": 16}
+    with Memory(test_settings, target=graph.target, embedder=SMALL, ns="a") as memory:
+        assert len(memory.recall("plant number 2").hits) > 0
+
+
+def _cursor(graph: Graph) -> list[str] | None:
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (s:GraphmemSchema) RETURN s.reembedding_cursor AS cursor", database_=graph.database
+    )
+    return records[0]["cursor"] if records else None
+
+
+def test_the_command_gives_its_claim_up_when_it_is_terminated(
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    graph, db = fresh_graph, fresh_graph.database
+    with Memory(test_settings, target=graph.target, embedder=SMALL, ns="a") as memory:
+        memory.remember_many([f"The user owns plant number {i}." for i in range(400)])
+    env = {
+        **os.environ,
+        "GRAPHMEM_NEO4J_URI": graph.target.uri,
+        "GRAPHMEM_NEO4J_USER": graph.target.user,
+        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
+        "GRAPHMEM_NEO4J_DATABASE": db,
+    }
+    # Started as from a terminal or a supervisor: SIGTERM at Python's default.
+    command = (
+        "import signal, sys; from graphmem.cli import main; "
+        "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+        "sys.exit(main(['reembed', '--yes', '--batch-size', '1']))"
+    )
+    run = subprocess.Popen([sys.executable, "-c", command], env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not _cursor(graph):
+            assert run.poll() is None and time.monotonic() < deadline, "no batch was written"
+            time.sleep(0.1)
+        run.send_signal(signal.SIGTERM)
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 128 + signal.SIGTERM, stderr
+    state = read_state(graph.driver, db)
+    assert state is not None and state["reembedding_model"] == embedder.model_id
+    assert state["reembedding_heartbeat"] is None  # released: the next run resumes at once
+    plan = reembed_plan(graph.driver, database=db, embedder=SMALL)
+    assert plan.running_since_heartbeat is None and plan.replaces is not None
