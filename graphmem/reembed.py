@@ -42,6 +42,7 @@ from graphmem.models import native_time
 
 _LABELS: tuple[Literal["Fact", "Episode"], ...] = ("Fact", "Episode")
 _READ = {"Fact": "reembed_facts", "Episode": "reembed_episodes"}
+_READ_SINCE = {"Fact": "reembed_facts_since", "Episode": "reembed_episodes_since"}
 _WRITE = {"Fact": "reembed_write_facts", "Episode": "reembed_write_episodes"}
 MAX_BATCH = 10_000
 #: A run that has written no batch for this long (killed, or its connection lost) may be taken
@@ -266,7 +267,7 @@ def _embed_all(
         for label_no, label in enumerate(_LABELS):
             for ns in (n["ns"] for n in state["namespaces"]):
                 position = (pass_no, label_no, ns)
-                after: str | None = None
+                after = ""  # before every id
                 if cursor is not None:
                     done = (int(cursor[0]), _LABELS.index(cursor[1]), cursor[2])
                     if position < done:
@@ -309,7 +310,7 @@ def _batch(
     driver: neo4j.Driver,
     database: str,
     embedder: Embedder,
-    what: tuple[Literal["Fact", "Episode"], str, str | None, datetime | None, int],
+    what: tuple[Literal["Fact", "Episode"], str, str, datetime | None, int],
     run: tuple[tuple[int, int, str], str],
 ) -> tuple[str, int] | None:
     """Embeds and writes the next batch (``what``: label, namespace, the last id done, the
@@ -318,9 +319,11 @@ def _batch(
     done."""
     label, ns, after, since, limit = what
     position, token = run
-    rows = db.execute(
-        driver, database, query(_READ[label]), ns=ns, after=after, since=since, limit=limit
-    )
+    if since is None:
+        rows = db.execute(driver, database, query(_READ[label]), ns=ns, after=after, limit=limit)
+    else:
+        read = query(_READ_SINCE[label])
+        rows = db.execute(driver, database, read, ns=ns, since=since, after=after, limit=limit)
     if not rows:
         return None
     vectors = check_vectors(embedder.embed([r["text"] for r in rows]), embedder.dimension)

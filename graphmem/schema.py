@@ -132,6 +132,13 @@ _M4 = (
 )
 
 
+_M5 = (
+    ("fact_ns_id", _range("fact_ns_id", "Fact", "ns", "id")),
+    ("episode_ns_id", _range("episode_ns_id", "Episode", "ns", "id")),
+    ("episode_ns_recorded_at", _range("episode_ns_recorded_at", "Episode", "ns", "recorded_at")),
+)
+
+
 def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
     return Migration(
         version=version,
@@ -146,6 +153,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(2, "fulltext indexes on Fact.text and Episode.content", _M2),
     _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
     _migration(4, "write locks, pinned facts and tombstone lookups", _M4),
+    _migration(5, "facts and episodes of a namespace in id order, episodes by recording", _M5),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 _ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))

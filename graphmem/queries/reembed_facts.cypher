@@ -1,11 +1,13 @@
 // name: reembed_facts
 // mode: read
-// params: ns, after, since, limit
+// params: ns, after, limit
 // returns: id, text
-// The next $limit facts of the namespace by id after $after (null: from the first), only those
-// recorded at or after $since when it is given: what re-embedding embeds next.
-MATCH (n:Fact {ns: $ns})
-WHERE ($after IS NULL OR n.id > $after) AND ($since IS NULL OR n.recorded_at >= $since)
+// The next $limit facts of the namespace by id after $after ('' for the first): what
+// re-embedding embeds next. A seek on the (ns, id) index, in its order, so each batch reads
+// only what it returns.
+MATCH (n:Fact)
+USING INDEX n:Fact(ns, id)
+WHERE n.ns = $ns AND n.id > $after
 RETURN n.id AS id, n.text AS text
-ORDER BY n.id
+ORDER BY n.ns, n.id
 LIMIT $limit

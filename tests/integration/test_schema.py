@@ -33,8 +33,8 @@ def _count(driver: neo4j.Driver, database: str, label: str) -> int:
 def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -> None:
     driver, database = fresh_graph.driver, fresh_graph.database
     report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
-    assert report.applied_now == (1, 2, 3, 4)
-    assert report.version == report.latest_version == 4
+    assert report.applied_now == (1, 2, 3, 4, 5)
+    assert report.version == report.latest_version == 5
     assert report.embedder_model == "fake/hash-embedder"
     assert report.embedding_dimension == 384
 
@@ -52,7 +52,7 @@ def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -
         config = indexes[name]["options"]["indexConfig"]  # type: ignore[index]
         assert config["fulltext.analyzer"] == "english"
         assert config["fulltext.eventually_consistent"] is False
-    assert _count(driver, database, "GraphmemMigration") == 4
+    assert _count(driver, database, "GraphmemMigration") == 5
 
 
 def test_init_is_idempotent(graph: Graph, embedder: FakeEmbedder) -> None:
@@ -61,7 +61,7 @@ def test_init_is_idempotent(graph: Graph, embedder: FakeEmbedder) -> None:
     assert report.applied_now == ()
     assert report.up_to_date
     assert _indexes(graph.driver, graph.database).keys() == before.keys()
-    assert _count(graph.driver, graph.database, "GraphmemMigration") == 4
+    assert _count(graph.driver, graph.database, "GraphmemMigration") == 5
     assert _count(graph.driver, graph.database, "GraphmemSchema") == 1
 
 
