@@ -68,7 +68,8 @@ class ReembedPlan(BaseModel):
     #: The model of an unfinished re-embedding to another model, which this one replaces
     #: (starting again from the beginning) once its run is gone.
     replaces: str | None = None
-    #: The graph already has ``to_model``'s vectors: there is nothing to do.
+    #: The graph already has ``to_model``'s vectors, and vector indexes for them: there is
+    #: nothing to do. (Indexes built for another dimension are rebuilt by a run.)
     up_to_date: bool
     #: When the run holding the unfinished re-embedding last showed it was alive, if within
     #: the lease: another run is then refused until it ends.
@@ -120,7 +121,11 @@ def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> 
         resumes=same,
         replaces=under_way if under_way is not None and not same else None,
         up_to_date=under_way is None
-        and (state["embedder_model"], state["embedding_dimension"]) == target,
+        and (state["embedder_model"], state["embedding_dimension"]) == target
+        and all(
+            built == embedder.dimension
+            for built in schema.vector_index_dimensions(driver, database).values()
+        ),
         running_since_heartbeat=native_time(heartbeat) if alive else None,
     )
 

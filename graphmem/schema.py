@@ -298,16 +298,22 @@ def drop_vector_indexes(driver: neo4j.Driver, *, database: str) -> None:
 def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int) -> None:
     """Create the vector indexes of migration 3 for ``dimension``-d vectors, if missing; one
     for another dimension (left by an interrupted or overtaken re-embedding) is replaced."""
-    wrong = [
-        index.name
-        for index in _index_states(driver, database)
-        if index.name in VECTOR_INDEXES and vector_dimension(index) not in (None, dimension)
-    ]
+    built = vector_index_dimensions(driver, database)
+    wrong = [name for name in VECTOR_INDEXES if built.get(name, dimension) != dimension]
     with db.driver_errors(), driver.session(database=database) as session:
         for name in wrong:
             session.execute_write(_run_statement, f"DROP INDEX {name} IF EXISTS", 0)
         for _, statement in _M3:
             session.execute_write(_run_statement, statement, dimension)
+
+
+def vector_index_dimensions(driver: neo4j.Driver, database: str) -> dict[str, int]:
+    """graphmem's vector indexes that exist, by name, with the dimension each was built for."""
+    return {
+        index.name: built_for
+        for index in _index_states(driver, database)
+        if (built_for := vector_dimension(index)) is not None
+    }
 
 
 def vector_dimension(index: IndexState) -> int | None:

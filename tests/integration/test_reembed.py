@@ -23,7 +23,12 @@ from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.graph import Graph
 from graphmem.memory import Memory
 from graphmem.reembed import reembed, reembed_plan
-from graphmem.schema import SCHEMA_KEY, create_vector_indexes, read_state
+from graphmem.schema import (
+    SCHEMA_KEY,
+    create_vector_indexes,
+    drop_vector_indexes,
+    read_state,
+)
 from graphmem.settings import GraphmemSettings
 from tests.helpers import FakeEmbedder
 
@@ -272,6 +277,16 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
     assert _index_dimensions(graph) == {"fact_embedding": 16, "episode_embedding": 16}
     with Memory(test_settings, target=graph.target, embedder=SMALL, ns="a") as memory:
         assert len(memory.recall("plant number 2").hits) > 0
+    # Indexes of another dimension under the recorded model (made by hand, or left by an older
+    # graphmem) refuse every client: the same command repairs them.
+    drop_vector_indexes(graph.driver, database=db)
+    create_vector_indexes(graph.driver, database=db, dimension=384)
+    with pytest.raises(EmbedderMismatchError, match="unrecorded model"):
+        Graph.open(test_settings, SMALL, target=graph.target)
+    assert not reembed_plan(graph.driver, database=db, embedder=SMALL).up_to_date
+    reembed(graph.driver, database=db, embedder=SMALL)
+    assert _index_dimensions(graph) == {"fact_embedding": 16, "episode_embedding": 16}
+    assert reembed_plan(graph.driver, database=db, embedder=SMALL).up_to_date
 
 
 def _cursor(graph: Graph) -> list[str] | None:
