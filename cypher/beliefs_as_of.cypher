@@ -21,6 +21,7 @@ WITH CASE
          THEN datetime(given)
        ELSE datetime('not a time with a zone: ' + toString(given) + ' (give one, as in 2026-01-01T00:00:00Z)')
      END AS t
+WITH datetime({datetime: t, timezone: 'Z'}) AS t  // in UTC, as stored: compared by instant
 MATCH (f:Fact {ns: $ns})
 WHERE f.recorded_at <= t AND (f.retired_at IS NULL OR f.retired_at > t)
 RETURN f.id AS id, f.text AS text, f.status AS status, f.recorded_at AS recorded_at,

@@ -21,6 +21,7 @@ WITH CASE
          THEN datetime(given)
        ELSE datetime('not a time with a zone: ' + toString(given) + ' (give one, as in 2026-01-01T00:00:00Z)')
      END AS v
+WITH datetime({datetime: v, timezone: 'Z'}) AS v  // in UTC, as stored: compared by instant
 MATCH (f:Fact {ns: $ns})
 WHERE (f.retired_at IS NULL OR f.status = 'superseded')
   AND (f.valid_from IS NULL OR f.valid_from <= v)

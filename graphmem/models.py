@@ -195,7 +195,16 @@ def one_or_many(value: Any) -> Any:
 
 
 AwareDatetime = Annotated[datetime, BeforeValidator(_datetime_or_text), AfterValidator(_aware_utc)]
-StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
+
+
+def _stored_utc(value: datetime) -> datetime:
+    """A stored time in Python's own UTC (the driver gives pytz's), so that passing it back as
+    a parameter stores and compares as the offset Z that graphmem writes, not as the zone id
+    UTC, which Neo4j orders after the same instant written with Z."""
+    return value.astimezone(UTC) if value.tzinfo is not None else value
+
+
+StoredDatetime = Annotated[datetime, BeforeValidator(native_time), AfterValidator(_stored_utc)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 #: A string as given: no bytes or other types converted, valid Unicode.
 Text = Annotated[str, Strict(), AfterValidator(_unicode_text)]

@@ -113,6 +113,8 @@ def test_remember_is_append_only_and_searchable_at_once(memory: Client, ns: str)
     assert first.status == second.status == "active"
     assert first.ns == ns and first.tags == ("taste",) and first.source == "chat"
     assert first.recorded_at.tzinfo is not None and first.retired_at is None
+    # Times come in Python's own UTC, so passed back to Neo4j they compare as the stored ones.
+    assert first.recorded_at.tzinfo is UTC and memory.get(first.id).recorded_at.tzinfo is UTC
     hits = memory.recall("green tea", kinds=["fact"]).hits
     assert {h.id for h in hits} == {first.id, second.id}
     assert memory.stats().facts == 2
