@@ -1476,10 +1476,11 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
     if isinstance(value, tzinfo):
         if value.utcoffset(datetime(2000, 1, 1)) is None:
             raise InvalidInputError(f"timezone {value!r} gives no UTC offset")
-        key = getattr(value, "key", None)
-        if isinstance(value, ZoneInfo) and key is not None and key not in _zone_names():
+        if isinstance(value, ZoneInfo) and value.key not in _zone_names():
+            # A copy of a file that names no zone, or a file read with ZoneInfo.from_file
+            # (no key): the header would have no name a reader knows.
             raise InvalidInputError(
-                f"timezone {key!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
+                f"timezone {value!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
             )
         return value
     if not isinstance(value, str) or not value.strip():

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import random
 import string
 from datetime import UTC, datetime, timedelta, timezone
-from zoneinfo import ZoneInfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import TZPATH, ZoneInfo
 
 import pytest
 
@@ -263,6 +266,8 @@ def test_context_dates_are_days_in_the_zone_asked_for(counter: WordPieceBudgetCo
             continue
         with pytest.raises(InvalidInputError, match="names no zone"):
             time_zone(zone)
+        with zone_file(copy) as handle, pytest.raises(InvalidInputError, match="names no zone"):
+            time_zone(ZoneInfo.from_file(handle))
     assert time_zone(ZoneInfo("Asia/Kolkata")) is ZoneInfo("Asia/Kolkata")  # cached per key
     assert time_zone("Etc/GMT-3").utcoffset(None) == timedelta(hours=3)
 
@@ -329,3 +334,11 @@ def test_lines_come_off_the_end_until_the_block_fits(counter: WordPieceBudgetCou
     assert trimmed.tokens == superlinear.count(trimmed.text) <= everything.tokens
     # A counter that charges even the empty block gets an empty block, not an error.
     assert build_context([], hits, 1, superlinear).text == ""
+
+
+def zone_file(name: str) -> Any:
+    """The zone database file ``name``, open for reading (the system's, else tzdata's)."""
+    for root in TZPATH:
+        if (path := Path(root) / name).is_file():
+            return path.open("rb")
+    return importlib.resources.files("tzdata.zoneinfo").joinpath(name).open("rb")
