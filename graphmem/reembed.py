@@ -97,8 +97,6 @@ def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> 
             "the graph has no recorded embedder, so there is nothing to re-embed: run "
             "`graphmem init` (with the model you want) instead"
         )
-    if schema.schema_version(driver, database) < schema.LATEST_VERSION:
-        raise SchemaError("the graph's schema is not up to date: run `graphmem init` first")
     target = (embedder.model_id, embedder.dimension)
     under_way = state["reembedding_model"]
     same = under_way is not None and (under_way, state["reembedding_dimension"]) == target
@@ -164,6 +162,9 @@ def reembed(
     if plan.up_to_date:
         return ReembedReport(plan=plan, facts=0, episodes=0, caught_up=0, seconds=0.0)
     refuse_if_running(plan)
+    # Migrations an older graphmem did not apply: clients and `graphmem init` refuse a graph
+    # whose re-embedding is unfinished, so this run must bring the schema up to date itself.
+    schema.apply_migrations(driver, database=database, timeout=timeout)
     token = str(uuid.uuid4())
 
     def mark(name: str, **params: Any) -> list[neo4j.Record]:

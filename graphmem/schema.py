@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -219,6 +219,42 @@ def apply_schema(
     check_embedder(state, existing, embedder)
     _check_shapes(existing)
     applied = _applied_versions(driver, database)
+    newly = _migrate(driver, database, applied, embedder.dimension)
+    claimed = db.execute(
+        driver,
+        database,
+        query("schema_state_claim"),
+        key=SCHEMA_KEY,
+        model=embedder.model_id,
+        dimension=embedder.dimension,
+    )[0]
+    check_embedder(claimed, (), embedder)
+    indexes = await_indexes_online(driver, database=database, timeout=timeout)
+    return _report(applied | set(newly), claimed, indexes, applied_now=tuple(newly))
+
+
+def apply_migrations(
+    driver: neo4j.Driver, *, database: str, timeout: float = 300.0
+) -> tuple[int, ...]:
+    """Apply the migrations a graph lacks, without the embedder check of :func:`apply_schema`,
+    and wait until every index is ONLINE: for re-embedding, which must finish on a graph that
+    an older graphmem left unfinished (every client, and ``apply_schema``, refuses such a
+    graph). Vector indexes, if missing, are built for the recorded dimension. Returns the
+    versions applied."""
+    state, existing = _read_state(driver, database)
+    _check_shapes(existing)
+    if state is None or state["embedder_model"] is None:
+        raise SchemaError("the graph has no recorded embedder: run `graphmem init` first")
+    newly = _migrate(
+        driver, database, _applied_versions(driver, database), int(state["embedding_dimension"])
+    )
+    created = [name for m in MIGRATIONS if m.version in newly for name in m.creates]
+    await_indexes_online(driver, database=database, timeout=timeout, only=created)
+    return tuple(newly)
+
+
+def _migrate(driver: neo4j.Driver, database: str, applied: set[int], dimension: int) -> list[int]:
+    """Apply every migration not in ``applied``, in order; the versions applied."""
     newly: list[int] = []
     for migration in MIGRATIONS:
         if migration.version in applied:
@@ -232,7 +268,7 @@ def apply_schema(
             for statement in migration.statements:
                 # A managed transaction each, so that the driver retries the deadlocks that
                 # schema statements of processes starting at once can meet.
-                session.execute_write(_run_statement, statement, embedder.dimension)
+                session.execute_write(_run_statement, statement, dimension)
         db.execute(
             driver,
             database,
@@ -242,17 +278,7 @@ def apply_schema(
             checksum=migration.checksum,
         )
         newly.append(migration.version)
-    claimed = db.execute(
-        driver,
-        database,
-        query("schema_state_claim"),
-        key=SCHEMA_KEY,
-        model=embedder.model_id,
-        dimension=embedder.dimension,
-    )[0]
-    check_embedder(claimed, (), embedder)
-    indexes = await_indexes_online(driver, database=database, timeout=timeout)
-    return _report(applied | set(newly), claimed, indexes, applied_now=tuple(newly))
+    return newly
 
 
 def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int) -> None:
@@ -281,11 +307,6 @@ def read_state(driver: neo4j.Driver, database: str) -> Mapping[str, Any] | None:
     """The ``:GraphmemSchema`` node's record (``schema_state``), or None before any schema."""
     rows = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
     return rows[0] if rows else None
-
-
-def schema_version(driver: neo4j.Driver, database: str) -> int:
-    """The schema version the graph is at (0 before the first migration)."""
-    return _report(_applied_versions(driver, database), None, ()).version
 
 
 def drop_vector_indexes(driver: neo4j.Driver, *, database: str) -> None:
@@ -323,17 +344,23 @@ def vector_dimension(index: IndexState) -> int | None:
 
 
 def await_indexes_online(
-    driver: neo4j.Driver, *, database: str, timeout: float = 300.0, interval: float = 0.2
+    driver: neo4j.Driver,
+    *,
+    database: str,
+    timeout: float = 300.0,
+    interval: float = 0.2,
+    only: Collection[str] = _ALL_INDEXES,
 ) -> tuple[IndexState, ...]:
-    """Wait until every index and constraint graphmem creates is ONLINE."""
+    """Wait until every index and constraint graphmem creates (or those named in ``only``)
+    is ONLINE."""
     deadline = time.monotonic() + timeout
     while True:
-        states = _index_states(driver, database)
+        states = tuple(s for s in _index_states(driver, database) if s.name in only)
         failed = [s for s in states if s.state == "FAILED"]
         if failed:
             details = "; ".join(f"{s.name}: {s.failure}" for s in failed)
             raise SchemaError(f"index population failed: {details}")
-        missing = set(_ALL_INDEXES) - {s.name for s in states}
+        missing = set(only) - {s.name for s in states}
         pending = [s for s in states if s.state != "ONLINE"]
         if not missing and not pending:
             return states

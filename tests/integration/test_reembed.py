@@ -24,6 +24,7 @@ from graphmem.graph import Graph
 from graphmem.memory import Memory
 from graphmem.reembed import reembed, reembed_plan
 from graphmem.schema import (
+    MIGRATIONS,
     SCHEMA_KEY,
     create_vector_indexes,
     drop_vector_indexes,
@@ -331,3 +332,35 @@ def test_the_command_gives_its_claim_up_when_it_is_terminated(
     assert state["reembedding_heartbeat"] is None  # released: the next run resumes at once
     plan = reembed_plan(graph.driver, database=db, embedder=SMALL)
     assert plan.running_since_heartbeat is None and plan.replaces is not None
+
+
+def test_a_reembedding_left_unfinished_on_an_older_schema_is_finished_by_the_new_code(
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    graph, db = fresh_graph, fresh_graph.database
+    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
+        memory.remember_many([f"The user owns plant number {i}." for i in range(5)])
+
+    def stop(call: int) -> None:
+        if call == 2:
+            raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        reembed(graph.driver, database=db, embedder=_Hooked(SMALL, stop), batch_size=2)
+    # As an older graphmem would have left it: the latest migration not applied.
+    latest = MIGRATIONS[-1]
+    graph.driver.execute_query(
+        "MATCH (m:GraphmemMigration {version: $version}) DELETE m",
+        version=latest.version,
+        database_=db,
+    )
+    for name in latest.creates:
+        graph.driver.execute_query(f"DROP INDEX {name} IF EXISTS", database_=db)
+    # Clients and `graphmem init` refuse the unfinished graph; the run finishes it.
+    with pytest.raises(SchemaError, match="being re-embedded"):
+        Graph.open(test_settings, SMALL, target=graph.target)
+    report = reembed(graph.driver, database=db, embedder=SMALL, batch_size=2)
+    assert report.plan.resumes and report.facts == 3  # after the first run's batch of 2
+    assert _dimensions(graph) == {"Fact": {16}}
+    with Graph.open(test_settings, SMALL, target=graph.target) as reopened:
+        assert reopened.schema.version == latest.version and reopened.schema.applied_now == ()
