@@ -190,8 +190,7 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
-    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
-        memory.remember_many([f"The user owns plant number {i}." for i in range(3)])
+    _plants(graph, test_settings, embedder, 3)
 
     # Two runs claiming at the same moment: one gets the claim, never both.
     claim = query("reembed_claim")
@@ -290,6 +289,12 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
     assert reembed_plan(graph.driver, database=db, embedder=SMALL).up_to_date
 
 
+def _plants(graph: Graph, settings: GraphmemSettings, embedder: Embedder, count: int) -> None:
+    """``count`` facts in namespace "a", embedded by ``embedder``."""
+    with Memory(settings, target=graph.target, embedder=embedder, ns="a") as memory:
+        memory.remember_many([f"The user owns plant number {i}." for i in range(count)])
+
+
 def _cursor(graph: Graph) -> list[str] | None:
     records, _, _ = graph.driver.execute_query(
         "MATCH (s:GraphmemSchema) RETURN s.reembedding_cursor AS cursor", database_=graph.database
@@ -301,8 +306,7 @@ def test_the_command_gives_its_claim_up_when_it_is_terminated(
     fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
-    with Memory(test_settings, target=graph.target, embedder=SMALL, ns="a") as memory:
-        memory.remember_many([f"The user owns plant number {i}." for i in range(400)])
+    _plants(graph, test_settings, SMALL, 400)
     env = {
         **os.environ,
         "GRAPHMEM_NEO4J_URI": graph.target.uri,
@@ -338,8 +342,7 @@ def test_a_reembedding_left_unfinished_on_an_older_schema_is_finished_by_the_new
     fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
-    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
-        memory.remember_many([f"The user owns plant number {i}." for i in range(5)])
+    _plants(graph, test_settings, embedder, 5)
 
     def stop(call: int) -> None:
         if call == 2:
