@@ -223,15 +223,15 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
         )
 
     # A run that is alive keeps its claim through a step slower than the lease (here a batch
-    # that takes 3 s to embed, against a lease of 2 s), and a second run is refused meanwhile.
-    monkeypatch.setattr("graphmem.reembed.LEASE_SECONDS", 2)
+    # that takes 6 s to embed, against a lease of 4 s), and a second run is refused meanwhile.
+    monkeypatch.setattr("graphmem.reembed.LEASE_SECONDS", 4)
     stalled = threading.Event()
     outcome: dict[str, Any] = {}
 
     def stall(call: int) -> None:
         if call == 1:
             stalled.set()
-            time.sleep(3)
+            time.sleep(6)
 
     def first_run() -> None:
         try:
@@ -242,7 +242,7 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
     runner = threading.Thread(target=first_run)
     runner.start()
     assert stalled.wait(60)
-    time.sleep(2.5)  # past the lease, still inside the slow step
+    time.sleep(5)  # past the lease, still inside the slow step
     plan = reembed_plan(graph.driver, database=db, embedder=SMALL)
     assert plan.resumes and plan.running_since_heartbeat is not None
     with pytest.raises(SchemaError, match="another run is re-embedding the graph"):
