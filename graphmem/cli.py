@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 import click
 
 from graphmem import __version__
+from graphmem._text import printable as _printable
 from graphmem.errors import BadLinesError, GraphmemError, MessageConflictError
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -66,15 +66,6 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> s
     lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(line.rstrip() for line in lines)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def _printable(text: str) -> str:
-    """``text`` with control characters (newlines, carriage returns, terminal escapes) shown
-    as escapes, so that a stored value cannot break a table's layout or drive the terminal."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def _cell(value: Any) -> str:

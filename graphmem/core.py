@@ -30,6 +30,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 import numpy.typing as npt
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from graphmem._text import printable
 from graphmem.cypher import CypherQuery, query
 from graphmem.embeddings import Vectors, check_vectors
 from graphmem.errors import (
@@ -249,11 +250,13 @@ def validate(model: type[BaseModel], data: Mapping[str, Any], what: str) -> Any:
 
 def resolve_config(given: Any, base: RecallConfig, name: str) -> RecallConfig:
     """``given`` as a recall config: ``None`` is ``base``, a mapping changes some of ``base``'s
-    fields, and a :class:`RecallConfig` is used as it is."""
+    fields, and a :class:`RecallConfig` is checked again (one changed with ``model_copy`` or
+    built with ``model_construct`` skipped pydantic's checks)."""
     if given is None:
         return base
     if isinstance(given, RecallConfig):
-        return given
+        checked: RecallConfig = validate(RecallConfig, dict(given), name)
+        return checked
     if isinstance(given, Mapping):
         merged: RecallConfig = validate(RecallConfig, {**dict(base), **given}, name)
         return merged
@@ -264,10 +267,14 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def _coerce(model: type[M], text_field: str, item: M | Mapping[str, Any] | str, what: str) -> M:
-    """``item`` as ``model``: given as one, as a mapping of its fields, or as just its text."""
+    """``item`` as ``model``: given as one, as a mapping of its fields, or as just its text. A
+    model instance is checked again: ``model_copy(update=...)`` and ``model_construct`` make
+    instances that pydantic never checked."""
+    data: Any = item
     if isinstance(item, model):
-        return item
-    data = {text_field: item} if isinstance(item, str) else item
+        data = dict(item)
+    elif isinstance(item, str):
+        data = {text_field: item}
     if not isinstance(data, Mapping):
         raise InvalidInputError(f"{what}: expected a text, a mapping or a {model.__name__}")
     result: M = validate(model, data, what)
@@ -1519,9 +1526,10 @@ def _day(moment: datetime, zone: tzinfo) -> str:
 
 
 def _clip(text: str, limit: int = _LINE_CHARS) -> str:
-    """``text`` on one line (every run of whitespace, newlines included, one space) and at
-    most ``limit`` characters, so that no stored value can start a line of its own."""
-    flat = " ".join(text.split())
+    """``text`` on one line (every run of whitespace, newlines included, one space), with its
+    other control characters as escapes, and at most ``limit`` characters, so that no stored
+    value can start a line of its own or drive the terminal that shows the block."""
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

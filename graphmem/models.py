@@ -16,14 +16,15 @@ nothing):
   nested at most :data:`MAX_METADATA_DEPTH` objects or arrays deep, with string keys at every
   level (lists and tuples are stored as JSON arrays);
 * values are not converted between types: texts, labels and ids are ``str`` (valid Unicode,
-  ids and labels not only whitespace), flags are ``bool``, times are datetimes or ISO-8601
-  strings (a bare number is refused: seconds or milliseconds?).
+  with at least one visible character, see :func:`is_blank`), flags are ``bool``, times are
+  datetimes or ISO-8601 strings (a bare number is refused: seconds or milliseconds?).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -130,12 +131,26 @@ def check_namespace(value: str) -> str:
     return value
 
 
+# Characters that show nothing on their own: controls, format characters (zero-width spaces,
+# joiners, byte-order marks, direction marks), separators, combining marks, and the Hangul and
+# Braille fillers that are letters or symbols in name only. The embedder's tokenizer drops
+# them, so a text made of them alone is embedded as an empty input that resembles everything.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me"})
+_FILLERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+
+
+def is_blank(value: str) -> bool:
+    """Whether ``value`` has no character that shows: empty, whitespace, or only characters
+    such as zero-width spaces, controls and fillers."""
+    return all(c in _FILLERS or unicodedata.category(c) in _INVISIBLE_CATEGORIES for c in value)
+
+
 def _text(limit: int, noun: str = "text") -> Any:
-    """Not only whitespace, and at most ``limit`` characters."""
+    """Not blank (see :func:`is_blank`), and at most ``limit`` characters."""
 
     def check(value: str) -> str:
-        if not value.strip():
-            raise ValueError(f"{noun} is empty or only whitespace")
+        if is_blank(value):
+            raise ValueError(f"{noun} is empty or has no visible character")
         if len(value) > limit:
             raise ValueError(f"{noun} has {len(value)} characters; the maximum is {limit}")
         return value

@@ -444,6 +444,15 @@ def test_tables_show_control_characters_as_escapes(cli: Invoke) -> None:
     (line,) = [line for line in table.stdout.splitlines() if line.startswith("text ")]
     assert line.endswith("line one\\nstatus  superseded\\r\\x1b[31mred")
     assert "\x1b" not in table.stdout and "\r" not in table.stdout
+    # A context block too, and the block printed is the block given to machines.
+    tricky = "The user works at Google.\x1b]0;pwned\x07 \x08XYZ \u202eesrever"
+    cli("remember", tricky)
+    printed = cli("context", "where does the user work", "--budget", "200")
+    assert printed.exit_code == 0, printed.output
+    assert "Google.\\x1b]0;pwned\\x07 \\x08XYZ \\u202eesrever (fact " in printed.stdout
+    assert all(line.isprintable() for line in printed.stdout.splitlines())
+    block = _json(cli("context", "where does the user work", "--budget", "200", "--json"))
+    assert printed.stdout.startswith(block["text"] + "\n")
 
 
 def test_errors_are_json_with_json_and_pinning_needs_a_believed_fact(cli: Invoke) -> None:

@@ -30,7 +30,7 @@ from graphmem.errors import (
 )
 from graphmem.graph import Graph
 from graphmem.memory import AsyncMemory, Memory
-from graphmem.models import MAX_TEXT_CHARS, Episode, Fact
+from graphmem.models import MAX_TEXT_CHARS, Episode, Fact, FactInput, Message
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings
 from tests.helpers import FakeEmbedder
@@ -1275,6 +1275,33 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
     [
         (lambda m: m.remember(""), "empty"),
         (lambda m: m.remember(" \n\t "), "empty"),
+        # Nothing visible: the tokenizer drops these, and an empty input's vector resembles
+        # every query.
+        (lambda m: m.remember("\u200b"), "no visible character"),
+        (lambda m: m.remember("\x00\x01 \ufeff"), "no visible character"),
+        (lambda m: m.remember("\u202e\u202c\u3164\u2800"), "no visible character"),
+        (lambda m: m.ingest([{"content": "\u200b\u200d"}]), "no visible character"),
+        (lambda m: m.recall("\u200b"), "no visible character"),
+        # A model changed with model_copy or built with model_construct is checked again.
+        (
+            lambda m: m.remember_many([FactInput(text="x").model_copy(update={"text": "   "})]),
+            "empty",
+        ),
+        (
+            lambda m: m.remember_many(
+                [FactInput(text="x").model_copy(update={"valid_from": datetime(2026, 5, 1)})]
+            ),
+            "naive",
+        ),
+        (lambda m: m.remember_many([FactInput.model_construct(tags=("t",))]), "text"),
+        (
+            lambda m: m.ingest([Message(content="hi").model_copy(update={"role": ""})]),
+            "empty",
+        ),
+        (
+            lambda m: m.recall("q", config=RecallConfig().model_copy(update={"rrf_k": -1})),
+            "rrf_k",
+        ),
         (lambda m: m.remember("x" * (MAX_TEXT_CHARS + 1)), "maximum"),
         (lambda m: m.remember("naive", valid_from=datetime(2026, 1, 1)), "naive"),
         (lambda m: m.remember("naive str", valid_to="2026-01-01T00:00:00"), "naive"),
@@ -1360,12 +1387,12 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.remember("meta", metadata=_nested(5000)), "nested more than 32"),
         (lambda m: m.ingest([{"content": "x", "metadata": _nested(5000)}]), "nested more"),
         (lambda m: m.remember("tags", tags=[f"t{i}" for i in range(33)]), "at most 32 distinct"),
-        # Ids and labels: not only whitespace, at most 256 characters, each named once.
+        # Ids and labels: not blank, at most 256 characters, each named once.
         (lambda m: m.get("x" * 300), "maximum is 256"),
         (lambda m: m.history("x" * 300), "maximum is 256"),
-        (lambda m: m.remember("blank id", supersedes=[" "]), "whitespace"),
-        (lambda m: m.ingest([{"content": "x", "speaker": "  "}]), "whitespace"),
-        (lambda m: m.ingest([{"content": "x", "session_id": " "}]), "whitespace"),
+        (lambda m: m.remember("blank id", supersedes=[" "]), "empty"),
+        (lambda m: m.ingest([{"content": "x", "speaker": "  "}]), "empty"),
+        (lambda m: m.ingest([{"content": "x", "session_id": " \u200b"}]), "empty"),
         (lambda m: m.remember("twice", references=["a", "a"]), "references lists the same id"),
         # Options that could only ever match nothing, or reach the database unchecked.
         (lambda m: m.recall("q", kinds=["episode"], tags=["t"]), "episodes only"),

@@ -133,7 +133,7 @@ def test_numbers_are_not_read_as_unix_time_and_text_must_be_unicode() -> None:
     assert parsed.messages == []
     reasons = dict(parsed.problems)
     assert "ISO-8601" in reasons[1] and "ISO-8601" in reasons[2]
-    assert "lone surrogate" in reasons[3] and "whitespace" in reasons[4]
+    assert "lone surrogate" in reasons[3] and "no visible character" in reasons[4]
 
 
 def test_json_the_parser_cannot_read_is_a_bad_line() -> None:

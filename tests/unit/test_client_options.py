@@ -45,7 +45,11 @@ def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) ->
     # The mapping changes some fields of the configuration the settings give.
     assert made.recall_config == RecallConfig(fusion="linear", min_score=0.35)
     given = RecallConfig(pool_min=40)
-    assert client(settings, embedder=FakeEmbedder(), recall_config=given).recall_config is given
+    assert client(settings, embedder=FakeEmbedder(), recall_config=given).recall_config == given
+    # A config changed with model_copy skipped pydantic's checks: it is checked here.
+    unchecked = given.model_copy(update={"pool_factor": 0})
+    with pytest.raises(InvalidInputError, match="pool_factor"):
+        client(settings, embedder=FakeEmbedder(), recall_config=unchecked)
     with pytest.raises(InvalidInputError, match="fusion"):
         client(settings, embedder=FakeEmbedder(), recall_config={"fusion": "bogus"})
 

@@ -200,6 +200,22 @@ def test_context_lines_clip_each_text_to_600_characters(counter: WordPieceBudget
     assert short.text.splitlines()[1] == "- [2024-05-01] a short fact (fact fact-1)"
 
 
+def test_context_lines_write_control_characters_as_escapes(
+    counter: WordPieceBudgetCounter,
+) -> None:
+    text = "Google.\x1b]0;title\x07 \x1b[2J\x1b[31mred\x08XYZ \u202eesrever\u202c\x1c end"
+    block = build_context([], [_hit(_fact(1, text))], 100_000, counter)
+    (line,) = block.text.splitlines()[1:]
+    assert line == (
+        r"- [2024-05-01] Google.\x1b]0;title\x07 \x1b[2J\x1b[31mred\x08XYZ "
+        r"\u202eesrever\u202c end (fact fact-1)"
+    )
+    assert all(line.isprintable() for line in block.text.split("\n"))
+    # Clipping counts the escapes, so a text never takes more than 600 characters of a line.
+    long = build_context([], [_hit(_fact(1, "\x07" * 700))], 100_000, counter)
+    assert long.text.splitlines()[1] == "- [2024-05-01] " + r"\x07" * 149 + r"\x0… (fact fact-1)"
+
+
 def test_context_lines_say_when_a_fact_holds(counter: WordPieceBudgetCounter) -> None:
     def line(at: datetime, **valid: datetime) -> str:
         fact = _fact(1, "The user stays at the Hotel Adlon.").model_copy(update=valid)
