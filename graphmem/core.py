@@ -541,6 +541,29 @@ class _RecallReads:
         self.episodes.update((b["id"], b) for b in row["episode_briefs"])
 
 
+def _merged(hits: list[dict[str, Any]], followed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``hits`` and the superseded candidates an earlier read ``followed`` that they lack."""
+    seen = {h["id"] for h in hits}
+    return [*hits, *(h for h in followed if h["id"] not in seen)]
+
+
+def _cosines(reads: _RecallReads) -> dict[tuple[str, str], float]:
+    """Every candidate's cosine similarity to the query, keyed by kind and id; a fact that
+    replaced superseded facts the search found takes the best of its own and theirs, as in the
+    vector list."""
+    cosines = {
+        (kind, item_id): index_score_to_cosine(brief["similarity"])
+        for kind, briefs in (("fact", reads.facts), ("episode", reads.episodes))
+        for item_id, brief in briefs.items()
+        if brief.get("similarity") is not None
+    }
+    for target, olds in reads.through.items():
+        found = [cosines[("fact", i)] for i in (target, *olds) if ("fact", i) in cosines]
+        if found:
+            cosines[("fact", target)] = max(found)
+    return cosines
+
+
 def _exact_cosine(hit: Mapping[str, Any], briefs: Mapping[str, Mapping[str, Any]]) -> float:
     """A vector hit's exact cosine similarity to the query.
 
@@ -1034,7 +1057,6 @@ class MemoryCore:
             {
                 **search,
                 "candidates": candidates,
-                "follow": True,
                 "facts": "fact" in kinds,
                 "episodes": "episode" in kinds,
                 "use_vector": use_vector,
@@ -1070,23 +1092,26 @@ class MemoryCore:
                         {
                             **search,
                             "candidates": asked,
-                            "follow": False,
                             "facts": kind == "fact",
                             "episodes": kind == "episode",
                             "use_vector": retriever == "vector",
                             "use_fulltext": retriever == "fulltext",
                         },
                     )
-                    hits, fetched = wider[0][f"{key}_hits"] + followed, wider[0][f"{key}_fetched"]
+                    hits, fetched = (
+                        _merged(wider[0][f"{key}_hits"], followed),
+                        wider[0][f"{key}_fetched"],
+                    )
                     reads.add_briefs(wider[0])
                     reads.widened = True
                 if retriever == "vector" and len(hits) < k and fetched >= asked:
-                    # Still short: score every visible node of the namespace exactly.
+                    # Still short: score every visible node of the namespace exactly (and,
+                    # for facts, every superseded one, which stands for its successor).
                     params = {"ns": ns, **(fact_filters if kind == "fact" else filters)}
                     exact = yield Run(
                         query(f"recall_{kind}_exact"), {**params, "vector": vector, "pool": pool}
                     )
-                    hits = [*exact, *followed]
+                    hits = _merged(exact, followed)
                     briefs = reads.facts if kind == "fact" else reads.episodes
                     briefs.update((h["id"], h["brief"]) for h in exact)
                     reads.exact = True
@@ -1105,7 +1130,8 @@ class MemoryCore:
                         reads.head_at[target] = h["head_at"]
                     best[target] = max(score, best.get(target, score))
                 lists.append((retriever, kind, sorted(best.items(), key=lambda x: -x[1])))
-        fused = fuse(lists, cfg)
+        linear = use_vector and cfg.fusion == "linear"
+        fused = fuse(lists, cfg, _cosines(reads) if linear else None)
         reads.seen = len(fused)
         reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
         if reads.candidates:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
@@ -116,10 +116,14 @@ def index_score_to_cosine(score: float) -> float:
 def fuse(
     lists: Iterable[tuple[str, Literal["fact", "episode"], Sequence[tuple[str, float]]]],
     config: RecallConfig,
+    cosines: Mapping[tuple[str, str], float] | None = None,
 ) -> list[Candidate]:
     """Fuse ranked ``(retriever, kind, [(id, score), ...])`` lists into candidates, best first.
 
-    Vector scores are cosines (-1..1); fulltext scores are Lucene scores.
+    Vector scores are cosines (-1..1); fulltext scores are Lucene scores. Linear fusion takes
+    the cosine of a candidate the vector list left out from ``cosines`` (keyed by kind and
+    id), so that a fulltext match is not scored as if it resembled nothing: the vector list is
+    cut at the pool size, and whether a candidate made it should not decide its score.
     """
     found: dict[tuple[str, str], Candidate] = {}
     best_fulltext: dict[str, float] = {}
@@ -142,7 +146,10 @@ def fuse(
                 if rank is not None
             )
         else:
-            vector_part = max(cand.vector or 0.0, 0.0)
+            cosine = cand.vector
+            if cosine is None and cosines is not None:
+                cosine = cosines.get((cand.kind, cand.id))
+            vector_part = max(cosine or 0.0, 0.0)
             top = best_fulltext.get(cand.kind, 0.0)
             fulltext_part = (cand.fulltext or 0.0) / top if top > 0 else 0.0
             cand.fused = config.vector_weight * vector_part + config.fulltext_weight * fulltext_part

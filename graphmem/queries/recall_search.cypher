@@ -1,18 +1,18 @@
 // name: recall_search
 // mode: read
-// params: ns, vector, query, candidates, pool, follow, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until, schema_key
+// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until, schema_key
 // returns: schema_state, fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs
 // All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
 // the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene
 // text) are asked for $candidates entries each; the visible ones (the same filters as the
-// fallbacks) are kept, up to $pool per list. With $follow, a superseded fact the index returns
-// stands for the fact that replaced it (its `head`, believed now or at $as_of), so an update
-// that words things differently is still found through what it replaced (a widened retry
-// sets $follow false: the first pass has followed the best superseded candidates already). `*_fetched` is how many the
-// index returned, so the caller can tell "the index ran out" from "more may lie beyond". Every
-// kept candidate comes with what fusion and the quality gate need: its text, time (epoch ms)
-// and cosine similarity; full details are read afterwards for the few that make the cut. A
-// kind the namespace holds none of is not searched at all. schema_state is the graph's
+// fallbacks) are kept, up to $pool per list. A superseded fact the index returns stands for
+// the fact that replaced it (its `head`, believed now or at $as_of), so an update that words
+// things differently is still found through what it replaced, in a widened retry too (in a
+// small namespace beside large ones, the first pass may see none of its facts). `*_fetched`
+// is how many the index returned, so the caller can tell "the index ran out" from "more may
+// lie beyond". Every kept candidate comes with what fusion and the quality gate need: its
+// text, time (epoch ms) and cosine similarity; full details are read afterwards for the few
+// that make the cut. A kind the namespace holds none of is not searched at all. schema_state is the graph's
 // embedder as recorded (schema_state.cypher's fields), read in the same statement, so that
 // the caller can refuse results its query vector cannot be compared with; while the graph is
 // being re-embedded, or when its vectors have another dimension, nothing is searched.

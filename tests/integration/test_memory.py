@@ -440,6 +440,65 @@ def test_as_of_with_valid_at_judges_validity_as_believed_then(memory: Client) ->
     assert lead(at(2019), as_of=before_update) == []
 
 
+@pytest.mark.parametrize("path", ["widened", "exact"])
+def test_an_update_is_found_through_what_it_replaced_beside_a_crowded_namespace(
+    memory: Client,
+    client_factory: Callable[..., Client],
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+    path: str,
+) -> None:
+    # A retry that asks the index for everything it holds, or none and exact scoring at once.
+    config = RecallConfig(vector_widen=(1000,) if path == "widened" else ())
+    question = "employer?"
+    google = memory.remember("The user works at Google.")
+    before_apple = _pause()
+    # The updates share no word with the question, and their own cosines are under the gate.
+    microsoft = memory.remember("The user joined Microsoft in March.", supersedes=[google.id])
+    between = _pause()
+    apple = memory.remember("The user moved to Apple in June.", supersedes=[microsoft.id])
+    alone = memory.recall(question)
+    assert [h.id for h in alone.hits][:1] == [apple.id]
+    # Another namespace fills the shared vector index with facts nearer the question than
+    # any of this namespace's: the first index pass sees none of them.
+    query_vector = np.asarray(embedder.embed((question,)))[0]
+    noise = np.random.default_rng(7).normal(0, 0.02, size=(500, query_vector.shape[0]))
+    vectors = query_vector + noise
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    crowded = client_factory(memory.kind, ns=f"{ns}-crowd")
+    crowded.remember_many([f"filler {i}" for i in range(500)], vectors=vectors)
+    for as_of, expected in ((None, apple), (between, microsoft), (before_apple, google)):
+        result = memory.recall(question, as_of=as_of, config=config)
+        assert (result.widened, result.exact_fallback) == (path == "widened", path == "exact")
+        assert [h.id for h in result.hits][:1] == [expected.id], as_of
+        if expected is not google:
+            assert result.hits[0].via == "supersession"
+    assert all(h.id not in {google.id, microsoft.id} for h in memory.recall(question).hits)
+
+
+def test_linear_fusion_scores_a_fulltext_match_by_its_cosine_whatever_k(
+    memory: Client, embedder: SentenceTransformerEmbedder
+) -> None:
+    question = "where does the user work"
+    query_vector = np.asarray(embedder.embed((question,)), dtype=np.float64)[0]
+    # Forty facts at cosine 0.70 that share no word with the question fill the vector list.
+    rng = np.random.default_rng(5)
+    fillers = []
+    for _ in range(40):
+        other = rng.normal(size=query_vector.shape)
+        other -= (other @ query_vector) * query_vector
+        fillers.append(0.7 * query_vector + np.sqrt(1 - 0.49) * other / np.linalg.norm(other))
+    memory.remember_many([f"filler {i}" for i in range(40)], vectors=np.array(fillers))
+    google = memory.remember("The user works at Google.")
+    cosine = float(np.asarray(embedder.embed((google.text,)))[0] @ query_vector)
+    assert 0.55 < cosine < 0.7  # under the fillers, so out of a short vector list
+    linear = RecallConfig(fusion="linear")
+    for k in (3, 10, 50):
+        hits = memory.recall(question, k=k, config=linear).hits
+        assert hits[0].id == google.id, k  # 0.7 * cosine + 0.3 (the best fulltext match)
+        assert hits[0].scores.fused == pytest.approx(0.7 * cosine + 0.3, abs=0.01)
+
+
 def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
     memory: Client,
 ) -> None:

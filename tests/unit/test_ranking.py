@@ -41,6 +41,20 @@ def test_linear_fusion_normalises_fulltext_by_the_best_score() -> None:
     assert fused["d"].fused == pytest.approx(0.3 * 0.5)
 
 
+def test_linear_fusion_scores_a_fulltext_only_candidate_by_its_cosine() -> None:
+    config = RecallConfig(fusion="linear")
+    cosines = {("fact", "d"): 0.85, ("fact", "a"): 0.1}
+    fused = {c.id: c for c in fuse(_lists(), config, cosines)}  # type: ignore[arg-type]
+    # d was left out of the vector list, not dissimilar: its cosine counts.
+    assert fused["d"].fused == pytest.approx(0.7 * 0.85 + 0.3 * 0.5)
+    assert fused["a"].fused == pytest.approx(0.7 * 0.9)  # a vector list's own score wins
+    # Without cosines a candidate missing from the vector list has none to count.
+    assert {c.id: c for c in fuse(_lists(), config)}["d"].fused == pytest.approx(0.15)  # type: ignore[arg-type]
+    # RRF ranks by list positions only.
+    rrf = {c.id: c for c in fuse(_lists(), RecallConfig(), cosines)}  # type: ignore[arg-type]
+    assert rrf["d"].fused == pytest.approx(0.3 / 62)
+
+
 def test_recency_factor_halves_its_boost_every_half_life() -> None:
     now = datetime(2026, 1, 31, tzinfo=UTC)
     config = RecallConfig(recency_weight=0.2, recency_half_life_days=10)
