@@ -21,9 +21,15 @@ class EndingSignals:
     ends the process when the clean-up is over. A signal the application already handles or
     ignores (``nohup``) is left alone, and so is every signal outside the main thread, where
     handlers cannot be set.
+
+    With ``at_once=False`` a signal, Ctrl-C (SIGINT) included, only asks to stop: the run stops
+    when it next calls :meth:`check`, between two transactions. An exception raised at any
+    point could leave the database driver's connection half-read, and the clean-up that
+    follows needs that driver. A second signal stops the run at once.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, at_once: bool = True) -> None:
+        self._at_once = at_once
         self._previous: dict[signal.Signals, Any] = {}
         self._deferring = False
         self._raised = False
@@ -34,14 +40,26 @@ class EndingSignals:
             for signum in _ENDING_SIGNALS:
                 if signal.getsignal(signum) is signal.SIG_DFL:
                     self._previous[signum] = signal.signal(signum, self._received)
+            if not self._at_once and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._received)
         return self
 
     def _received(self, signum: int, _frame: FrameType | None) -> None:
         if self._pending is None:
             self._pending = signum
-            if not self._deferring:
+            if self._at_once and not self._deferring:
                 self._raised = True
                 raise SystemExit(128 + signum)
+        elif not self._at_once and not self._deferring and not self._raised:
+            self._raised = True  # asked twice: stop now
+            raise SystemExit(128 + signum)
+
+    def check(self) -> None:
+        """Stops the run (:class:`SystemExit`, status 128 + the signal) if a signal asked it
+        to: the point where an ``at_once=False`` run may stop."""
+        if self._pending is not None and not self._raised and not self._deferring:
+            self._raised = True
+            raise SystemExit(128 + self._pending)
 
     def defer(self) -> None:
         self._deferring = True

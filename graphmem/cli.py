@@ -307,7 +307,9 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
             click.confirm(f"{_plan_text(plan)}. Go on?", abort=True, err=True)
         total = plan.facts + plan.episodes
         with (
-            EndingSignals(),  # SIGTERM and SIGHUP unwind the run, which then gives its claim up
+            # SIGTERM, SIGHUP and Ctrl-C stop the run after its current batch, and it gives its
+            # claim up; a second signal stops it at once.
+            EndingSignals(at_once=False) as ending,
             click.progressbar(
                 length=total,
                 label="Re-embedding",
@@ -322,6 +324,7 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
                 batch_size=batch_size,
                 progress=bar.update,
                 timeout=settings.schema_wait_timeout,
+                checkpoint=ending.check,
             )
 
     def table(d: Mapping[str, Any]) -> str:

@@ -151,11 +151,14 @@ def reembed(
     batch_size: int = 256,
     progress: Callable[[int], object] | None = None,
     timeout: float = 300.0,
+    checkpoint: Callable[[], object] | None = None,
 ) -> ReembedReport:
     """Re-embed every fact and episode of the database with ``embedder`` and record it as the
     graph's model (see the module's description). ``progress`` is called with the number of
-    items each batch embedded. A second run to the same model while this one is alive is
-    refused; one that starts after this one stopped resumes where it was."""
+    items each batch embedded. ``checkpoint`` is called between transactions, after each batch
+    and before each pass; whatever it raises ends the run, which then gives its claim up (the
+    CLI stops there on SIGTERM, SIGHUP and Ctrl-C). A second run to the same model while this
+    one is alive is refused; one that starts after this one stopped resumes where it was."""
     batch_size = checked_integer("batch_size", batch_size, 1, MAX_BATCH)
     began = time.monotonic()
     plan = reembed_plan(driver, database=database, embedder=embedder)
@@ -182,7 +185,7 @@ def reembed(
         with _Lease(lambda: bool(mark("reembed_heartbeat")[0]["held"])) as lease:
             schema.drop_vector_indexes(driver, database=database)
             counts, caught_up = _embed_all(
-                driver, database, embedder, batch_size, progress, claimed, token
+                driver, database, embedder, batch_size, (progress, checkpoint), claimed, token
             )
             # The indexes are built for this run's dimension only while it holds the claim.
             lease.check()
@@ -192,7 +195,9 @@ def reembed(
         finished = True
     finally:
         if not finished:  # give the claim up, so that the next run resumes at once
-            with contextlib.suppress(GraphmemError):
+            # At best: the lease covers a release that fails, and what ended the run is the
+            # error to report, not one from a driver it may have interrupted.
+            with contextlib.suppress(Exception):
                 mark("reembed_release")
     schema.await_indexes_online(driver, database=database, timeout=timeout)
     return ReembedReport(
@@ -249,7 +254,7 @@ def _embed_all(
     database: str,
     embedder: Embedder,
     batch_size: int,
-    progress: Callable[[int], object] | None,
+    calls: tuple[Callable[[int], object] | None, Callable[[], object] | None],
     claimed: neo4j.Record,
     token: str,
 ) -> tuple[dict[str, int], int]:
@@ -266,7 +271,10 @@ def _embed_all(
     caught_up = 0
     since: datetime | None = None
     pass_no = 0
+    progress, checkpoint = calls
     while True:
+        if checkpoint is not None:
+            checkpoint()
         (state,) = db.execute(driver, database, query("reembed_namespaces"))
         next_since = native_time(state["now"])  # the next pass looks from here on
         found = 0
@@ -298,6 +306,8 @@ def _embed_all(
                         caught_up += count
                     if progress is not None:
                         progress(count)
+                    if checkpoint is not None:
+                        checkpoint()
         if pass_no > 0 and found == 0:
             return counts, caught_up
         if pass_no >= MAX_CATCH_UP:

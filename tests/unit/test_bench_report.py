@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from pydantic import SecretStr, ValidationError
 
 from graphmem import bench
+from graphmem._signals import EndingSignals
 from graphmem.bench import (
     BenchOptions,
     BenchReport,
@@ -401,10 +402,15 @@ def test_the_scratch_server_is_stopped_and_deleted(monkeypatch: pytest.MonkeyPat
 
 @pytest.fixture
 def default_ending_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP at Python's default for the test, whatever the runner set."""
-    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
-    for signum in saved:
-        signal.signal(signum, signal.SIG_DFL)
+    """SIGTERM, SIGHUP and SIGINT at Python's defaults for the test, whatever the runner set."""
+    defaults: dict[signal.Signals, Any] = {
+        signal.SIGTERM: signal.SIG_DFL,
+        signal.SIGHUP: signal.SIG_DFL,
+        signal.SIGINT: signal.default_int_handler,
+    }
+    saved = {signum: signal.getsignal(signum) for signum in defaults}
+    for signum, handler in defaults.items():
+        signal.signal(signum, handler)
     yield
     for signum, handler in saved.items():
         signal.signal(signum, handler)
@@ -593,3 +599,31 @@ def test_process_cpu_seconds_reads_a_live_process_and_not_a_missing_one() -> Non
     later = process_cpu_seconds(os.getpid())
     assert later is not None and later >= own
     assert process_cpu_seconds(2**22 + 12345) is None  # above Linux's pid_max
+
+
+@pytest.mark.usefixtures("default_ending_signals")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_run_that_stops_between_transactions_stops_at_its_next_check(
+    signum: signal.Signals,
+) -> None:
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with EndingSignals(at_once=False) as ending:
+        ending.check()  # nothing asked yet
+        os.kill(os.getpid(), signum)  # asks; the code goes on to its next check
+        with pytest.raises(SystemExit) as stopped:
+            ending.check()
+        assert stopped.value.code == 128 + signum
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.usefixtures("default_ending_signals")
+def test_a_second_signal_stops_a_run_at_once() -> None:
+    def asked_twice() -> None:
+        with EndingSignals(at_once=False):
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)
+            pytest.fail("the second signal did not stop the run")
+
+    with pytest.raises(SystemExit) as stopped:
+        asked_twice()
+    assert stopped.value.code == 128 + signal.SIGINT
