@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 import click
 
 from graphmem import __version__
+from graphmem._text import and_more
 from graphmem._text import printable as _printable
 from graphmem.errors import BadLinesError, GraphmemError, MessageConflictError
 from graphmem.settings import GraphmemSettings, load_settings
@@ -348,9 +349,11 @@ def _plan_text(plan: ReembedPlan) -> str:
     counts = (
         f"{plan.facts} fact(s) and {plan.episodes} episode(s) in {plan.namespaces} namespace(s)"
     )
-    verb = f"Resume re-embedding the graph's {counts} (some done already)"
-    if not plan.resumes:
-        verb = f"Re-embed {counts}"
+    verb = (
+        f"Resume re-embedding the graph's {counts} (some done already)"
+        if plan.resumes
+        else f"Re-embed {counts}"
+    )
     replacing = (
         f", replacing the unfinished re-embedding to {plan.replaces!r}" if plan.replaces else ""
     )
@@ -664,11 +667,7 @@ def _conflicting_lines(
 ) -> MessageConflictError:
     """The refusal of an input whose lines ``problems`` conflict, naming lines, not positions."""
     (line, reason), others = problems[0], [str(n) for n, _ in problems[1:]]
-    more = ""
-    if others:
-        tail = ", ..." if len(others) > 10 else ""
-        more = f" (and {len(others)} more: lines {', '.join(others[:10])}{tail})"
-    return MessageConflictError(f"line {line}: {reason}{more}", ids=exc.ids)
+    return MessageConflictError(f"line {line}: {reason}{and_more(others, 'lines')}", ids=exc.ids)
 
 
 def _conflict_line(exc: MessageConflictError, lines: Sequence[int]) -> tuple[int, str]:

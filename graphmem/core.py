@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 import numpy.typing as npt
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from graphmem._text import printable
+from graphmem._text import and_more, printable
 from graphmem.cypher import CypherQuery, query
 from graphmem.embeddings import Vectors, check_vectors
 from graphmem.errors import (
@@ -416,10 +416,7 @@ def _refuse_conflicts(conflicts: Sequence[MessageConflictError]) -> None:
         return
     ordered = sorted(conflicts, key=lambda c: c.index if c.index is not None else -1)
     first = ordered[0]
-    if len(ordered) > 1:
-        more = ", ".join(str(c.index) for c in ordered[1:11])
-        tail = ", ..." if len(ordered) > 11 else ""
-        first.args = (f"{first} (and {len(ordered) - 1} more: messages {more}{tail})",)
+    first.args = (f"{first}{and_more([str(c.index) for c in ordered[1:]], 'messages')}",)
     first.conflicts = tuple(ordered)
     raise first
 

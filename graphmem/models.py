@@ -74,9 +74,17 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 # --- reusable field types -----------------------------------------------------------------------
 def native_time(value: Any) -> Any:
-    """Neo4j's DateTime to Python's datetime; anything else unchanged."""
+    """Neo4j's DateTime to Python's datetime, in Python's own UTC (the driver gives pytz's, and
+    passed back as a parameter that is stored and compared as the zone id UTC, which Neo4j
+    orders after the same instant written with the offset Z that graphmem writes); anything
+    else unchanged."""
     to_native = getattr(value, "to_native", None)
-    return to_native() if callable(to_native) else value
+    if not callable(to_native):
+        return value
+    native = to_native()
+    if isinstance(native, datetime) and native.tzinfo is not None:
+        return native.astimezone(UTC)
+    return native
 
 
 def _is_number(text: str) -> bool:
@@ -210,16 +218,7 @@ def one_or_many(value: Any) -> Any:
 
 
 AwareDatetime = Annotated[datetime, BeforeValidator(_datetime_or_text), AfterValidator(_aware_utc)]
-
-
-def _stored_utc(value: datetime) -> datetime:
-    """A stored time in Python's own UTC (the driver gives pytz's), so that passing it back as
-    a parameter stores and compares as the offset Z that graphmem writes, not as the zone id
-    UTC, which Neo4j orders after the same instant written with Z."""
-    return value.astimezone(UTC) if value.tzinfo is not None else value
-
-
-StoredDatetime = Annotated[datetime, BeforeValidator(native_time), AfterValidator(_stored_utc)]
+StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 #: A string as given: no bytes or other types converted, valid Unicode.
 Text = Annotated[str, Strict(), AfterValidator(_unicode_text)]
