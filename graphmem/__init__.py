@@ -34,7 +34,7 @@ from graphmem.errors import (
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
-    from graphmem.core import ExtractedFact, Extractor
+    from graphmem.extraction import ExtractedFact, Extractor
     from graphmem.memory import AsyncMemory, Memory
     from graphmem.models import (
         ContextBlock,
@@ -56,8 +56,8 @@ _LAZY = {
     "Memory": "graphmem.memory",
     "AsyncMemory": "graphmem.memory",
     "RecallConfig": "graphmem.ranking",
-    "ExtractedFact": "graphmem.core",
-    "Extractor": "graphmem.core",
+    "ExtractedFact": "graphmem.extraction",
+    "Extractor": "graphmem.extraction",
     **dict.fromkeys(
         (
             "ContextBlock",

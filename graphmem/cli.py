@@ -672,7 +672,7 @@ def _conflicting_lines(
 
 def _conflict_line(exc: MessageConflictError, lines: Sequence[int]) -> tuple[int, str]:
     """The line number and reason of a refused message, naming lines instead of positions."""
-    from graphmem.core import conflict_reason
+    from graphmem.messages import conflict_reason
 
     assert exc.index is not None
     if exc.other_index is not None:

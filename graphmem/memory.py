@@ -21,28 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
 
+from graphmem.checks import resolve_config
 from graphmem.connection import Neo4jTarget, open_async_driver
-from graphmem.core import (
-    Embed,
-    Extract,
-    ExtractedFact,
-    Extractor,
-    LoadModel,
-    MemoryCore,
-    Plan,
-    Progress,
-    Rows,
-    Run,
-    Transaction,
-    Work,
-    extracted_facts,
-    extractor_errors,
-    reported,
-    resolve_config,
-)
+from graphmem.core import MemoryCore
 from graphmem.db import driver_errors
 from graphmem.embeddings import Embedder, load_model
 from graphmem.errors import ClientUsageError, GraphmemError
+from graphmem.extraction import ExtractedFact, Extractor, extracted_facts, extractor_errors
 from graphmem.graph import Graph
 from graphmem.models import (
     ContextBlock,
@@ -55,6 +40,18 @@ from graphmem.models import (
     Message,
     NamespaceStats,
     RecallResult,
+)
+from graphmem.plans import (
+    Embed,
+    Extract,
+    LoadModel,
+    Plan,
+    Progress,
+    Rows,
+    Run,
+    Transaction,
+    Work,
+    reported,
 )
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings, load_settings

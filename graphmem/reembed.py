@@ -34,11 +34,12 @@ import neo4j
 from pydantic import BaseModel
 
 from graphmem import db, schema
-from graphmem.core import VectorParam, checked_integer
+from graphmem.checks import checked_integer
 from graphmem.cypher import query
 from graphmem.embeddings import Embedder, check_vectors
 from graphmem.errors import GraphmemError, SchemaError
 from graphmem.models import native_time
+from graphmem.plans import VectorParam
 
 _LABELS: tuple[Literal["Fact", "Episode"], ...] = ("Fact", "Episode")
 _READ = {"Fact": "reembed_facts", "Episode": "reembed_episodes"}

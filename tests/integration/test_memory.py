@@ -774,7 +774,7 @@ def test_an_extractor_derives_facts_with_provenance(
         name = "test-extractor"
 
         def extract(self, episodes: Any) -> list[Any]:
-            from graphmem.core import ExtractedFact
+            from graphmem.extraction import ExtractedFact
 
             return [
                 ExtractedFact(text=f"Maya said: {e.content}", episode_ids=(e.id,))
@@ -800,7 +800,7 @@ def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
         name = "flaky"
 
         def extract(self, episodes: Any) -> list[Any]:
-            from graphmem.core import ExtractedFact
+            from graphmem.extraction import ExtractedFact
 
             calls.append(len(episodes))
             if len(calls) == 1:
@@ -824,7 +824,7 @@ def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
 def test_what_an_extractor_returns_is_checked(
     memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
 ) -> None:
-    from graphmem.core import ExtractedFact
+    from graphmem.extraction import ExtractedFact
 
     class Returns:
         name = "returns"
@@ -865,7 +865,7 @@ def test_what_an_extractor_returns_is_checked(
 def test_an_async_extractor_needs_the_async_client(
     memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
 ) -> None:
-    from graphmem.core import ExtractedFact
+    from graphmem.extraction import ExtractedFact
 
     async def derive(episodes: Any) -> list[Any]:
         await asyncio.sleep(0)

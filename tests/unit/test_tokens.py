@@ -12,7 +12,7 @@ from zoneinfo import TZPATH, ZoneInfo
 
 import pytest
 
-from graphmem.core import CONTEXT_HEADER, build_context, context_header, time_zone
+from graphmem.context import CONTEXT_HEADER, build_context, context_header, time_zone
 from graphmem.embeddings import DEFAULT_MODEL_ID, packaged_model_path
 from graphmem.errors import InvalidInputError
 from graphmem.models import Episode, Fact, Hit, Provenance, Scores

@@ -1,0 +1,181 @@
+"""Context blocks: prompt-ready lines, dated in a time zone, within a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, tzinfo
+from functools import cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from graphmem._text import printable
+from graphmem.errors import InvalidInputError
+from graphmem.models import MAX_LABEL_CHARS, ContextBlock, Episode, Fact, Hit
+from graphmem.tokens import TokenCounter
+
+
+def context_header(zone: tzinfo = UTC) -> str:
+    """The first line of a context block, naming the time zone of its dates."""
+    return (
+        f"Memory (newest belief per line; date or dates it holds, in {_zone_name(zone)}, then "
+        "the memory, then its id):"
+    )
+
+
+def _zone_name(zone: tzinfo) -> str:
+    return "UTC" if zone is UTC else getattr(zone, "key", None) or str(zone)
+
+
+CONTEXT_HEADER = context_header()
+_LINE_CHARS = 600
+
+
+def time_zone(value: str | tzinfo | None) -> tzinfo:
+    """The zone context dates are shown in: an IANA name such as ``Europe/Lisbon``, a
+    :class:`~datetime.tzinfo`, or None for UTC."""
+    if value is None:
+        return UTC
+    if isinstance(value, tzinfo):
+        if value.utcoffset(datetime(2000, 1, 1)) is None:
+            raise InvalidInputError(f"timezone {value!r} gives no UTC offset")
+        if isinstance(value, ZoneInfo) and value.key not in _zone_names():
+            # A copy of a file that names no zone, or a file read with ZoneInfo.from_file
+            # (no key): the header would have no name a reader knows.
+            raise InvalidInputError(
+                f"timezone {value!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
+            )
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(
+            f"timezone must be an IANA zone name such as 'Europe/Lisbon' or a tzinfo, got "
+            f"{value!r:.80}"
+        )
+    if value.upper() == "UTC":
+        return UTC
+    if value in _NO_ZONE or value.startswith(("posix/", "right/")):
+        raise InvalidInputError(
+            f"timezone {value!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
+        )
+    unknown = f"unknown timezone {value!r:.80}: give an IANA zone name such as 'Europe/Lisbon'"
+    if value not in _zone_names():
+        raise InvalidInputError(unknown)
+    try:
+        return ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        raise InvalidInputError(unknown) from exc
+
+
+#: Files of the zone database that name no zone a reader would know (a copy of the machine's
+#: zone, a placeholder, a copy of America/New_York); posix/ and right/ hold copies.
+_NO_ZONE = frozenset({"localtime", "Factory", "posixrules"})
+
+
+@cache
+def _zone_names() -> frozenset[str]:
+    """The IANA zone names this machine knows (its zone database and the tzdata package)."""
+    return frozenset(available_timezones()) - _NO_ZONE
+
+
+def _day(moment: datetime, zone: tzinfo) -> str:
+    return moment.astimezone(zone).date().isoformat()
+
+
+def _clip(text: str, limit: int = _LINE_CHARS) -> str:
+    """``text`` on one line (every run of whitespace, newlines included, one space), with its
+    other control characters as escapes, and at most ``limit`` characters, so that no stored
+    value can start a line of its own or drive the terminal that shows the block."""
+    flat = printable(" ".join(text.split()))
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _fact_when(fact: Fact, at: datetime, zone: tzinfo) -> str:
+    """A fact's date in ``zone`` (when it became true, else when it was recorded), with its
+    end when it has one, and whether at ``at`` it is not yet or no longer true."""
+    when = _day(fact.valid_from or fact.recorded_at, zone)
+    if fact.valid_to is not None:
+        end = _day(fact.valid_to, zone)
+        when = f"until {end}" if fact.valid_from is None else f"{when} to {end}"
+        if fact.valid_to <= at:
+            return f"{when}, no longer true"
+    if fact.valid_from is not None and fact.valid_from > at:
+        return f"{when}, not yet true" if fact.valid_to else f"from {when}, not yet true"
+    return when
+
+
+def _fact_line(fact: Fact, pinned: bool, at: datetime, zone: tzinfo) -> str:
+    if fact.status != "active":  # shown with include_retired: no longer believed, and no pin
+        by = f", replaced by {fact.superseded_by}" if fact.superseded_by else ""
+        label = f"{fact.status} fact {fact.id}{by}"
+    else:
+        label = f"{'pinned ' if pinned else ''}fact {fact.id}"
+    return f"- [{_fact_when(fact, at, zone)}] {_clip(fact.text)} ({label})"
+
+
+def _episode_line(episode: Episode, zone: tzinfo) -> str:
+    when = _day(episode.occurred_at or episode.recorded_at, zone)
+    who = _clip(episode.speaker or episode.role, MAX_LABEL_CHARS)
+    ext = f", message {_clip(episode.external_id, MAX_LABEL_CHARS)}" if episode.external_id else ""
+    return f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext})"
+
+
+def build_context(
+    pinned: Sequence[Fact],
+    hits: Sequence[Hit],
+    budget: int,
+    counter: TokenCounter,
+    at: datetime | None = None,
+    zone: tzinfo = UTC,
+) -> ContextBlock:
+    """Pinned facts first, then the recall hits, one line each dated in ``zone``, never over
+    ``budget``.
+
+    A fact whose valid time has ended by ``at`` (default: now) is marked no longer true, one
+    whose valid time starts after it not yet true. Lines are taken in order while the header,
+    the lines taken and their newlines, each counted once by ``counter``, stay within the
+    budget; a line that does not fit is left out (and counted in ``omitted``) and shorter later
+    lines may still fit. The block is then counted whole, and where that is more than the sum
+    (a tokenizer whose tokens span lines), lines come off its end until it fits.
+    """
+    at = at or datetime.now(UTC)
+    header_line = context_header(zone)
+    entries: list[tuple[str, str, str]] = [
+        ("fact", f.id, _fact_line(f, True, at, zone)) for f in pinned
+    ]
+    shown = {f.id for f in pinned}
+    for hit in hits:
+        if hit.id in shown:
+            continue
+        shown.add(hit.id)
+        if hit.fact is not None:
+            entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned, at, zone)))
+        elif hit.episode is not None:
+            entries.append(("episode", hit.id, _episode_line(hit.episode, zone)))
+    # Each line is counted once (for the default counter the sum is exact: WordPiece splits at
+    # the newlines), so the work is linear in the block unless lines must come off its end.
+    header = counter.count(header_line)
+    newline = max(0, counter.count(f"{header_line}\n{header_line}") - 2 * header)
+    kept: list[tuple[str, str, str]] = []
+    omitted = 0
+    total = header
+    for entry in entries:
+        cost = counter.count(entry[2]) + newline
+        if total + cost <= budget:
+            kept.append(entry)
+            total += cost
+        else:
+            omitted += 1
+    while True:
+        text = "\n".join([header_line, *(line for _, _, line in kept)]) if kept else ""
+        tokens = counter.count(text)
+        if tokens <= budget or not kept:
+            break
+        kept.pop()
+        omitted += 1
+    return ContextBlock(
+        text=text,
+        tokens=tokens,
+        budget_tokens=budget,
+        tokenizer=counter.name,
+        fact_ids=tuple(i for kind, i, _ in kept if kind == "fact"),
+        episode_ids=tuple(i for kind, i, _ in kept if kind == "episode"),
+        omitted=omitted,
+    )
