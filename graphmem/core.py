@@ -436,9 +436,10 @@ class MemoryCore:
         ns = namespace(ns, self.default_ns)
         text = checked_value(QUERY_TEXT, "recall query", text)
         k = checked_integer("k", k, 1, MAX_K)
-        wanted = tuple(dict.fromkeys(as_list("kinds", one_or_many(kinds), "kinds")))
-        if not wanted or any(kind not in ("fact", "episode") for kind in wanted):
-            raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r}")
+        named = as_list("kinds", one_or_many(kinds), "kinds")
+        if not named or any(kind not in ("fact", "episode") for kind in named):
+            raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r:.80}")
+        wanted = tuple(dict.fromkeys(named))
         include_retired = checked_flag("include_retired", include_retired)
         expand_references = checked_flag("expand_references", expand_references)
         track_access = checked_flag("track_access", track_access)
@@ -563,19 +564,28 @@ class MemoryCore:
             "since": None,
             "until": None,
         }
-        pinned_rows: Rows = yield Transaction(
-            "read",
-            lambda: single(
-                Run(query("pinned_facts"), {"ns": ns, "limit": pinned_limit, **filters})
-            ),
-        )
-        (row,) = pinned_rows
+        hit_facts = [h.id for h in result.hits if h.kind == "fact"]
+
+        def read_pinned() -> Work[tuple[dict[str, Any], set[str]]]:
+            (row,) = yield Run(query("pinned_facts"), {"ns": ns, "limit": pinned_limit, **filters})
+            # Recall read in a transaction of its own: a fact it found may have been replaced
+            # since, and the fact that replaced it, pinned in the same write, be read here.
+            shown = [fact["id"] for fact in row["facts"]] + hit_facts
+            replaced: Rows = []
+            if len(shown) > 1:
+                replaced = yield Run(query("facts_replaced"), {"ns": ns, "ids": shown})
+            return row, {r["id"] for r in replaced}
+
+        row, replaced = yield Transaction("read", read_pinned)
         pinned = [Fact.model_validate(fact) for fact in row["facts"]]
         if result.as_of is not None:
             pinned = [fact.as_believed_at(result.as_of) for fact in pinned]
+        # A line shows a fact as believed only while no line shows the fact that replaced it.
+        pinned = [f for f in pinned if not (f.id in replaced and f.believed)]
+        hits = [h for h in result.hits if not (h.id in replaced and h.fact and h.fact.believed)]
         # Valid times are judged at the time asked about: valid_at, else as_of, else now.
         at = result.valid_at or result.as_of
-        block = build_context(pinned, result.hits, budget_tokens, counter, at, zone)
+        block = build_context(pinned, hits, budget_tokens, counter, at, zone)
         # Pinned facts past pinned_limit are left out too, unless recall found them.
         unseen = set(row["beyond"]) - {h.id for h in result.hits}
         if unseen:

@@ -204,7 +204,7 @@ def recall_reads(
                 "expand": expand,
             },
         )
-        reads.facts = {r["fact"]["id"]: r for r in details["facts"]}
+        reads.facts = {r["id"]: r for r in details["facts"]}  # by the id asked for
         reads.episodes = {r["episode"]["id"]: r for r in details["episodes"]}
     return reads
 
@@ -261,16 +261,24 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
         return fact if as_of is None else fact.as_believed_at(as_of)
 
     hits: dict[tuple[str, str], Hit] = {}
-    for cand in reads.candidates:
+    details: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for cand in reads.candidates:  # best first
         detail = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
         if detail is None:
             continue
         fact = fact_of(detail["fact"]) if cand.kind == "fact" else None
         episode = Episode.model_validate(detail["episode"]) if cand.kind == "episode" else None
+        # A fact superseded since the search comes back as the fact that replaced it, which a
+        # better candidate may have brought already.
+        key = (cand.kind, fact.id if fact else cand.id)
+        if key in hits:
+            continue
+        matched = cand.matched or (detail.get("superseded_match") if fact else None)
         final = cand.fused * cand.recency
-        hits[(cand.kind, cand.id)] = Hit(
+        details[key] = detail
+        hits[key] = Hit(
             kind=cand.kind,
-            id=cand.id,
+            id=key[1],
             text=fact.text if fact else episode.content,  # type: ignore[union-attr]
             score=final,
             scores=Scores(
@@ -286,14 +294,14 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
             provenance=_provenance(detail.get("provenance"), episode),
             fact=fact,
             episode=episode,
-            via="search" if cand.matched is None else "supersession",
-            superseded_match=cand.matched,
+            via="search" if matched is None else "supersession",
+            superseded_match=matched,
         )
     # One hop over REFERENCES from the facts that passed, at a discount.
     for (kind, item_id), hit in list(hits.items()):
         if kind != "fact":
             continue
-        for ref in reads.facts[item_id]["references"]:
+        for ref in details[(kind, item_id)]["references"]:
             fact = fact_of(ref["fact"])
             key = ("fact", fact.id)
             score = hit.score * cfg.reference_discount

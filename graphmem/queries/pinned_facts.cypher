@@ -2,11 +2,14 @@
 // mode: read
 // params: ns, limit, as_of, valid_at, include_retired, tags, since, until
 // returns: facts, beyond
-// Pinned (core) facts visible under the same filters as recall, newest first (then by id, so
-// the order is stable): the first $limit of them, and the ids of the others. One row, also
-// when there is none.
+// Pinned (core) facts visible under the same filters as recall and believed at the time asked
+// about ($as_of, else now), newest first (then by id, so the order is stable): the first $limit
+// of them, and the ids of the others. One row, also when there is none. A superseded fact
+// keeps its pin, which no longer counts: with $valid_at it may still be visible, but it is not
+// put first.
 OPTIONAL MATCH (node:Fact {ns: $ns})
 WHERE node.pinned = true AND {{fact_visible}}
+  AND (node.retired_at IS NULL OR ($as_of IS NOT NULL AND node.retired_at > $as_of))
 WITH node
 ORDER BY node.recorded_at DESC, node.id
 WITH collect(node) AS pinned

@@ -31,6 +31,7 @@ from graphmem.errors import (
 from graphmem.graph import Graph
 from graphmem.memory import AsyncMemory, Memory
 from graphmem.models import MAX_TEXT_CHARS, Episode, Fact, FactInput, Message
+from graphmem.plans import Transaction, Work
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings
 from tests.helpers import FakeEmbedder
@@ -103,6 +104,34 @@ def _forget(graph: Graph, fact_id: str) -> None:
         id=fact_id,
         database_=graph.database,
     )
+
+
+def _write_before(
+    monkeypatch: pytest.MonkeyPatch, memory: Client, name: str, write: Callable[[], Any]
+) -> list[Any]:
+    """Makes ``memory``'s next transaction that runs the query ``name`` call ``write`` (another
+    client's write, which commits) just before that statement: the timing of a concurrent
+    write that lands between two statements of one read. Returns what ``write`` returned,
+    once it has run."""
+    written: list[Any] = []
+    original = memory.raw._transaction
+
+    def interleaved(step: Transaction[Any]) -> Any:
+        def work() -> Work[Any]:
+            plan = step.work()
+            try:
+                run = next(plan)
+                while True:
+                    if run.query.name == name and not written:
+                        written.append(write())
+                    run = plan.send((yield run))
+            except StopIteration as stop:
+                return stop.value
+
+        return original(Transaction(step.mode, work))
+
+    monkeypatch.setattr(memory.raw, "_transaction", interleaved)
+    return written
 
 
 # --- append-only writes ------------------------------------------------------------------------
@@ -1219,6 +1248,62 @@ def test_context_with_retired_facts_labels_them(memory: Client) -> None:
     assert f"pinned fact {google.id}" not in lines
 
 
+def test_recall_follows_a_fact_superseded_while_it_reads(
+    memory: Client, client_factory: Callable[..., Client], monkeypatch: pytest.MonkeyPatch, ns: str
+) -> None:
+    # Recall reads in several statements; an update that commits between the search and the
+    # details read must not leave it with neither the old belief nor the new one.
+    writer = client_factory("sync", ns=ns)
+    google = memory.remember("The user works at Google.")
+    written = _write_before(
+        monkeypatch,
+        memory,
+        "recall_details",
+        lambda: writer.remember("The user works at Microsoft.", supersedes=[google.id]),
+    )
+    result = memory.recall(WORK_QUESTION, kinds=["fact"], track_access=False)
+    (microsoft,) = written
+    assert [(h.id, h.via, h.superseded_match) for h in result.hits] == [
+        (microsoft.id, "supersession", google.id)
+    ]
+    assert result.hits[0].fact is not None and result.hits[0].fact.believed
+
+
+def test_context_never_shows_a_fact_beside_the_one_that_replaced_it_meanwhile(
+    memory: Client, client_factory: Callable[..., Client], monkeypatch: pytest.MonkeyPatch, ns: str
+) -> None:
+    # The pinned facts are read after recall: a pinned fact that recall found and that is
+    # updated in between comes back from both reads, the old one from recall's.
+    writer = client_factory("sync", ns=ns)
+    google = memory.remember("The user works at Google.", pinned=True)
+    written = _write_before(
+        monkeypatch,
+        memory,
+        "pinned_facts",
+        lambda: writer.remember("The user works at Microsoft.", supersedes=[google.id]),
+    )
+    block = memory.context(WORK_QUESTION, budget_tokens=300, track_access=False)
+    (microsoft,) = written
+    assert block.fact_ids == (microsoft.id,)
+    assert "Google" not in block.text and f"(pinned fact {microsoft.id})" in block.text
+
+
+def test_a_superseded_facts_pin_does_not_put_it_first_for_a_past_valid_time(
+    memory: Client,
+) -> None:
+    allergy = memory.remember("The user is allergic to peanuts.", pinned=True)
+    then = _pause()
+    cured = memory.remember("The user is no longer allergic to peanuts.", supersedes=[allergy.id])
+    memory.pin(cured.id, pinned=False)
+    assert memory.stats().pinned == 0
+    # Nothing about cars: only a pin could bring either fact in.
+    block = memory.context("What car does the user drive?", budget_tokens=300, valid_at=then)
+    assert allergy.id not in block.fact_ids and "peanuts" not in block.text
+    # Asked about what was believed then, the fact was pinned and believed: it counts.
+    block = memory.context("What car does the user drive?", budget_tokens=300, as_of=then)
+    assert block.fact_ids == (allergy.id,) and f"(pinned fact {allergy.id})" in block.text
+
+
 def test_context_lines_cannot_be_forged_through_stored_labels(memory: Client) -> None:
     memory.ingest(
         [
@@ -1404,6 +1489,8 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.remember_many(None), "list of facts"),
         (lambda m: m.ingest(None), "list of messages"),
         (lambda m: m.recall("q", kinds=None), "kinds"),
+        (lambda m: m.recall("q", kinds=[["fact"]]), "kinds"),
+        (lambda m: m.context("q", budget_tokens=100, kinds=[{"fact"}]), "kinds"),
         (lambda m: m.recall("q", tags=5), "tags"),
         (lambda m: m.recall("q", tags=[]), "tags=None for no tag filter"),
         (lambda m: m.context("q", budget_tokens=100, tags=()), "tags=None for no tag filter"),
@@ -1573,11 +1660,11 @@ def test_a_recall_as_of_a_past_time_stamps_no_access(memory: Client) -> None:
     assert memory.get(fact.id).access_count == 1
 
 
-def test_recall_details_drop_a_fact_superseded_since_the_search(
+def test_recall_details_follow_a_fact_superseded_since_the_search(
     memory: Client, graph: Graph, ns: str
 ) -> None:
     # recall reads the kept facts in a second statement; a supersession that commits between
-    # the two must not bring the replaced fact back.
+    # the two must not bring the replaced fact back, nor lose the fact that replaced it.
     old = memory.remember("The user works at company 1.")
     new = memory.remember("The user works at company 2.", supersedes=[old.id])
     params = {
@@ -1594,6 +1681,12 @@ def test_recall_details_drop_a_fact_superseded_since_the_search(
         "until": None,
     }
     (row,) = graph.execute(query("recall_details"), **params)
-    assert [f["fact"]["id"] for f in row["facts"]] == [new.id]
+    assert [(f["id"], f["fact"]["id"], f["superseded_match"]) for f in row["facts"]] == [
+        (old.id, new.id, old.id),
+        (new.id, new.id, None),
+    ]
     (row,) = graph.execute(query("recall_details"), **{**params, "include_retired": True})
-    assert sorted(f["fact"]["id"] for f in row["facts"]) == sorted([old.id, new.id])
+    assert [(f["id"], f["fact"]["id"], f["superseded_match"]) for f in row["facts"]] == [
+        (old.id, old.id, None),
+        (new.id, new.id, None),
+    ]
