@@ -25,6 +25,10 @@ from graphmem.ranking import (
 )
 from graphmem.schema import SCHEMA_KEY
 
+#: How many times recall reads a kept fact's details before it gives up on it (a fact erased
+#: since the search has none), when a concurrent update made a read come back without it.
+DETAIL_READS = 3
+
 
 @dataclass
 class RecallReads:
@@ -192,20 +196,28 @@ def recall_reads(
     fused = fuse(lists, cfg, _cosines(reads) if linear else None)
     reads.seen = len(fused)
     reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
-    if reads.candidates:
+    facts = [c.id for c in reads.candidates if c.kind == "fact"]
+    episodes = [c.id for c in reads.candidates if c.kind == "episode"]
+    reads.facts, reads.episodes = {}, {}
+    for _ in range(DETAIL_READS):
+        if not facts and not episodes:
+            break
         (details,) = yield Run(
             query("recall_details"),
             {
                 **fact_filters,
                 "ns": ns,
-                "fact_ids": [c.id for c in reads.candidates if c.kind == "fact"],
-                "episode_ids": [c.id for c in reads.candidates if c.kind == "episode"],
+                "fact_ids": facts,
+                "episode_ids": episodes,
                 "vector": vector,
                 "expand": expand,
             },
         )
-        reads.facts = {r["id"]: r for r in details["facts"]}  # by the id asked for
-        reads.episodes = {r["episode"]["id"]: r for r in details["episodes"]}
+        reads.facts.update((r["id"], r) for r in details["facts"])  # by the id asked for
+        reads.episodes.update((r["episode"]["id"], r) for r in details["episodes"])
+        # A fact replaced while the statement walked its chain can come back with nothing (it
+        # read the fact retired but not yet the edge to its successor): read it again.
+        facts, episodes = [i for i in facts if i not in reads.facts], []
     return reads
 
 

@@ -1,0 +1,78 @@
+"""Recall's read plan, driven by hand: which statements it runs for which answers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from graphmem.plans import Run
+from graphmem.ranking import RecallConfig
+from graphmem.retrieval import DETAIL_READS, RecallReads, recall_reads
+
+FILTERS: dict[str, Any] = {"as_of": None, "valid_at": None, "since": None, "until": None}
+FACT_FILTERS: dict[str, Any] = {**FILTERS, "include_retired": False, "tags": None}
+
+
+def _search_row() -> dict[str, Any]:
+    """recall_search's row: one fact, found by the vector index only, which ran out."""
+    return {
+        "schema_state": None,
+        "fact_briefs": [
+            {"id": "a", "text": "The user's favourite colour is blue.", "at": 0, "similarity": 0.9}
+        ],
+        "episode_briefs": [],
+        "fv_hits": [{"id": "a", "score": 0.9, "head": None, "head_at": None}],
+        "fv_fetched": 1,
+        "ff_hits": [],
+        "ff_fetched": 0,
+    }
+
+
+def _detail(fact_id: str) -> dict[str, Any]:
+    return {"id": fact_id, "fact": {"id": fact_id}, "references": [], "provenance": []}
+
+
+def _drive(details: list[list[dict[str, Any]]]) -> tuple[RecallReads, list[list[str]]]:
+    """Runs the plan, answering the search with one fact and each details read with the next
+    of ``details`` (its facts); returns the reads and the fact ids each details read asked for."""
+    plan = recall_reads(
+        "ns",
+        "favourite colour",
+        [0.1] * 384,
+        5,
+        ("fact",),
+        FILTERS,
+        FACT_FILTERS,
+        True,
+        RecallConfig(),
+        datetime.now(UTC),
+        check_state=lambda state: None,
+    )
+    run: Run = next(plan)
+    assert run.query.name == "recall_search"
+    answer: list[dict[str, Any]] = [_search_row()]
+    asked = []
+    try:
+        while True:
+            run = plan.send(answer)
+            assert run.query.name == "recall_details"
+            asked.append(run.params["fact_ids"])
+            answer = [{"facts": details[len(asked) - 1], "episodes": []}]
+    except StopIteration as stop:
+        return stop.value, asked
+
+
+def test_details_are_read_once_when_every_fact_comes_back() -> None:
+    reads, asked = _drive([[_detail("a")]])
+    assert asked == [["a"]] and set(reads.facts) == {"a"}
+
+
+def test_a_fact_that_comes_back_without_details_is_read_again() -> None:
+    # A fact replaced while the statement walked its chain can come back with nothing.
+    reads, asked = _drive([[], [_detail("a")]])
+    assert asked == [["a"], ["a"]] and set(reads.facts) == {"a"}
+
+
+def test_a_fact_gone_for_good_is_given_up_after_a_few_reads() -> None:
+    reads, asked = _drive([[]] * DETAIL_READS)
+    assert asked == [["a"]] * DETAIL_READS and reads.facts == {}
