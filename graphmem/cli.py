@@ -16,7 +16,7 @@ import click
 
 from graphmem import __version__
 from graphmem._text import and_more
-from graphmem._text import printable as _printable
+from graphmem.cli_output import emit, error_data, output_options, render_mapping, render_table
 from graphmem.errors import BadLinesError, GraphmemError, MessageConflictError
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -29,66 +29,7 @@ if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands th
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-# --- output ------------------------------------------------------------------------------------
-def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    if value:  # errors are then printed as JSON too (see _Group)
-        ctx.ensure_object(dict)["as_json"] = True
-    return value
-
-
-def output_options(func: F) -> F:
-    """Add ``--json`` to a command; the command receives it as ``as_json``."""
-    return click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        callback=_note_json,
-        help="Print JSON instead of a human-readable table (errors too, on stderr).",
-    )(func)
-
-
-def emit(data: Any, *, as_json: bool, table: Callable[[Any], str] | None = None) -> None:
-    if as_json:
-        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
-    else:
-        click.echo(table(data) if table else render_mapping(data))
-
-
-def render_mapping(data: Mapping[str, Any]) -> str:
-    width = max((len(k) for k in data), default=0)
-    return "\n".join(f"{k.ljust(width)}  {_cell(v)}" for k, v in data.items())
-
-
-def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    if not rows:
-        return "(none)"
-    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list | tuple):
-        return ", ".join(_printable(str(v)) for v in value)
-    return _printable(str(value))
-
-
 # --- errors and settings -----------------------------------------------------------------------
-def error_data(exc: GraphmemError) -> dict[str, Any]:
-    """An error as JSON: its type and message, the ids it names, a JSONL input's bad lines."""
-    data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
-    ids = getattr(exc, "ids", None)
-    if ids:
-        data["ids"] = list(ids)
-    if isinstance(exc, BadLinesError):
-        data["bad_lines"] = [{"line": n, "reason": why} for n, why in exc.problems]
-    return {"error": data}
-
-
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphmem.cli_output import memory_size, note_json, writable_dir
+from graphmem.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from graphmem.bench import BenchReport
     from graphmem.peer_report import PeerReport
+
+#: The most facts one size may ask for (10M facts take days to embed on a CPU).
+MAX_SIZE = 10_000_000
 
 
 def _parse_size(text: str) -> int:
@@ -21,10 +28,10 @@ def _parse_size(text: str) -> int:
         cleaned, factor = cleaned[:-1], 1_000
     elif cleaned.endswith("m"):
         cleaned, factor = cleaned[:-1], 1_000_000
-    value = int(float(cleaned) * factor)
-    if value < 1:
+    number = float(cleaned) * factor
+    if not math.isfinite(number) or not 1 <= number <= MAX_SIZE:
         raise ValueError(text)
-    return value
+    return int(number)
 
 
 def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
@@ -34,7 +41,9 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     except ValueError:
         sizes = ()
     if not sizes:
-        raise click.BadParameter(f"{value!r} is not a list of positive counts such as 10000,100000")
+        raise click.BadParameter(
+            f"{value!r} is not a list of counts from 1 to {MAX_SIZE:,} such as 10000,100000"
+        )
     return sizes
 
 
@@ -71,19 +80,27 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     "GRAPHMEM_NEO4J_URI; the benchmark's bench-* namespaces (peer-* namespaces and group_ids "
     "with --peer) stay there.",
 )
-@click.option("--heap", default="2g", show_default=True, help="Java heap of the scratch Neo4j.")
 @click.option(
-    "--pagecache", default="1g", show_default=True, help="Page cache of the scratch Neo4j."
-)
+    "--heap", default="2g", show_default=True, callback=memory_size,
+    help="Java heap of the scratch Neo4j.",
+)  # fmt: skip
+@click.option(
+    "--pagecache", default="1g", show_default=True, callback=memory_size,
+    help="Page cache of the scratch Neo4j.",
+)  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic data.")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
+    callback=writable_dir,
     help="Also write bench-<time>.json and bench-<time>.md into this directory "
-    "(peer-graphiti-<time>.* with --peer).",
+    "(peer-graphiti-<time>.* with --peer); checked before the run.",
 )
 @click.option("--fail-on-miss", is_flag=True, help="Exit with status 1 when a target is missed.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the Markdown report.")
+@click.option(
+    "--json", "as_json", is_flag=True, callback=note_json,
+    help="Print JSON instead of the Markdown report (errors too, on stderr).",
+)  # fmt: skip
 @click.option(
     "--peer",
     type=click.Choice(["graphiti"]),
@@ -185,17 +202,23 @@ def _emit(
     as_json: bool,
     fail_on_miss: bool,
 ) -> None:
-    """Write the report's files, print it, and exit 1 on a missed target if asked."""
+    """Print the report, write its files, and exit 1 on a missed target if asked. The report is
+    printed first, so that a directory that has become unwritable during the run loses
+    nothing."""
     data = report.model_dump(mode="json")
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        (out / f"{stem}.md").write_text(markdown, encoding="utf-8")
-        _say(f"wrote {out / stem}.json and {out / stem}.md")
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(markdown, nl=False)
+    if out is not None:
+        try:
+            (out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+            (out / f"{stem}.md").write_text(markdown, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigurationError(
+                f"the report is printed above but could not be written into {out}: {exc}"
+            ) from exc
+        _say(f"wrote {out / stem}.json and {out / stem}.md")
     if fail_on_miss and not report.passed:
         missed = ", ".join(
             f"{t.name} at {t.size:,} facts" for t in report.targets if t.status == "fail"

@@ -476,7 +476,9 @@ class MemoryCore:
                 raise InvalidInputError(f"min_score must lie in [-1, 1], got {min_score!r}")
             cfg = cfg.model_copy(update={"min_score": float(min_score)})
 
-        yield LoadModel()  # after every check, and untimed
+        loading = time.perf_counter()
+        yield LoadModel()  # after every check, and untimed: total_ms leaves it out too
+        began += time.perf_counter() - loading
         started = time.perf_counter()
         vector = VectorParam((yield Embed((text,)))[0].tolist())
         embed_ms = (time.perf_counter() - started) * 1000

@@ -38,7 +38,7 @@ from pydantic import SecretStr
 from graphmem._files import bundled_resource, ensure_secret_file, file_lock, tail
 from graphmem.connection import Neo4jTarget, wait_for_bolt
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
-from graphmem.settings import GraphmemSettings
+from graphmem.settings import GraphmemSettings, memory_bytes
 
 #: The default version of the local server; the pom's own default, kept in step with it.
 NEO4J_VERSION = "5.26.30"
@@ -440,6 +440,7 @@ class LocalNeo4jServer:
         heap: str | None = None,
         create_archive: bool = False,
     ) -> list[str]:
+        heap = heap or self.settings.local_neo4j_heap
         if create_archive:
             archive = [f"-XX:ArchiveClassesAtExit={build.class_archive}"]
         elif build.class_archive.exists():
@@ -448,8 +449,8 @@ class LocalNeo4jServer:
             archive = []
         return [
             str(self.java.executable),
-            "-Xms256m",
-            f"-Xmx{heap or self.settings.local_neo4j_heap}",
+            f"-Xms{heap if memory_bytes(heap) < 256 * 1024**2 else '256m'}",  # at most -Xmx
+            f"-Xmx{heap}",
             *_JVM_OPTIONS,
             *runtime_options(self.java.feature),
             *archive,

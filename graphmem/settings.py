@@ -27,6 +27,26 @@ from graphmem.errors import ConfigurationError
 NEO4J_URI_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
 _MEMORY_SIZE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
 
+#: The longest wait a timeout setting may name: a year (the driver counts in 64-bit ms).
+MAX_WAIT_SECONDS = 365 * 86_400
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def memory_size(value: str) -> str:
+    """``value`` as a Java memory size such as ``512m`` or ``2g`` (lower case), else a
+    ``ValueError`` that says what is expected."""
+    if not isinstance(value, str) or not _MEMORY_SIZE.fullmatch(value):
+        raise ValueError(f"must be a size such as 512m or 2g; got {value!r}")
+    return value.lower()
+
+
+def memory_bytes(size: str) -> int:
+    """The bytes of a Java memory size checked by :func:`memory_size`."""
+    size = memory_size(size)
+    unit = size[-1] if size[-1] in "kmg" else ""
+    return int(size[: len(size) - len(unit)]) * _SIZE_UNITS[unit]
+
+
 Neo4jMode = Literal["local", "docker", "external"]
 #: Neo4j versions the local server can run: the 5.26 LTS (Java 17+) and 2025.12 (Java 21+).
 LocalNeo4jVersion = Literal["5.26.30", "2025.12.1"]
@@ -57,10 +77,10 @@ class GraphmemSettings(BaseSettings):
         None, description="Password for an external server; local/docker generate their own."
     )
     neo4j_database: str = "neo4j"
-    neo4j_connection_timeout: float = Field(15.0, gt=0)
+    neo4j_connection_timeout: float = Field(15.0, gt=0, le=MAX_WAIT_SECONDS)
     #: Seconds Neo4j lets each of a client's transactions run before it stops and rolls it back
     #: (None: the server's own limit, ``db.transaction.timeout``, by default none).
-    neo4j_transaction_timeout: float | None = Field(None, gt=0)
+    neo4j_transaction_timeout: float | None = Field(None, gt=0, le=MAX_WAIT_SECONDS)
 
     # --- where graphmem keeps its files ---------------------------------------------------
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("graphmem")))
@@ -73,7 +93,7 @@ class GraphmemSettings(BaseSettings):
     local_neo4j_port: int = Field(7687, ge=1, le=65535)
     local_neo4j_heap: str = "1g"
     local_neo4j_pagecache: str = "512m"
-    local_neo4j_start_timeout: float = Field(300.0, gt=0)
+    local_neo4j_start_timeout: float = Field(300.0, gt=0, le=MAX_WAIT_SECONDS)
     local_neo4j_version: LocalNeo4jVersion = Field(
         "5.26.30", description="5.26.30 (LTS, Java 17+) or 2025.12.1 (Java 21+)."
     )
@@ -138,7 +158,7 @@ class GraphmemSettings(BaseSettings):
     recall_recency_half_life_days: float = Field(30.0, gt=0)
 
     # --- schema and optional layers ---------------------------------------------------------
-    schema_wait_timeout: float = Field(300.0, gt=0)
+    schema_wait_timeout: float = Field(300.0, gt=0, le=MAX_WAIT_SECONDS)
     graphiti_telemetry: bool = Field(
         False, description="Let graphiti-core send its usage telemetry (off unless opted in)."
     )
@@ -180,9 +200,7 @@ class GraphmemSettings(BaseSettings):
     @field_validator("local_neo4j_heap", "local_neo4j_pagecache")
     @classmethod
     def _check_size(cls, value: str) -> str:
-        if not _MEMORY_SIZE.fullmatch(value):
-            raise ValueError(f"must be a size such as 512m or 2g; got {value!r}")
-        return value.lower()
+        return memory_size(value)
 
     @property
     def neo4j_mode(self) -> Neo4jMode:
@@ -209,3 +227,7 @@ def load_settings(**overrides: Any) -> GraphmemSettings:
             for err in exc.errors()
         )
         raise ConfigurationError(f"invalid graphmem settings: {problems}") from exc
+    except (UnicodeDecodeError, OSError) as exc:  # the .env file: not UTF-8, or unreadable
+        raise ConfigurationError(
+            f"cannot read graphmem settings from {Path('.env').absolute()}: {exc}"
+        ) from exc

@@ -34,6 +34,7 @@ from graphmem.bench import (
     render_markdown,
     scratch_neo4j,
 )
+from graphmem.cli import main
 from graphmem.cli_bench import bench as bench_command
 from graphmem.connection import Neo4jTarget
 from graphmem.neo4j_local import process_cpu_seconds
@@ -536,8 +537,10 @@ def test_the_command_prints_json_and_can_fail_on_a_missed_target() -> None:
 
 
 def test_the_command_refuses_bad_sizes_and_has_an_example() -> None:
-    result = CliRunner().invoke(bench_command, ["--sizes", "ten"])
-    assert result.exit_code == 2 and "--sizes" in result.output
+    for sizes in ("ten", "inf", "1e400", "nan", "0.5", "20m"):
+        result = CliRunner().invoke(bench_command, ["--sizes", sizes])
+        assert result.exit_code == 2 and "--sizes" in result.output, (sizes, result.output)
+        assert "counts from 1 to 10,000,000" in result.output
     help_text = CliRunner().invoke(bench_command, ["--help"]).output
     assert "Example:" in help_text and "graphmem bench" in help_text.split("Example:", 1)[1]
 
@@ -627,3 +630,42 @@ def test_a_second_signal_stops_a_run_at_once() -> None:
     with pytest.raises(SystemExit) as stopped:
         asked_twice()
     assert stopped.value.code == 128 + signal.SIGINT
+
+
+def test_the_command_checks_its_options_before_it_runs(tmp_path: Path) -> None:
+    # A bad memory size, or an --out that cannot be written, fails before any work.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    seen: list[BenchOptions] = []
+    with _fake_run(_report([GOOD_10K]), seen):
+        for args, option in (
+            (["--heap", "2x"], "--heap"),
+            (["--pagecache", "lots"], "--pagecache"),
+            (["--out", str(blocker / "results")], "--out"),
+        ):
+            result = CliRunner().invoke(bench_command, args)
+            assert result.exit_code == 2 and option in result.output, result.output
+            assert "Traceback" not in result.output
+    assert seen == []
+
+
+def test_a_report_that_cannot_be_written_is_printed_first(tmp_path: Path) -> None:
+    # The directory is writable when the run starts and gone when it ends.
+    out = tmp_path / "results"
+    report = _report([GOOD_10K])
+
+    def fake(options: BenchOptions, **kwargs: Any) -> BenchReport:
+        out.rmdir()
+        out.write_text("")  # now a file: the report's files cannot go there
+        return report
+
+    original = bench.run_bench
+    bench.run_bench = fake  # type: ignore[assignment]
+    try:
+        result = CliRunner().invoke(main, ["bench", "--json", "--out", str(out)])
+    finally:
+        bench.run_bench = original
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["sizes"][0]["size"] == 10_000
+    error = json.loads(result.stderr)["error"]
+    assert error["type"] == "ConfigurationError" and "printed above" in error["message"]

@@ -215,7 +215,13 @@ def test_java_command_binds_loopback_and_keeps_the_password_off_the_command_line
         build, home=server.home, port=7777, password_file=server.password_file
     )
     assert f"-XX:SharedArchiveFile={build.class_archive}" in command
-    assert "-Xmx2g" in command
+    assert "-Xmx2g" in command and "-Xms256m" in command
+    # A heap under the usual initial size starts at its maximum: Java refuses -Xms over -Xmx.
+    small = _server(tmp_path, local_neo4j_heap="200m")
+    command = small._java_command(
+        build, home=small.home, port=7777, password_file=small.password_file
+    )
+    assert "-Xmx200m" in command and "-Xms200m" in command and "-Xms256m" not in command
     assert command[command.index("--port") + 1] == "7777"
     assert server.password_file.read_text().strip() not in " ".join(command)
 

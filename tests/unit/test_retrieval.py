@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
-from graphmem.plans import Run
+import numpy as np
+
+from graphmem.core import MemoryCore
+from graphmem.plans import Embed, LoadModel, Run, Transaction
 from graphmem.ranking import RecallConfig
 from graphmem.retrieval import DETAIL_READS, RecallReads, recall_reads
 
@@ -76,3 +80,22 @@ def test_a_fact_that_comes_back_without_details_is_read_again() -> None:
 def test_a_fact_gone_for_good_is_given_up_after_a_few_reads() -> None:
     reads, asked = _drive([[]] * DETAIL_READS)
     assert asked == [["a"]] * DETAIL_READS and reads.facts == {}
+
+
+def test_recall_times_leave_the_model_loading_out() -> None:
+    # The first recall of a client loads a lazy model: neither its embedding time nor its
+    # total may count that.
+    core = MemoryCore(dimension=384, default_ns="ns")
+    plan = core.recall("favourite colour", ns=None)
+    step = next(plan)
+    assert isinstance(step, LoadModel)
+    time.sleep(0.3)  # the loading
+    step = plan.send(None)
+    assert isinstance(step, Embed)
+    step = plan.send(np.ones((1, 384), dtype=np.float32) / np.sqrt(384))
+    assert isinstance(step, Transaction) and step.mode == "read"
+    try:
+        plan.send(RecallReads(candidates=[]))
+    except StopIteration as stop:
+        result = stop.value
+    assert result.hits == () and result.timing.total_ms < 300

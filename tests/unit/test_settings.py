@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.errors import ConfigurationError
-from graphmem.settings import GraphmemSettings, load_settings
+from graphmem.settings import GraphmemSettings, load_settings, memory_bytes
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +45,19 @@ def test_dotenv_file_is_read(tmp_path: Path) -> None:
     assert load_settings().neo4j_database == "memories"
 
 
+def test_a_dotenv_file_that_is_not_utf8_is_a_typed_error(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes(b"GRAPHMEM_NAMESPACE=caf\xe9\n")
+    with pytest.raises(ConfigurationError, match=r"\.env.*utf-8"):
+        load_settings()
+
+
+def test_memory_sizes_in_bytes() -> None:
+    assert memory_bytes("512m") == 512 * 1024**2 and memory_bytes("2G") == 2 * 1024**3
+    assert memory_bytes("1024") == 1024 and memory_bytes("64k") == 64 * 1024
+    with pytest.raises(ValueError, match="512m or 2g"):
+        memory_bytes("2x")
+
+
 def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHMEM_NEO4J_URI", "bolt://db.example:7687")
     monkeypatch.setenv("GRAPHMEM_NEO4J_PASSWORD", "hunter2-very-secret")
@@ -66,6 +79,10 @@ def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
         ("GRAPHMEM_LOCAL_NEO4J_HEAP", "lots", "GRAPHMEM_LOCAL_NEO4J_HEAP"),
         ("GRAPHMEM_EMBEDDING_BATCH_SIZE", "0", "GRAPHMEM_EMBEDDING_BATCH_SIZE"),
         ("GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT", "0", "GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT"),
+        # A wait the driver cannot count in milliseconds: refused here, not in every call.
+        ("GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT", "inf", "GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT"),
+        ("GRAPHMEM_NEO4J_CONNECTION_TIMEOUT", "1e300", "GRAPHMEM_NEO4J_CONNECTION_TIMEOUT"),
+        ("GRAPHMEM_SCHEMA_WAIT_TIMEOUT", "inf", "GRAPHMEM_SCHEMA_WAIT_TIMEOUT"),
     ],
 )
 def test_bad_settings_raise_a_typed_error_naming_the_variable(

@@ -1,0 +1,99 @@
+"""How the command line prints: tables and key/value blocks for people, ``--json`` for
+machines, and errors as one line or, after ``--json``, as a JSON object on stderr."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from graphmem._text import printable as _printable
+from graphmem.errors import BadLinesError, GraphmemError
+from graphmem.settings import memory_size as _memory_size
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """The callback of ``--json``: the ``graphmem`` group then prints errors as JSON too."""
+    if value:
+        ctx.ensure_object(dict)["as_json"] = True
+    return value
+
+
+def output_options(func: F) -> F:
+    """Add ``--json`` to a command; the command receives it as ``as_json``."""
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=note_json,
+        help="Print JSON instead of a human-readable table (errors too, on stderr).",
+    )(func)
+
+
+def emit(data: Any, *, as_json: bool, table: Callable[[Any], str] | None = None) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    else:
+        click.echo(table(data) if table else render_mapping(data))
+
+
+def render_mapping(data: Mapping[str, Any]) -> str:
+    width = max((len(k) for k in data), default=0)
+    return "\n".join(f"{k.ljust(width)}  {_cell(v)}" for k, v in data.items())
+
+
+def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    if not rows:
+        return "(none)"
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(_printable(str(v)) for v in value)
+    return _printable(str(value))
+
+
+def error_data(exc: GraphmemError) -> dict[str, Any]:
+    """An error as JSON: its type and message, the ids it names, a JSONL input's bad lines."""
+    data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    ids = getattr(exc, "ids", None)
+    if ids:
+        data["ids"] = list(ids)
+    if isinstance(exc, BadLinesError):
+        data["bad_lines"] = [{"line": n, "reason": why} for n, why in exc.problems]
+    return {"error": data}
+
+
+def memory_size(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The callback of a Java memory size option (``--heap 2g``)."""
+    try:
+        return _memory_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def writable_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """The callback of an output directory option: created if need be and checked writable
+    before the command runs, so that a long run cannot end with nowhere to put its results."""
+    if value is None:
+        return None
+    try:
+        value.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=value):
+            pass
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write into {value}: {exc.strerror or exc}") from None
+    return value
