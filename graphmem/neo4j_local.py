@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -280,11 +281,17 @@ class LocalNeo4jServer:
     # --- public operations ---------------------------------------------------------------
     def target(self) -> Neo4jTarget:
         """How to connect to this server (the port it runs on, if it runs)."""
+        state = _State.read(self.state_file)
         if not self.password_file.exists():
+            if state is not None and self._alive(state):
+                raise Neo4jUnavailableError(
+                    f"the local Neo4j in {self.home} runs, but its password file "
+                    f"{self.password_file} is gone: restart it (`graphmem neo4j stop`, then "
+                    "`graphmem neo4j start`) to set a new password"
+                )
             raise Neo4jUnavailableError(
                 f"the local Neo4j in {self.home} has never been started: run `graphmem neo4j start`"
             )
-        state = _State.read(self.state_file)
         port = state.port if state and self._alive(state) else self.port
         return Neo4jTarget(
             uri=_uri(port),
@@ -295,9 +302,16 @@ class LocalNeo4jServer:
         )
 
     def status(self) -> ServerStatus:
+        if self.home.exists() and not self.home.is_dir():
+            return self._stopped(f"not running ({self.home} is not a directory)")
         state = _State.read(self.state_file)
         if state is None:
             return self._stopped("not running")
+        if state.pid == -1:
+            return self._stopped(
+                f"not running, or not known to be: {self.state_file} is unreadable (a server of "
+                "this home that still runs must be stopped by hand)"
+            )
         if not self._alive(state):
             return self._stopped(f"not running (stale state of pid {state.pid})")
         return ServerStatus(
@@ -312,6 +326,7 @@ class LocalNeo4jServer:
     def start(self) -> StartResult:
         """Start the server unless it already runs; return once Bolt accepts connections."""
         began = time.monotonic()
+        self._check_home()
         with file_lock(self.home / ".lock"):
             state = _State.read(self.state_file)
             if state is not None and self._alive(state):
@@ -343,6 +358,8 @@ class LocalNeo4jServer:
 
         Returns whether a running server was stopped.
         """
+        if not self.home.is_dir():
+            return False  # never started here: nothing to stop, and no home to create
         with file_lock(self.home / ".lock"):
             state = _State.read(self.state_file)
             if state is None:
@@ -375,6 +392,19 @@ class LocalNeo4jServer:
         return build
 
     # --- internals -----------------------------------------------------------------------
+    def _check_home(self) -> None:
+        """Create the home if need be; one that cannot hold the server's files is a
+        :class:`ConfigurationError` naming its setting."""
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.home):
+                pass
+        except OSError as exc:
+            raise ConfigurationError(
+                f"GRAPHMEM_LOCAL_NEO4J_HOME={self.home} cannot hold the local server's files: "
+                f"{exc.strerror or exc}"
+            ) from None
+
     def _maven_project(self) -> Path:
         if self.settings.local_neo4j_project is not None:
             project = self.settings.local_neo4j_project.expanduser().resolve()

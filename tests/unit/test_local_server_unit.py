@@ -13,6 +13,7 @@ import pytest
 from graphmem._files import ensure_secret_file, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
 from graphmem.neo4j_local import (
+    MAIN_CLASS,
     MIN_JAVA,
     NEO4J_VERSION,
     JavaRuntime,
@@ -81,6 +82,32 @@ def test_status_of_a_never_started_server(tmp_path: Path) -> None:
     with pytest.raises(Neo4jUnavailableError, match="never been started"):
         server.target()
     assert server.stop() is False
+    assert not server.home.exists()  # stopping creates no home
+
+
+def test_a_home_that_cannot_hold_the_server_is_named(tmp_path: Path) -> None:
+    (tmp_path / "home").write_text("")  # a file where the home should be
+    server = _server(tmp_path)
+    with pytest.raises(ConfigurationError, match=r"GRAPHMEM_LOCAL_NEO4J_HOME=.* cannot hold"):
+        server.start()
+    assert "is not a directory" in server.status().note
+    assert server.stop() is False
+
+
+def test_a_running_server_whose_password_file_is_gone_says_so(tmp_path: Path) -> None:
+    server = _server(tmp_path)
+    server.home.mkdir(parents=True)
+    # A live process that looks like this home's server (its command line names both).
+    stand_in = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", MAIN_CLASS, str(server.home)]
+    )
+    try:
+        _State(pid=stand_in.pid, port=7687).write(server.state_file)
+        with pytest.raises(Neo4jUnavailableError, match=r"runs, but its password file .* is gone"):
+            server.target()
+    finally:
+        stand_in.kill()
+        stand_in.wait()
 
 
 def test_stale_and_corrupt_state_files_are_not_running(tmp_path: Path) -> None:
@@ -91,7 +118,7 @@ def test_stale_and_corrupt_state_files_are_not_running(tmp_path: Path) -> None:
     _State(pid=child.pid, port=7687).write(server.state_file)
     assert "stale" in server.status().note
     server.state_file.write_text("{not json")
-    assert not server.status().running
+    assert not server.status().running and "unreadable" in server.status().note
     # our own pid is alive but is not a Neo4j of this home
     _State(pid=os.getpid(), port=7687).write(server.state_file)
     assert not server.status().running
