@@ -71,6 +71,16 @@ def _time_limited(body: B, timeout: float | None) -> B:
     return body if timeout is None else neo4j.unit_of_work(timeout=timeout)(body)
 
 
+def settings_recall_config(settings: GraphmemSettings) -> RecallConfig:
+    """The recall configuration the settings give a Memory that is not handed one."""
+    return RecallConfig(
+        fusion=settings.recall_fusion,
+        min_score=settings.recall_min_score,
+        recency_weight=settings.recall_recency_weight,
+        recency_half_life_days=settings.recall_recency_half_life_days,
+    )
+
+
 def _check_options(
     settings: object, embedder: object, extractor: object, config: object, counter: object
 ) -> None:
@@ -129,13 +139,9 @@ class _ClientBase:
         self._thread_lock = threading.Lock()
         # Counts a Memory's calls in flight, so that close() waits for them.
         self._state = threading.Condition()
-        settings_config = RecallConfig(
-            fusion=self.settings.recall_fusion,
-            min_score=self.settings.recall_min_score,
-            recency_weight=self.settings.recall_recency_weight,
-            recency_half_life_days=self.settings.recall_recency_half_life_days,
+        config = resolve_config(
+            recall_config, settings_recall_config(self.settings), "recall_config"
         )
-        config = resolve_config(recall_config, settings_config, "recall_config")
         self._core = MemoryCore(
             dimension=embedder.dimension,
             default_ns=ns if ns is not None else self.settings.namespace,

@@ -53,9 +53,27 @@ def variant(default: RecallConfig, spec: str) -> Configuration:
 
 
 def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[Configuration]:
-    """The product default first, then one change each, the variants, and the baselines."""
-    change = default.model_copy
+    """The product default first, then one change each, the variants, and the baselines.
+
+    A variant may not take the name of a built-in configuration or of another variant: the
+    report and each question's ranked lists are keyed by name."""
     extra = [variant(default, spec) for spec in variants]
+    builtin = _builtin(default)
+    builtin_names = {spec.name for spec in builtin}
+    taken = set(builtin_names)
+    for spec in extra:
+        if spec.name in taken:
+            kind = "a built-in configuration" if spec.name in builtin_names else "another variant"
+            raise InvalidInputError(
+                f"variant name {spec.name!r} is already taken by {kind}; choose another name"
+            )
+        taken.add(spec.name)
+    return [*builtin[:-2], *extra, *builtin[-2:]]
+
+
+def _builtin(default: RecallConfig) -> list[Configuration]:
+    """The built-in configurations in report order; the last two are the baselines."""
+    change = default.model_copy
     return [
         Configuration(
             "default", "hybrid RRF, recency on, quality gate on (product default)", default
@@ -80,7 +98,6 @@ def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[
         Configuration(
             "user-only", "product default over the user messages only", default, corpus="user"
         ),
-        *extra,
         Configuration(
             "cosine-exact", "baseline: exact cosine over all messages (numpy)", baseline="cosine"
         ),

@@ -29,13 +29,14 @@ class ContradictionFigures(BaseModel):
 
 
 class Metrics(BaseModel):
-    """Averages over the scored questions of one configuration (and one category)."""
+    """Averages over the scored questions of one configuration (and one category); None
+    when no question was scored (an average over no questions is undefined)."""
 
     questions: int
     scored: int
-    recall_any: dict[int, float]
-    recall_all: dict[int, float]
-    ndcg_at_10: float
+    recall_any: dict[int, float | None]
+    recall_all: dict[int, float | None]
+    ndcg_at_10: float | None
     #: Questions without gold ids, and how many of them got no hit at all.
     no_gold: int
     no_gold_empty: int

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -65,7 +65,7 @@ from graphmem.evaluation.results import (
     UpdateFigures,
 )
 from graphmem.models import Message
-from graphmem.settings import GraphmemSettings
+from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
     from graphmem.connection import Neo4jTarget
@@ -240,15 +240,20 @@ def summarize(
         if pair is not None:
             contradictions.questions += 1
             contradictions.both_in_top10 += both_present(answer.ranked, pair[0], pair[1])
-    count = len(scores) or 1
+    count = len(scores)
+
+    def mean(values: Iterable[float]) -> float | None:
+        """The average over the scored questions; None (not 0) when there are none."""
+        return sum(values) / count if count else None
+
     totals = [a.total_ms for a in answers]
     dbs = [a.db_ms for a in answers if a.db_ms is not None]
     return Metrics(
         questions=len(questions),
-        scored=len(scores),
-        recall_any={k: sum(s.recall_any[k] for s in scores) / count for k in KS},
-        recall_all={k: sum(s.recall_all[k] for s in scores) / count for k in KS},
-        ndcg_at_10=sum(s.ndcg for s in scores) / count,
+        scored=count,
+        recall_any={k: mean(s.recall_any[k] for s in scores) for k in KS},
+        recall_all={k: mean(s.recall_all[k] for s in scores) for k in KS},
+        ndcg_at_10=mean(s.ndcg for s in scores),
         no_gold=no_gold,
         no_gold_empty=no_gold_empty,
         latency_ms_p50=percentile(totals, 50),
@@ -279,15 +284,23 @@ def run_eval(
     deleted afterwards; with ``"configured"`` the run writes its ``eval-...`` namespaces into
     ``target`` (default: the Neo4j the settings name), where they stay.
     """
+    from graphmem.memory import settings_recall_config
+
     check_dataset(messages, questions)
     options = options or EvalOptions()
+    settings = settings or load_settings()
+    # Every configuration is built (and --only/--variant checked) before any server starts.
+    specs = select(configurations(settings_recall_config(settings), options.variants), options.only)
+    specs += list(extra)
+    if options.server == "configured" and progress is not None:
+        progress("writing into the configured Neo4j; the eval-* namespaces stay there afterwards")
     return on_server(
         options,
         settings,
         target,
         progress,
         lambda run_settings, run_target, say: _run(
-            messages, questions, options, run_settings, run_target, embedder, say, extra
+            messages, questions, options, run_settings, run_target, embedder, say, specs
         ),
     )
 
@@ -300,7 +313,7 @@ def _run(
     target: Neo4jTarget,
     embedder: Embedder | None,
     say: Progress,
-    extra: Sequence[Configuration] = (),
+    specs: Sequence[Configuration],
 ) -> EvalReport:
     from graphmem.memory import Memory
 
@@ -333,8 +346,6 @@ def _run(
                 f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
                 f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
             )
-        specs = select(configurations(memory.recall_config, options.variants), options.only)
-        specs += list(extra)
         # Untimed recalls first, so the first configuration does not pay for a cold server.
         warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
         for conv, question in warm:
@@ -366,8 +377,9 @@ def _run(
                 by_category=by_category,
             )
             results.append(result)
+            any10 = result.overall.recall_any[10]
             say(
-                f"{spec.name}: recall_any@10 {result.overall.recall_any[10]:.3f} "
+                f"{spec.name}: recall_any@10 {'-' if any10 is None else f'{any10:.3f}'} "
                 f"({time.perf_counter() - spec_began:.1f} s)"
             )
     finished = datetime.now(UTC)
