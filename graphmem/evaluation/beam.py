@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -66,23 +66,42 @@ def parse_anchor(value: str, where: str) -> datetime:
     raise BeamFormatError(f"{where}: time anchor {value!r} is not a date such as March-15-2024")
 
 
-def parse_chat_selection(text: str) -> list[int]:
-    """``1-10``, ``1,3`` or ``1-3,7`` to a sorted list of chat numbers."""
-    chosen: set[int] = set()
+def parse_chat_selection(text: str) -> list[range]:
+    """``1-10``, ``1,3`` or ``1-3,7`` to sorted, non-overlapping ranges of chat numbers (kept
+    as ranges: a selection such as ``1-20000000000`` is checked against the chats that exist,
+    never spelled out)."""
+    parts: list[range] = []
     for part in (p.strip() for p in text.split(",")):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        match = re.fullmatch(r"(\d{1,18})(?:-(\d{1,18}))?", part)
         if not match:
             raise BeamFormatError(f"{text!r} is not a chat selection such as 1-10 or 1,3")
         low = int(match.group(1))
         high = int(match.group(2) or low)
         if high < low:
             raise BeamFormatError(f"{part!r}: the range runs backwards")
-        chosen.update(range(low, high + 1))
-    return sorted(chosen)
+        parts.append(range(low, high + 1))
+    return _merge(parts)
 
 
-def chat_dirs(path: Path, chats: Sequence[int] | None = None) -> list[Path]:
-    """The chat directories under ``path`` (or ``path`` itself when it is one), by number."""
+def _merge(parts: Iterable[int | range]) -> list[range]:
+    """Numbers and ranges as sorted ranges that neither overlap nor touch."""
+    merged: list[range] = []
+    as_ranges = (p if isinstance(p, range) else range(p, p + 1) for p in parts)
+    for part in sorted((r for r in as_ranges if r), key=lambda r: r.start):
+        if merged and part.start <= merged[-1].stop:
+            merged[-1] = range(merged[-1].start, max(merged[-1].stop, part.stop))
+        else:
+            merged.append(part)
+    return merged
+
+
+#: How many missing chat numbers an error names before "(and N more)".
+_SHOWN_MISSING = 10
+
+
+def chat_dirs(path: Path, chats: Sequence[int | range] | None = None) -> list[Path]:
+    """The chat directories under ``path`` (or ``path`` itself when it is one), by number;
+    ``chats`` (numbers or ranges of numbers) selects some."""
     if (path / "chat.json").is_file():
         if chats:
             raise BeamFormatError(f"{path} is a single chat directory; --chats does not apply")
@@ -96,12 +115,23 @@ def chat_dirs(path: Path, chats: Sequence[int] | None = None) -> list[Path]:
     }
     if not found:
         raise BeamFormatError(f"{path} holds no chat directories (1/chat.json, 2/chat.json, ...)")
-    if chats:
-        missing = [n for n in chats if n not in found]
-        if missing:
-            raise BeamFormatError(f"{path} has no chat {', '.join(map(str, missing))}")
-        return [found[n] for n in chats]
-    return [found[n] for n in sorted(found)]
+    if not chats:
+        return [found[n] for n in sorted(found)]
+    ranges = _merge(chats)
+    chosen = sorted(n for n in found if any(n in r for r in ranges))
+    wanted = sum(r.stop - r.start for r in ranges)
+    if len(chosen) < wanted:
+        shown: list[int] = []
+        for r in ranges:  # the first few missing numbers, without spelling out the ranges
+            n = r.start
+            while n < r.stop and len(shown) < _SHOWN_MISSING:
+                if n not in found:
+                    shown.append(n)
+                n += 1
+        more = wanted - len(chosen) - len(shown)
+        tail = f" (and {more} more)" if more else ""
+        raise BeamFormatError(f"{path} has no chat {', '.join(map(str, shown))}{tail}")
+    return [found[n] for n in chosen]
 
 
 def _load(path: Path) -> Any:
@@ -109,6 +139,8 @@ def _load(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise BeamFormatError(f"{path} is missing") from exc
+    except UnicodeDecodeError as exc:
+        raise BeamFormatError(f"{path}: not valid UTF-8 (byte {exc.start + 1})") from exc
     except json.JSONDecodeError as exc:
         raise BeamFormatError(f"{path}: invalid JSON ({exc.msg}, line {exc.lineno})") from exc
 
@@ -233,7 +265,7 @@ def _questions(path: Path, conversation_id: str, asked_at: datetime) -> list[Eva
 
 
 def convert(
-    path: Path, chats: Sequence[int] | None = None
+    path: Path, chats: Sequence[int | range] | None = None
 ) -> tuple[list[EvalMessage], list[EvalQuestion]]:
     """The selected chats of a BEAM directory; conversation ids are ``beam-<chat number>``
     (``beam-<directory name>`` for a single chat directory)."""

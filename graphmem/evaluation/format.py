@@ -94,7 +94,7 @@ class EvalQuestion(_Line):
 Line = TypeVar("Line", bound=_Line)
 
 
-def parse_lines(lines: Iterable[str], model: type[Line]) -> list[Line]:
+def parse_lines(lines: Iterable[str | bytes], model: type[Line]) -> list[Line]:
     """Every non-blank line as ``model``; raises BadLinesError listing each bad line."""
     parsed: list[Line] = []
     problems: list[tuple[int, str]] = []
@@ -142,12 +142,13 @@ def check_dataset(messages: Sequence[EvalMessage], questions: Sequence[EvalQuest
 
 
 def read_messages(path: Path) -> list[EvalMessage]:
-    with path.open(encoding="utf-8") as handle:
+    # Read as bytes: a line that is not UTF-8 is then reported with its number.
+    with path.open("rb") as handle:
         return parse_lines(handle, EvalMessage)
 
 
 def read_questions(path: Path) -> list[EvalQuestion]:
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         return parse_lines(handle, EvalQuestion)
 
 

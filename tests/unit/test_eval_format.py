@@ -209,8 +209,8 @@ def test_times_stay_in_conversation_order_when_an_anchor_goes_back(tmp_path: Pat
 
 
 def test_beam_selection_and_errors(tmp_path: Path) -> None:
-    assert parse_chat_selection("1-3,7") == [1, 2, 3, 7]
-    assert parse_chat_selection("2") == [2]
+    assert parse_chat_selection("1-3,7") == [range(1, 4), range(7, 8)]
+    assert parse_chat_selection("2") == [range(2, 3)]
     for bad in ("a", "3-1", "1,,2"):
         with pytest.raises(BeamFormatError):
             parse_chat_selection(bad)
