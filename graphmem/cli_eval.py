@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from graphmem.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from graphmem.evaluation.format import EvalMessage, EvalQuestion
@@ -16,7 +19,7 @@ F = Callable[..., Any]
 
 
 def _run_options(func: F) -> F:
-    options = [
+    options: list[Callable[[Any], Any]] = [
         click.option(
             "--server",
             type=click.Choice(["scratch", "configured"]),
@@ -57,11 +60,47 @@ def _run_options(func: F) -> F:
             metavar="NAMES",
             help="Run only these configurations, comma-separated (default always runs).",
         ),
-        click.option("--json", "as_json", is_flag=True, help="Print JSON instead of Markdown."),
+        _json_option("Print JSON instead of Markdown (errors too, on stderr)."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def _json_option(help_text: str) -> Callable[[F], F]:
+    """``--json`` as the other commands have it: errors are then printed as JSON too."""
+
+    def note(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+        from graphmem.cli import _note_json  # graphmem.cli imports this module
+
+        return _note_json(ctx, param, value)
+
+    return click.option("--json", "as_json", is_flag=True, callback=note, help=help_text)
+
+
+def _writable_dir(directory: Path, option: str) -> None:
+    """Create ``directory`` and check that a file can be written there, before any work."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory, prefix=".graphmem-write-check-"):
+            pass
+    except OSError as exc:
+        raise ConfigurationError(
+            f"{option} {directory}: cannot write there ({exc.strerror or exc})"
+        ) from exc
+
+
+def _write_results(out: Path, data: dict[str, Any], markdown: str) -> list[Path]:
+    written = [out / "results.json", out / "results.md"]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        written[0].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        written[1].write_text(markdown, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(
+            f"the report was printed but could not be written to {out} ({exc.strerror or exc})"
+        ) from exc
+    return written
 
 
 def _evaluate(
@@ -93,20 +132,17 @@ def _evaluate(
     def say(line: str) -> None:
         click.echo(f"[eval] {line}", err=True)
 
-    if options.server == "configured":
-        say("writing into the configured Neo4j; the eval-* namespaces stay there afterwards")
     report = run_eval(messages, questions, options, settings=load_settings(), progress=say)
     data = report.model_dump(mode="json")
     markdown = render_markdown(report)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        (out / "results.md").write_text(markdown, encoding="utf-8")
-        say(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    # The report is printed first: a failing --out must not lose a finished run.
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(markdown, nl=False)
+    if out is not None:
+        json_path, md_path = _write_results(out, data, markdown)
+        say(f"wrote {json_path} and {md_path}")
 
 
 @click.group("eval")
@@ -153,6 +189,8 @@ def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
     """
     from graphmem.evaluation.format import read_messages, read_questions
 
+    if options["out"] is not None:
+        _writable_dir(options["out"], "--out")
     _evaluate(read_messages(conversations), read_questions(questions), **options)
 
 
@@ -184,14 +222,31 @@ def eval_beam(path: Path, chats: str | None, export: Path | None, **options: Any
     from graphmem.evaluation.format import write_jsonl
 
     selected = parse_chat_selection(chats) if chats else None
+    for directory, option in ((export, "--export"), (options["out"], "--out")):
+        if directory is not None:
+            _writable_dir(directory, option)
     messages, questions = convert(path, selected)
     if export is not None:
-        export.mkdir(parents=True, exist_ok=True)
-        wrote_messages = write_jsonl(export / "conversations.jsonl", messages)
-        wrote_questions = write_jsonl(export / "questions.jsonl", questions)
-        click.echo(
-            f"wrote {wrote_messages} messages to {export / 'conversations.jsonl'} and "
-            f"{wrote_questions} questions to {export / 'questions.jsonl'}"
-        )
+        conversations, questions_path = export / "conversations.jsonl", export / "questions.jsonl"
+        try:
+            wrote_messages = write_jsonl(conversations, messages)
+            wrote_questions = write_jsonl(questions_path, questions)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"could not write to {export} ({exc.strerror or exc})"
+            ) from exc
+        if options["as_json"]:
+            data = {
+                "conversations_file": str(conversations),
+                "messages": wrote_messages,
+                "questions_file": str(questions_path),
+                "questions": wrote_questions,
+            }
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            click.echo(
+                f"wrote {wrote_messages} messages to {conversations} and "
+                f"{wrote_questions} questions to {questions_path}"
+            )
         return
     _evaluate(messages, questions, **options)

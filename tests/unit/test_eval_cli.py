@@ -1,0 +1,313 @@
+"""``graphmem eval`` on the command line, without a database: option checks before any work,
+--out handling, JSON errors, and reports with nothing to score."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphmem.cli import main
+from graphmem.errors import BadLinesError, InvalidInputError
+from graphmem.evaluation import runner
+from graphmem.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
+from graphmem.evaluation.configs import configurations
+from graphmem.evaluation.format import EvalQuestion, read_messages, read_questions
+from graphmem.evaluation.report import checks, render_markdown
+from graphmem.evaluation.results import ConfigurationResult, EvalReport
+from graphmem.ranking import RecallConfig
+
+MESSAGE = {
+    "conversation_id": "c1",
+    "session_id": "s1",
+    "message_id": "m1",
+    "role": "user",
+    "time": "2024-05-01T10:00:00+00:00",
+    "text": "I adopted a parrot called Kiwi.",
+}
+QUESTION = {
+    "conversation_id": "c1",
+    "question": "What is the parrot called?",
+    "question_time": "2024-05-02T10:00:00+00:00",
+    "gold_message_ids": ["m1"],
+    "category": "pets",
+}
+NO_GOLD = {**QUESTION, "question": "What is my cat called?", "gold_message_ids": []}
+NO_GOLD["category"] = "abstention"
+
+
+def _files(tmp_path: Path, questions: list[dict[str, Any]] | None = None) -> list[str]:
+    (tmp_path / "m.jsonl").write_text(json.dumps(MESSAGE) + "\n", encoding="utf-8")
+    rows = questions or [QUESTION]
+    text = "".join(json.dumps(q) + "\n" for q in rows)
+    (tmp_path / "q.jsonl").write_text(text, encoding="utf-8")
+    return ["--conversations", str(tmp_path / "m.jsonl"), "--questions", str(tmp_path / "q.jsonl")]
+
+
+def _eval(args: list[str]) -> Result:
+    return CliRunner().invoke(main, ["eval", *args])
+
+
+@pytest.fixture
+def no_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if the run gets as far as starting or reaching a server."""
+
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the run reached the server")
+
+    monkeypatch.setattr(runner, "on_server", refuse)
+
+
+def _report(questions: list[EvalQuestion], ranked: list[list[str]]) -> EvalReport:
+    answers = [runner._Answer(r, 1.0, 0.5) for r in ranked]
+    results = []
+    for name in ("default", "vector-only"):
+        categories = sorted({q.category or "(none)" for q in questions})
+        results.append(
+            ConfigurationResult(
+                name=name,
+                description=name,
+                overall=runner.summarize(questions, answers, True),
+                by_category={
+                    cat: runner.summarize(
+                        [q for q in questions if q.category == cat],
+                        [a for a, q in zip(answers, questions, strict=True) if q.category == cat],
+                        True,
+                    )
+                    for cat in categories
+                },
+            )
+        )
+    now = datetime.now(UTC)
+    return EvalReport(
+        graphmem_version="0",
+        started_at=now,
+        finished_at=now,
+        wall_seconds=1.0,
+        server="test",
+        embedder="test",
+        namespace_prefix="eval-test",
+        k=10,
+        conversations=1,
+        messages=1,
+        user_messages=1,
+        merged_messages=0,
+        questions=len(questions),
+        configurations=results,
+        details=[],
+    )
+
+
+@pytest.fixture
+def fake_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_eval`` answers at once with a small report."""
+
+    def run(messages: Any, questions: Any, options: Any, **_kwargs: Any) -> EvalReport:
+        return _report(list(questions), [["m1"] for _ in questions])
+
+    monkeypatch.setattr(runner, "run_eval", run)
+
+
+# --- --only and --variant are checked before any server, model or ingest ---------------------
+@pytest.mark.usefixtures("no_server")
+@pytest.mark.parametrize(
+    ("option", "reason"),
+    [
+        (["--only", "vector-onyl"], "unknown configuration"),
+        (["--variant", "foo"], "is not NAME:key=value"),
+        (["--variant", "x:min_score=abc"], "variant 'x:min_score=abc'"),
+        (["--variant", "vector-only:fusion=linear"], "taken by a built-in configuration"),
+        (["--variant", "a:fusion=linear", "--variant", "a:recency=false"], "another variant"),
+    ],
+)
+def test_bad_only_and_variant_are_refused_before_the_run(
+    tmp_path: Path, option: list[str], reason: str
+) -> None:
+    result = _eval(["run", *_files(tmp_path), "--server", "configured", *option])
+    assert result.exit_code == 1, result.output
+    assert reason in result.stderr and "Traceback" not in result.output
+    assert result.stderr.startswith("Error:") and result.stdout == ""
+
+
+def test_variant_names_must_be_new() -> None:
+    default = RecallConfig()
+    with pytest.raises(InvalidInputError, match="'default' is already taken by a built-in"):
+        configurations(default, ["default:recency=false"])
+    with pytest.raises(InvalidInputError, match="'bm25' is already taken"):
+        configurations(default, ["bm25:recency=false"])
+    with pytest.raises(InvalidInputError, match="'x' is already taken by another variant"):
+        configurations(default, ["x:recency=false", "x:fusion=linear"])
+    names = [c.name for c in configurations(default, ["x:recency=false", "y:fusion=linear"])]
+    assert len(names) == len(set(names)) and names[-4:] == ["x", "y", "cosine-exact", "bm25"]
+
+
+# --- --out -------------------------------------------------------------------------------------
+@pytest.mark.usefixtures("no_server")
+def test_an_out_that_cannot_be_created_fails_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    out = tmp_path / "file" / "results"
+    result = _eval(["run", *_files(tmp_path), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error: --out ") and "cannot write there" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+@pytest.mark.usefixtures("no_server")
+def test_beam_out_and_export_are_checked_first(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    for option in ("--out", "--export"):
+        # the BEAM path has no chats either: the directory is checked before the data
+        result = _eval(["beam", str(tmp_path), option, str(tmp_path / "file" / "x")])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith(f"Error: {option} "), result.stderr
+
+
+@pytest.mark.usefixtures("fake_run")
+def test_a_failed_write_after_the_run_still_prints_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "results.json").mkdir(parents=True)  # writable directory, unwritable file
+    result = _eval(["run", *_files(tmp_path), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "# graphmem retrieval evaluation" in result.stdout
+    assert "Error: the report was printed but could not be written" in result.stderr
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.usefixtures("fake_run")
+def test_out_writes_both_files(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b"
+    result = _eval(["run", *_files(tmp_path), "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["questions"] == 1
+    assert json.loads((out / "results.json").read_text(encoding="utf-8"))["questions"] == 1
+    assert (out / "results.md").read_text(encoding="utf-8").startswith("# graphmem")
+    assert {p.name for p in out.iterdir()} == {"results.json", "results.md"}  # no probe left
+
+
+# --- input that is not UTF-8 -------------------------------------------------------------------
+def test_jsonl_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(json.dumps(MESSAGE).encode() + b"\n" + b'{"a": "\xff"}\n')
+    with pytest.raises(BadLinesError, match=r"line 2: not valid UTF-8"):
+        read_messages(path)
+    path.write_bytes(b"\xff\n")
+    with pytest.raises(BadLinesError, match=r"line 1: not valid UTF-8"):
+        read_questions(path)
+
+
+@pytest.mark.usefixtures("no_server")
+def test_eval_run_with_a_non_utf8_line_gives_the_usual_error(tmp_path: Path) -> None:
+    args = _files(tmp_path)
+    with (tmp_path / "q.jsonl").open("ab") as handle:
+        handle.write(b'{"question": "\xff"}\n')
+    result = _eval(["run", *args])
+    assert result.exit_code == 1, result.output
+    assert "line 2: not valid UTF-8" in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name", ["chat.json", "probing_questions.json"])
+def test_beam_files_that_are_not_utf8_name_the_file(tmp_path: Path, name: str) -> None:
+    chat = tmp_path / "1"
+    chat.mkdir()
+    (chat / "chat.json").write_text("[]", encoding="utf-8")
+    (chat / "probing_questions.json").write_text("{}", encoding="utf-8")
+    (chat / name).write_bytes(b'["\xff"]')
+    with pytest.raises(BeamFormatError, match=rf"{name}: not valid UTF-8"):
+        convert(tmp_path)
+    result = _eval(["beam", str(tmp_path), "--export", str(tmp_path / "x")])
+    assert result.exit_code == 1 and "not valid UTF-8" in result.stderr
+
+
+# --- --chats -----------------------------------------------------------------------------------
+def _chats(root: Path, numbers: range) -> None:
+    for n in numbers:
+        (root / str(n)).mkdir(parents=True)
+        (root / str(n) / "chat.json").write_text("[]", encoding="utf-8")
+
+
+def test_a_huge_chat_range_is_checked_without_spelling_it_out(tmp_path: Path) -> None:
+    _chats(tmp_path, range(1, 11))
+    ranges = parse_chat_selection("11-20000000000")
+    with pytest.raises(BeamFormatError) as caught:
+        chat_dirs(tmp_path, ranges)
+    message = str(caught.value)
+    assert message.endswith(
+        "has no chat 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 (and 19999999980 more)"
+    )
+    with pytest.raises(BeamFormatError, match=r"no chat 11, 12, .*, 20 \(and 80 more\)$"):
+        chat_dirs(tmp_path, parse_chat_selection("1-100"))
+    with pytest.raises(BeamFormatError, match=r"has no chat 12$"):
+        chat_dirs(tmp_path, parse_chat_selection("3,12,1-2"))
+    picked = chat_dirs(tmp_path, parse_chat_selection("9-10,2,1-3"))
+    assert [d.name for d in picked] == ["1", "2", "3", "9", "10"]
+    assert [d.name for d in chat_dirs(tmp_path, [4, 2])] == ["2", "4"]
+
+
+def test_chat_selection_ranges() -> None:
+    assert parse_chat_selection("1-3,7") == [range(1, 4), range(7, 8)]
+    assert parse_chat_selection("5,1-3,4") == [range(1, 6)]
+    for bad in ("a", "3-1", "1,,2", "1" * 40):
+        with pytest.raises(BeamFormatError):
+            parse_chat_selection(bad)
+
+
+# --- nothing to score --------------------------------------------------------------------------
+def test_a_category_without_scored_questions_has_no_average() -> None:
+    questions = [EvalQuestion.model_validate(q) for q in (QUESTION, NO_GOLD)]
+    report = _report(questions, [["m1"], ["m1"]])
+    default = report.configurations[0]
+    abstention = default.by_category["abstention"]
+    assert abstention.scored == 0 and abstention.recall_any[10] is None
+    assert abstention.ndcg_at_10 is None and abstention.recall_all == {1: None, 5: None, 10: None}
+    assert default.by_category["pets"].recall_any[10] == 1.0
+    dumped = report.model_dump(mode="json")
+    assert dumped["configurations"][0]["by_category"]["abstention"]["recall_any"]["10"] is None
+    row = next(
+        line for line in render_markdown(report).splitlines() if line.startswith("| abstention |")
+    )
+    assert "0.000" not in row and row.split("|")[4:11] == [" - "] * 7
+
+
+def test_checks_skip_a_configuration_with_nothing_scored() -> None:
+    questions = [EvalQuestion.model_validate(NO_GOLD)]
+    report = _report(questions, [["m1"]])
+    assert report.configurations[0].overall.recall_any[10] is None
+    assert checks(report) == []
+    text = render_markdown(report)
+    assert "| default | 0 | - | - | - | - | - | - | - |" in text
+
+
+# --- --json ------------------------------------------------------------------------------------
+def test_eval_errors_are_json_with_json(tmp_path: Path) -> None:
+    (tmp_path / "m.jsonl").write_text("{bad\n", encoding="utf-8")
+    (tmp_path / "q.jsonl").write_text("", encoding="utf-8")
+    args = ["--conversations", str(tmp_path / "m.jsonl"), "--questions", str(tmp_path / "q.jsonl")]
+    result = _eval(["run", *args, "--json"])
+    assert result.exit_code == 1, result.output
+    error = json.loads(result.stderr)["error"]
+    assert error["type"] == "BadLinesError" and error["bad_lines"][0]["line"] == 1
+    result = _eval(["beam", str(tmp_path), "--chats", "1-3,x", "--json"])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stderr)["error"]["type"] == "BeamFormatError"
+
+
+def test_beam_export_with_json_prints_an_object(tmp_path: Path) -> None:
+    chat = tmp_path / "beam" / "1"
+    chat.mkdir(parents=True)
+    batch = {"batch_number": 1, "turns": [[{"role": "user", "id": 0, "content": "hello"}]]}
+    (chat / "chat.json").write_text(json.dumps([batch]), encoding="utf-8")
+    (chat / "probing_questions.json").write_text("{}", encoding="utf-8")
+    out = tmp_path / "out"
+    result = _eval(["beam", str(tmp_path / "beam"), "--export", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data == {
+        "conversations_file": str(out / "conversations.jsonl"),
+        "messages": 1,
+        "questions_file": str(out / "questions.jsonl"),
+        "questions": 0,
+    }
