@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphmem.cli_output import note_json, writable_dir
 from graphmem.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -45,7 +45,9 @@ def _run_options(func: F) -> F:
         click.option(
             "--out",
             type=click.Path(file_okay=False, path_type=Path),
-            help="Also write results.json and results.md into this directory.",
+            callback=writable_dir,
+            help="Also write results.json and results.md into this directory (checked before "
+            "the run).",
         ),
         click.option(
             "--variant",
@@ -69,25 +71,7 @@ def _run_options(func: F) -> F:
 
 def _json_option(help_text: str) -> Callable[[F], F]:
     """``--json`` as the other commands have it: errors are then printed as JSON too."""
-
-    def note(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-        from graphmem.cli import _note_json  # graphmem.cli imports this module
-
-        return _note_json(ctx, param, value)
-
-    return click.option("--json", "as_json", is_flag=True, callback=note, help=help_text)
-
-
-def _writable_dir(directory: Path, option: str) -> None:
-    """Create ``directory`` and check that a file can be written there, before any work."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=directory, prefix=".graphmem-write-check-"):
-            pass
-    except OSError as exc:
-        raise ConfigurationError(
-            f"{option} {directory}: cannot write there ({exc.strerror or exc})"
-        ) from exc
+    return click.option("--json", "as_json", is_flag=True, callback=note_json, help=help_text)
 
 
 def _write_results(out: Path, data: dict[str, Any], markdown: str) -> list[Path]:
@@ -189,8 +173,6 @@ def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
     """
     from graphmem.evaluation.format import read_messages, read_questions
 
-    if options["out"] is not None:
-        _writable_dir(options["out"], "--out")
     _evaluate(read_messages(conversations), read_questions(questions), **options)
 
 
@@ -200,6 +182,7 @@ def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
 @click.option(
     "--export",
     type=click.Path(file_okay=False, path_type=Path),
+    callback=writable_dir,
     help="Only write conversations.jsonl and questions.jsonl into this directory.",
 )
 @_run_options
@@ -222,9 +205,6 @@ def eval_beam(path: Path, chats: str | None, export: Path | None, **options: Any
     from graphmem.evaluation.format import write_jsonl
 
     selected = parse_chat_selection(chats) if chats else None
-    for directory, option in ((export, "--export"), (options["out"], "--out")):
-        if directory is not None:
-            _writable_dir(directory, option)
     messages, questions = convert(path, selected)
     if export is not None:
         conversations, questions_path = export / "conversations.jsonl", export / "questions.jsonl"
