@@ -281,7 +281,7 @@ class LocalNeo4jServer:
     # --- public operations ---------------------------------------------------------------
     def target(self) -> Neo4jTarget:
         """How to connect to this server (the port it runs on, if it runs)."""
-        state = _State.read(self.state_file)
+        state = self._read_state()
         if not self.password_file.exists():
             if state is not None and self._alive(state):
                 raise Neo4jUnavailableError(
@@ -304,7 +304,7 @@ class LocalNeo4jServer:
     def status(self) -> ServerStatus:
         if self.home.exists() and not self.home.is_dir():
             return self._stopped(f"not running ({self.home} is not a directory)")
-        state = _State.read(self.state_file)
+        state = self._read_state()
         if state is None:
             return self._stopped("not running")
         if state.pid == -1:
@@ -328,7 +328,7 @@ class LocalNeo4jServer:
         began = time.monotonic()
         self._check_home()
         with file_lock(self.home / ".lock"):
-            state = _State.read(self.state_file)
+            state = self._read_state(repair=True)
             if state is not None and self._alive(state):
                 self._wait_ready(state, began)
                 return StartResult(self.status(), True, time.monotonic() - began)
@@ -361,7 +361,7 @@ class LocalNeo4jServer:
         if not self.home.is_dir():
             return False  # never started here: nothing to stop, and no home to create
         with file_lock(self.home / ".lock"):
-            state = _State.read(self.state_file)
+            state = self._read_state(repair=True)
             if state is None:
                 return False
             running = self._alive(state)
@@ -392,6 +392,43 @@ class LocalNeo4jServer:
         return build
 
     # --- internals -----------------------------------------------------------------------
+    def _read_state(self, *, repair: bool = False) -> _State | None:
+        """What ``server.json`` records; where it is unreadable, the live server of this home
+        that it should record, found by its command line (written back with ``repair``, under
+        the home's lock), so that a damaged file does not orphan a running server."""
+        state = _State.read(self.state_file)
+        if state is None or state.pid != -1:
+            return state
+        found = self._running_here()
+        if found is None:
+            return state
+        if repair:
+            found.write(self.state_file)
+        return found
+
+    def _running_here(self) -> _State | None:
+        """A live local Neo4j of this home, from ``/proc`` (None where there is no ``/proc``)."""
+        with contextlib.suppress(OSError):
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    words = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+                    if (
+                        MAIN_CLASS in words
+                        and words[words.index("--home") + 1] == str(self.home)
+                        and _pid_alive(int(entry.name))
+                    ):
+                        version = re.search(r"/(\d+\.\d+\.\d+)-java\d+-", " ".join(words))
+                        return _State(
+                            pid=int(entry.name),
+                            port=int(words[words.index("--port") + 1]),
+                            version=version.group(1) if version else self.version,
+                            started_at=_process_started(int(entry.name)),
+                            home=str(self.home),
+                        )
+        return None
+
     def _check_home(self) -> None:
         """Create the home if need be; one that cannot hold the server's files is a
         :class:`ConfigurationError` naming its setting."""
@@ -694,6 +731,19 @@ def _proc_stat(pid: int) -> list[str] | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
     except OSError:
         return None
+
+
+def _process_started(pid: int) -> str:
+    """When process ``pid`` started (ISO 8601, UTC), from ``/proc``; now where unknown."""
+    with contextlib.suppress(OSError, ValueError, IndexError, StopIteration, TypeError):
+        ticks = int((_proc_stat(pid) or [])[19])
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return datetime.fromtimestamp(boot + ticks / os.sysconf("SC_CLK_TCK"), UTC).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def process_cpu_seconds(pid: int) -> float | None:

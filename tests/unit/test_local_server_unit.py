@@ -124,6 +124,24 @@ def test_stale_and_corrupt_state_files_are_not_running(tmp_path: Path) -> None:
     assert not server.status().running
 
 
+def test_a_damaged_state_file_does_not_orphan_a_running_server(tmp_path: Path) -> None:
+    server = _server(tmp_path)
+    server.home.mkdir(parents=True)
+    # A live process that looks like this home's server, and a state file cut short.
+    looks_like = [MAIN_CLASS, "--home", str(server.home), "--port", "7799"]
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *looks_like])
+    try:
+        server.state_file.write_text('{"pid": 12')
+        status = server.status()
+        assert status.running and status.pid == stand_in.pid and status.uri.endswith(":7799")
+        assert server.stop() is True  # found by its command line, and stopped
+        assert stand_in.wait(timeout=10) is not None and not server.state_file.exists()
+    finally:
+        if stand_in.poll() is None:
+            stand_in.kill()
+            stand_in.wait()
+
+
 def test_missing_maven_is_explained(tmp_path: Path) -> None:
     server = _server(tmp_path, maven="mvn-not-installed", cache_dir=tmp_path / "cache")
     with pytest.raises(Neo4jServerError, match=r"Maven .* is not on PATH"):
