@@ -286,7 +286,7 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
 
 def _plan_text(plan: ReembedPlan) -> str:
     if plan.up_to_date:
-        return f"the graph's vectors are {plan.to_model!r}'s ({plan.to_dimension}-d) already"
+        return f"the graph's vectors are already those of {plan.to_model!r} ({plan.to_dimension}-d)"
     counts = (
         f"{plan.facts} fact(s) and {plan.episodes} episode(s) in {plan.namespaces} namespace(s)"
     )

@@ -45,8 +45,9 @@ def message_hash(
 
 def conflict_reason(external_id: str, session_id: str | None, other: str) -> str:
     """Why a message whose external id is already ``other``'s is refused."""
+    where = "no session" if session_id is None else f"session {session_id!r}"
     return (
-        f"external id {external_id!r} (session {session_id!r}) is already {other}'s, with a "
+        f"external id {external_id!r} ({where}) is already {other}'s, with a "
         "different content, role, speaker or time: an external id names one message, and "
         "stored messages are never changed; send an edit under an external id of its own"
     )

@@ -64,6 +64,7 @@ class GraphmemSettings(BaseSettings):
         env_prefix="GRAPHMEM_",
         env_file=".env",
         env_file_encoding="utf-8",
+        env_ignore_empty=True,  # GRAPHMEM_X= (empty) leaves X at its default, as unset would
         extra="ignore",
         validate_default=True,
     )

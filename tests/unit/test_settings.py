@@ -40,6 +40,14 @@ def test_transaction_time_limit_is_off_unless_set(monkeypatch: pytest.MonkeyPatc
     assert load_settings().neo4j_transaction_timeout == 2.5
 
 
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT", "")
+    monkeypatch.setenv("GRAPHMEM_NEO4J_CONNECTION_TIMEOUT", "")
+    settings = load_settings()
+    assert settings.neo4j_transaction_timeout is None
+    assert settings.neo4j_connection_timeout == 15.0
+
+
 def test_dotenv_file_is_read(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("GRAPHMEM_NEO4J_DATABASE=memories\n")
     assert load_settings().neo4j_database == "memories"

@@ -1,0 +1,21 @@
+"""What makes two messages the same message, and how a reused external id is refused."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from graphmem.messages import conflict_reason, content_hash
+from graphmem.models import Message
+
+
+def test_the_same_message_hashes_the_same_and_an_occurrence_tells_repeats_apart() -> None:
+    said = Message(content="yes", role="user", occurred_at=datetime(2026, 1, 1, tzinfo=UTC))
+    assert content_hash(said, "s1") == content_hash(said.model_copy(), "s1")
+    assert content_hash(said, "s1") != content_hash(said, "s2")
+    assert content_hash(said, "s1") != content_hash(said, "s1", occurrence=1)
+
+
+def test_a_conflict_names_its_session_or_says_there_is_none() -> None:
+    assert "(session 's1')" in conflict_reason("m1", "s1", "message 0")
+    reason = conflict_reason("m1", None, "episode e1")
+    assert "(no session)" in reason and "None" not in reason and "episode e1's" in reason
