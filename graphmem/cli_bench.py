@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -10,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphmem.cli_output import memory_size, note_json, writable_dir
-from graphmem.errors import ConfigurationError
+from graphmem.cli_output import json_option, memory_size, print_report, writable_dir
 
 if TYPE_CHECKING:
     from graphmem.bench import BenchReport
@@ -97,10 +95,7 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     "(peer-graphiti-<time>.* with --peer); checked before the run.",
 )
 @click.option("--fail-on-miss", is_flag=True, help="Exit with status 1 when a target is missed.")
-@click.option(
-    "--json", "as_json", is_flag=True, callback=note_json,
-    help="Print JSON instead of the Markdown report (errors too, on stderr).",
-)  # fmt: skip
+@json_option("Print JSON instead of the Markdown report (errors too, on stderr).")
 @click.option(
     "--peer",
     type=click.Choice(["graphiti"]),
@@ -202,23 +197,9 @@ def _emit(
     as_json: bool,
     fail_on_miss: bool,
 ) -> None:
-    """Print the report, write its files, and exit 1 on a missed target if asked. The report is
-    printed first, so that a directory that has become unwritable during the run loses
-    nothing."""
+    """Print the report, write its files, and exit 1 on a missed target if asked."""
     data = report.model_dump(mode="json")
-    if as_json:
-        click.echo(json.dumps(data, indent=2))
-    else:
-        click.echo(markdown, nl=False)
-    if out is not None:
-        try:
-            (out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-            (out / f"{stem}.md").write_text(markdown, encoding="utf-8")
-        except OSError as exc:
-            raise ConfigurationError(
-                f"the report is printed above but could not be written into {out}: {exc}"
-            ) from exc
-        _say(f"wrote {out / stem}.json and {out / stem}.md")
+    print_report(data, markdown, as_json=as_json, out=out, stem=stem, say=_say)
     if fail_on_miss and not report.passed:
         missed = ", ".join(
             f"{t.name} at {t.size:,} facts" for t in report.targets if t.status == "fail"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphmem.cli_output import note_json, writable_dir
+from graphmem.cli_output import json_option, print_report, writable_dir
 from graphmem.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -62,29 +62,11 @@ def _run_options(func: F) -> F:
             metavar="NAMES",
             help="Run only these configurations, comma-separated (default always runs).",
         ),
-        _json_option("Print JSON instead of Markdown (errors too, on stderr)."),
+        json_option("Print JSON instead of Markdown (errors too, on stderr)."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
-
-
-def _json_option(help_text: str) -> Callable[[F], F]:
-    """``--json`` as the other commands have it: errors are then printed as JSON too."""
-    return click.option("--json", "as_json", is_flag=True, callback=note_json, help=help_text)
-
-
-def _write_results(out: Path, data: dict[str, Any], markdown: str) -> list[Path]:
-    written = [out / "results.json", out / "results.md"]
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        written[0].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        written[1].write_text(markdown, encoding="utf-8")
-    except OSError as exc:
-        raise ConfigurationError(
-            f"the report was printed but could not be written to {out} ({exc.strerror or exc})"
-        ) from exc
-    return written
 
 
 def _evaluate(
@@ -118,15 +100,7 @@ def _evaluate(
 
     report = run_eval(messages, questions, options, settings=load_settings(), progress=say)
     data = report.model_dump(mode="json")
-    markdown = render_markdown(report)
-    # The report is printed first: a failing --out must not lose a finished run.
-    if as_json:
-        click.echo(json.dumps(data, indent=2))
-    else:
-        click.echo(markdown, nl=False)
-    if out is not None:
-        json_path, md_path = _write_results(out, data, markdown)
-        say(f"wrote {json_path} and {md_path}")
+    print_report(data, render_markdown(report), as_json=as_json, out=out, stem="results", say=say)
 
 
 @click.group("eval")

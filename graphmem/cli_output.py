@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 import click
 
+from graphmem import settings
 from graphmem._text import printable as _printable
-from graphmem.errors import BadLinesError, GraphmemError
-from graphmem.settings import memory_size as _memory_size
+from graphmem.errors import BadLinesError, ConfigurationError, GraphmemError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,15 +25,46 @@ def note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     return value
 
 
+def json_option(help_text: str) -> Callable[[F], F]:
+    """``--json``, received as ``as_json``: the output as JSON, and errors as JSON on stderr."""
+    return click.option("--json", "as_json", is_flag=True, callback=note_json, help=help_text)
+
+
 def output_options(func: F) -> F:
-    """Add ``--json`` to a command; the command receives it as ``as_json``."""
-    return click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        callback=note_json,
-        help="Print JSON instead of a human-readable table (errors too, on stderr).",
-    )(func)
+    """Add ``--json`` to a command that prints a table."""
+    return json_option("Print JSON instead of a human-readable table (errors too, on stderr).")(
+        func
+    )
+
+
+def print_report(
+    data: Mapping[str, Any],
+    markdown: str,
+    *,
+    as_json: bool,
+    out: Path | None,
+    stem: str,
+    say: Callable[[str], None],
+) -> None:
+    """Print a run's report (JSON or Markdown), then write ``<stem>.json`` and ``<stem>.md``
+    into ``out``. Printed first, a finished run is not lost when ``out`` cannot take it."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(markdown, nl=False)
+    if out is None:
+        return
+    paths = out / f"{stem}.json", out / f"{stem}.md"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        paths[0].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        paths[1].write_text(markdown, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(
+            f"the report was printed but could not be written to {out} "
+            f"({exc.strerror or exc}): only the copy printed above remains"
+        ) from exc
+    say(f"wrote {paths[0]} and {paths[1]}")
 
 
 def emit(data: Any, *, as_json: bool, table: Callable[[Any], str] | None = None) -> None:
@@ -80,7 +111,7 @@ def error_data(exc: GraphmemError) -> dict[str, Any]:
 def memory_size(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """The callback of a Java memory size option (``--heap 2g``)."""
     try:
-        return _memory_size(value)
+        return settings.memory_size(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
 
