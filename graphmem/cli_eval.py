@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphmem.cli_output import json_option, print_report, writable_dir
+from graphmem.cli_output import json_option, memory_size, print_report, writable_dir
 from graphmem.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -29,12 +29,17 @@ def _run_options(func: F) -> F:
             "of GRAPHMEM_NEO4J_URI; the run's eval-* namespaces stay there.",
         ),
         click.option(
-            "--heap", default="1g", show_default=True, help="Java heap of the scratch Neo4j."
+            "--heap",
+            default="1g",
+            show_default=True,
+            callback=memory_size,
+            help="Java heap of the scratch Neo4j.",
         ),
         click.option(
             "--pagecache",
             default="512m",
             show_default=True,
+            callback=memory_size,
             help="Page cache of the scratch Neo4j.",
         ),
         click.option(

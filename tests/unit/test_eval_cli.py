@@ -145,6 +145,14 @@ def test_variant_names_must_be_new() -> None:
     assert len(names) == len(set(names)) and names[-4:] == ["x", "y", "cosine-exact", "bm25"]
 
 
+@pytest.mark.usefixtures("no_server")
+def test_a_bad_memory_size_is_refused_as_an_option(tmp_path: Path) -> None:
+    for option, value in (("--heap", "2x"), ("--pagecache", "lots")):
+        result = _eval(["run", *_files(tmp_path), option, value])
+        assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.stderr
+        assert "Traceback" not in result.output
+
+
 # --- --out -------------------------------------------------------------------------------------
 @pytest.mark.usefixtures("no_server")
 def test_an_out_that_cannot_be_created_fails_before_the_run(tmp_path: Path) -> None:
