@@ -57,18 +57,30 @@ def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[
 
     A variant may not take the name of a built-in configuration or of another variant: the
     report and each question's ranked lists are keyed by name."""
-    extra = [variant(default, spec) for spec in variants]
     builtin = _builtin(default)
-    builtin_names = {spec.name for spec in builtin}
-    taken = set(builtin_names)
-    for spec in extra:
-        if spec.name in taken:
-            kind = "a built-in configuration" if spec.name in builtin_names else "another variant"
-            raise InvalidInputError(
-                f"variant name {spec.name!r} is already taken by {kind}; choose another name"
-            )
-        taken.add(spec.name)
+    variants_ = [variant(default, spec) for spec in variants]
+    extra = with_new_names(builtin, variants_, "variant", "a built-in configuration")
     return [*builtin[:-2], *extra, *builtin[-2:]]
+
+
+def with_new_names(
+    specs: Sequence[Configuration],
+    added: Sequence[Configuration],
+    what: str = "configuration",
+    owner: str = "a built-in configuration or a variant",
+) -> list[Configuration]:
+    """``added``, after checking that no name in it is taken by ``specs`` (each one ``owner``)
+    or by an earlier one of ``added`` (the report and each question's ranked lists are keyed
+    by name)."""
+    taken = dict.fromkeys((spec.name for spec in specs), owner)
+    for spec in added:
+        if spec.name in taken:
+            raise InvalidInputError(
+                f"{what} name {spec.name!r} is already taken by {taken[spec.name]}; "
+                "choose another name"
+            )
+        taken[spec.name] = f"another {what}"
+    return list(added)
 
 
 def _builtin(default: RecallConfig) -> list[Configuration]:

@@ -39,6 +39,7 @@ from graphmem.evaluation.configs import (
     Corpus,
     configurations,
     select,
+    with_new_names,
 )
 from graphmem.evaluation.format import (
     CONTRADICTION_KEYS,
@@ -278,7 +279,8 @@ def run_eval(
 ) -> EvalReport:
     """Evaluate retrieval on the dataset; see the module docstring.
 
-    ``extra`` configurations run after the built-in ones and the variants.
+    ``extra`` configurations run after the built-in ones and the variants; their names must be
+    new too.
 
     With ``options.server == "scratch"`` (the default) a throwaway local Neo4j is started and
     deleted afterwards; with ``"configured"`` the run writes its ``eval-...`` namespaces into
@@ -291,7 +293,7 @@ def run_eval(
     settings = settings or load_settings()
     # Every configuration is built (and --only/--variant checked) before any server starts.
     specs = select(configurations(settings_recall_config(settings), options.variants), options.only)
-    specs += list(extra)
+    specs += with_new_names(specs, extra)
     if options.server == "configured" and progress is not None:
         progress("writing into the configured Neo4j; the eval-* namespaces stay there afterwards")
     return on_server(

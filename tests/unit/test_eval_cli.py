@@ -15,11 +15,12 @@ from graphmem.cli import main
 from graphmem.errors import BadLinesError, InvalidInputError
 from graphmem.evaluation import runner
 from graphmem.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
-from graphmem.evaluation.configs import configurations
+from graphmem.evaluation.configs import Configuration, configurations
 from graphmem.evaluation.format import EvalQuestion, read_messages, read_questions
 from graphmem.evaluation.report import checks, render_markdown
 from graphmem.evaluation.results import ConfigurationResult, EvalReport
 from graphmem.ranking import RecallConfig
+from graphmem.settings import load_settings
 
 MESSAGE = {
     "conversation_id": "c1",
@@ -143,6 +144,20 @@ def test_variant_names_must_be_new() -> None:
         configurations(default, ["x:recency=false", "x:fusion=linear"])
     names = [c.name for c in configurations(default, ["x:recency=false", "y:fusion=linear"])]
     assert len(names) == len(set(names)) and names[-4:] == ["x", "y", "cosine-exact", "bm25"]
+
+
+@pytest.mark.usefixtures("no_server")
+def test_extra_configuration_names_must_be_new() -> None:
+    """run_eval's ``extra`` configurations are keyed by name like the rest, so a taken name is
+    refused before any server starts."""
+    mine = Configuration("mine", "default, hits kept")
+    cases = [
+        ([Configuration("default", "again")], "'default' is already taken by a built-in"),
+        ([mine, mine], "'mine' is already taken by another configuration"),
+    ]
+    for extra, reason in cases:
+        with pytest.raises(InvalidInputError, match=reason):
+            runner.run_eval([], [], settings=load_settings(), extra=extra)
 
 
 @pytest.mark.usefixtures("no_server")
