@@ -47,24 +47,46 @@ def print_report(
     say: Callable[[str], None],
 ) -> None:
     """Print a run's report (JSON or Markdown), then write ``<stem>.json`` and ``<stem>.md``
-    into ``out``. Printed first, a finished run is not lost when ``out`` cannot take it."""
+    into ``out``. Printed first, a finished run is not lost when ``out`` cannot take it. An
+    earlier report of the same name is kept: the new one becomes ``<stem>-2``, ``-3`` and so
+    on (two runs started in the same second would otherwise share a name)."""
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(markdown, nl=False)
     if out is None:
         return
-    paths = out / f"{stem}.json", out / f"{stem}.md"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        paths[0].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        paths[1].write_text(markdown, encoding="utf-8")
+        paths = _write_new(out, stem, json.dumps(data, indent=2) + "\n", markdown)
     except OSError as exc:
         raise ConfigurationError(
             f"the report was printed but could not be written to {out} "
             f"({exc.strerror or exc}): only the copy printed above remains"
         ) from exc
     say(f"wrote {paths[0]} and {paths[1]}")
+
+
+def _write_new(out: Path, stem: str, json_text: str, markdown: str) -> tuple[Path, Path]:
+    """Write the two files under the first free ``stem``, ``stem-2``, ...; each is created
+    exclusively, so neither an earlier report nor a concurrent run's is overwritten."""
+    number = 1
+    while True:
+        name = stem if number == 1 else f"{stem}-{number}"
+        paths = out / f"{name}.json", out / f"{name}.md"
+        written: list[Path] = []
+        try:
+            for path, text in zip(paths, (json_text, markdown), strict=True):
+                with path.open("x", encoding="utf-8") as file:
+                    written.append(path)
+                    file.write(text)
+            return paths
+        except OSError as exc:
+            for path in written:
+                path.unlink(missing_ok=True)
+            if not isinstance(exc, FileExistsError):
+                raise
+        number += 1
 
 
 def emit(data: Any, *, as_json: bool, table: Callable[[Any], str] | None = None) -> None:

@@ -189,10 +189,17 @@ def test_beam_out_and_export_are_checked_first(tmp_path: Path) -> None:
         assert f"Invalid value for '{option}'" in result.stderr, result.stderr
 
 
-@pytest.mark.usefixtures("fake_run")
-def test_a_failed_write_after_the_run_still_prints_the_report(tmp_path: Path) -> None:
+def test_a_failed_write_after_the_run_still_prints_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
-    (out / "results.json").mkdir(parents=True)  # writable directory, unwritable file
+
+    def run(messages: Any, questions: Any, options: Any, **_kwargs: Any) -> EvalReport:
+        out.rmdir()  # checked writable before the run, gone (a plain file) after it
+        out.write_text("", encoding="utf-8")
+        return _report(list(questions), [["m1"] for _ in questions])
+
+    monkeypatch.setattr(runner, "run_eval", run)
     result = _eval(["run", *_files(tmp_path), "--out", str(out)])
     assert result.exit_code == 1, result.output
     assert "# graphmem retrieval evaluation" in result.stdout
@@ -209,6 +216,21 @@ def test_out_writes_both_files(tmp_path: Path) -> None:
     assert json.loads((out / "results.json").read_text(encoding="utf-8"))["questions"] == 1
     assert (out / "results.md").read_text(encoding="utf-8").startswith("# graphmem")
     assert {p.name for p in out.iterdir()} == {"results.json", "results.md"}  # no probe left
+
+
+@pytest.mark.usefixtures("fake_run")
+def test_out_keeps_earlier_reports(tmp_path: Path) -> None:
+    """A second run into the same directory writes results-2; a name of which only one file
+    is taken is skipped whole, and the half it wrote is removed."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results-2.md").write_text("someone else's", encoding="utf-8")
+    for _ in range(2):
+        assert _eval(["run", *_files(tmp_path), "--out", str(out)]).exit_code == 0
+    names = {p.name for p in out.iterdir()}
+    assert names == {"results.json", "results.md", "results-2.md", "results-3.json", "results-3.md"}
+    assert (out / "results-2.md").read_text(encoding="utf-8") == "someone else's"
+    assert (out / "results-3.md").read_text() == (out / "results.md").read_text()
 
 
 # --- input that is not UTF-8 -------------------------------------------------------------------
