@@ -1,7 +1,6 @@
 // The candidates `found` (from fact_candidate, best first) with each superseded one paired
-// with the fact that replaced it: the nearest fact up its incoming SUPERSEDES chain (the
-// earliest recorded) that recall may return ({{fact_visible}}: the current belief, or the one
-// believed at $as_of).
+// with the fact that replaced it (fact_head_walk: the current belief, or the one believed at
+// $as_of).
 // Only superseded candidates among the first $pool are followed (each walk costs up to the
 // chain's length); a superseded candidate without a successor to show is dropped, and so is
 // every candidate after the first that leads to the same fact. At most $pool are kept.
@@ -9,9 +8,7 @@ reduce(kept = [], hit IN [cand IN found[..$pool] |
     CASE WHEN cand.superseded
       THEN cand {.*, head: COLLECT {
         WITH cand.node AS old
-        MATCH (old)<-[:SUPERSEDES*1..]-(node:Fact)
-        WHERE {{fact_visible}}
-        RETURN node ORDER BY node.recorded_at, node.id LIMIT 1
+        {{fact_head_walk}}
       }[0]}
       ELSE cand
     END] + [cand IN found[$pool..] WHERE cand.superseded IS NULL] |
