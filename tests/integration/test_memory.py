@@ -1533,6 +1533,8 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.remember("meta", metadata=_nested(5000)), "nested more than 32"),
         (lambda m: m.ingest([{"content": "x", "metadata": _nested(5000)}]), "nested more"),
         (lambda m: m.remember("tags", tags=[f"t{i}" for i in range(33)]), "at most 32 distinct"),
+        (lambda m: m.remember("tags", tags=["ok", "\u200b"]), "tags.1: value is empty"),
+        (lambda m: m.remember("tags", tags=["t" * 257]), "tags.0: value has 257 characters"),
         # Ids and labels: not blank, at most 256 characters, each named once.
         (lambda m: m.get("x" * 300), "maximum is 256"),
         (lambda m: m.history("x" * 300), "maximum is 256"),
