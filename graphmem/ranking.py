@@ -45,16 +45,21 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 #: server's heap (the index collects its hits in memory) for every namespace it serves.
 MAX_INDEX_CANDIDATES = 100_000
 
+#: The largest ``rrf_k`` and retriever weight: fused scores stay finite floats (weights are
+#: relative, so larger ones would change nothing but the scale).
+MAX_FUSION_PARAMETER = 1_000_000
+
 
 class RecallConfig(BaseModel):
     """How recall ranks; immutable, set per client and overridable per call."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Finite numbers only: an infinite weight makes every score infinite, and so every hit tie.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     fusion: Literal["rrf", "linear"] = "rrf"
-    rrf_k: int = Field(default=60, ge=1)
-    vector_weight: float = Field(default=0.7, ge=0.0)
-    fulltext_weight: float = Field(default=0.3, ge=0.0)
+    rrf_k: int = Field(default=60, ge=1, le=MAX_FUSION_PARAMETER)
+    vector_weight: float = Field(default=0.7, ge=0.0, le=MAX_FUSION_PARAMETER)
+    fulltext_weight: float = Field(default=0.3, ge=0.0, le=MAX_FUSION_PARAMETER)
     retrievers: tuple[Retriever, ...] = Field(default=("vector", "fulltext"), min_length=1)
     recency: bool = True
     recency_weight: float = Field(default=0.01, ge=0.0, le=1.0)

@@ -156,7 +156,7 @@ class GraphmemSettings(BaseSettings):
         0.2, ge=-1.0, le=1.0, description="Quality gate: the least cosine similarity a hit needs."
     )
     recall_recency_weight: float = Field(0.01, ge=0.0, le=1.0)
-    recall_recency_half_life_days: float = Field(30.0, gt=0)
+    recall_recency_half_life_days: float = Field(30.0, gt=0, allow_inf_nan=False)
 
     # --- schema and optional layers ---------------------------------------------------------
     schema_wait_timeout: float = Field(300.0, gt=0, le=MAX_WAIT_SECONDS)

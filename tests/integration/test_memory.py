@@ -1446,6 +1446,9 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
             lambda m: m.recall("q", config=RecallConfig().model_copy(update={"rrf_k": -1})),
             "rrf_k",
         ),
+        # Fusion scores stay finite: no infinite weight, no rrf_k too big for a float.
+        (lambda m: m.recall("q", config={"vector_weight": float("inf")}), "vector_weight"),
+        (lambda m: m.recall("q", config={"rrf_k": 10**400}), "rrf_k"),
         (lambda m: m.remember("x" * (MAX_TEXT_CHARS + 1)), "maximum"),
         (lambda m: m.remember("naive", valid_from=datetime(2026, 1, 1)), "naive"),
         (lambda m: m.remember("naive str", valid_to="2026-01-01T00:00:00"), "naive"),

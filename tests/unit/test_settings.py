@@ -91,6 +91,8 @@ def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
         ("GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT", "inf", "GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT"),
         ("GRAPHMEM_NEO4J_CONNECTION_TIMEOUT", "1e300", "GRAPHMEM_NEO4J_CONNECTION_TIMEOUT"),
         ("GRAPHMEM_SCHEMA_WAIT_TIMEOUT", "inf", "GRAPHMEM_SCHEMA_WAIT_TIMEOUT"),
+        # Recall's numbers are finite, as RecallConfig takes them.
+        ("GRAPHMEM_RECALL_RECENCY_HALF_LIFE_DAYS", "inf", "GRAPHMEM_RECALL_RECENCY_HALF_LIFE"),
     ],
 )
 def test_bad_settings_raise_a_typed_error_naming_the_variable(
