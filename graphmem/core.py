@@ -133,6 +133,22 @@ class MemoryCore:
         if self.model_id is not None:
             check_embedder(state, (), self)  # type: ignore[arg-type]
 
+    def _embed(self, texts: tuple[str, ...]) -> Plan[Vectors]:
+        """The embedder's vectors for ``texts``, checked as given vectors are: one finite,
+        non-zero row of the client's dimension per text. An embedder that breaks its contract
+        (any object with ``embed`` may be one) raises EmbeddingError before anything is
+        written, rather than storing vectors the index cannot compare."""
+        vectors = yield Embed(texts)
+        try:
+            checked = check_vectors(vectors, self.dimension)
+        except (EmbeddingError, ValueError, TypeError) as exc:
+            raise EmbeddingError(f"the embedder returned unusable vectors: {exc}") from exc
+        if len(checked) != len(texts):
+            raise EmbeddingError(
+                f"the embedder returned {len(checked)} vectors for {len(texts)} texts"
+            )
+        return checked
+
     # --- write path ------------------------------------------------------------------------------
     def remember(self, text: str, *, ns: str | None, **fields: Any) -> Plan[Fact]:
         ns = namespace(ns, self.default_ns)
@@ -187,7 +203,7 @@ class MemoryCore:
                     )
                 superseded[old] = i
         if vectors is None:
-            vectors = yield Embed(tuple(item.text for item in inputs))
+            vectors = yield from self._embed(tuple(item.text for item in inputs))
         rows = fact_rows(ns, inputs, vectors, derived_from)
         work = fact_work(ns, inputs, rows, actor, self._guard)
         facts: list[Fact] = yield Transaction("write", work)
@@ -371,7 +387,7 @@ class MemoryCore:
         which also gives the episodes that ``repeats`` matched their external ids: the episodes
         created, the inputs found stored (by another writer meanwhile, or among ``repeats``),
         and the facts."""
-        vectors = yield Embed(tuple(r["content"] for r in fresh))
+        vectors = yield from self._embed(tuple(r["content"] for r in fresh))
         for row, vector in zip(fresh, vectors, strict=True):
             row["embedding"] = VectorParam(vector.tolist())
 
@@ -383,7 +399,7 @@ class MemoryCore:
         if self.has_extractor:
             fact_inputs, sources = yield from extract_facts(fresh)
             if fact_inputs:
-                fact_vectors = yield Embed(tuple(item.text for item in fact_inputs))
+                fact_vectors = yield from self._embed(tuple(item.text for item in fact_inputs))
                 extracted_rows = fact_rows(ns, fact_inputs, fact_vectors, sources)
 
         def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact]]]:
@@ -480,7 +496,7 @@ class MemoryCore:
         yield LoadModel()  # after every check, and untimed: total_ms leaves it out too
         began += time.perf_counter() - loading
         started = time.perf_counter()
-        vector = VectorParam((yield Embed((text,)))[0].tolist())
+        vector = VectorParam((yield from self._embed((text,)))[0].tolist())
         embed_ms = (time.perf_counter() - started) * 1000
 
         fact_filters = {**filters, "include_retired": include_retired, "tags": tag_list}

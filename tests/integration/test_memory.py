@@ -19,6 +19,7 @@ from graphmem.cypher import query
 from graphmem.embeddings import EmbedderWrapper, SentenceTransformerEmbedder
 from graphmem.errors import (
     ClientUsageError,
+    EmbeddingError,
     ExtractionError,
     ForgottenError,
     InvalidInputError,
@@ -1560,6 +1561,47 @@ def test_bad_input_is_a_typed_error_and_changes_nothing(
     with pytest.raises(InvalidInputError, match=match):
         call(memory)
     assert _node_counts(graph, ns) == before
+
+
+class _BrokenEmbedder:
+    """The test embedder's model and dimension, but vectors that break the contract."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder, damage: Callable[[Any], Any]) -> None:
+        self.inner, self.damage = inner, damage
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts: Any) -> Any:
+        return self.damage(self.inner.embed(texts))
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("damage", "match"),
+    [
+        (lambda v: v[:, :-1], "dimension"),  # one number short
+        (lambda v: np.zeros_like(v), "all-zero"),
+        (lambda v: v[:0], "0 vectors for 1 texts"),
+    ],
+)
+def test_an_embedder_that_breaks_its_contract_is_a_typed_error_and_writes_nothing(
+    client_factory: Callable[..., Client],
+    embedder: SentenceTransformerEmbedder,
+    graph: Graph,
+    ns: str,
+    kind: str,
+    damage: Callable[[Any], Any],
+    match: str,
+) -> None:
+    broken = client_factory(kind, ns=ns, embedder=_BrokenEmbedder(embedder, damage))
+    calls: list[Callable[[], Any]] = [
+        lambda: broken.remember("A fact about llamas."),
+        lambda: broken.ingest(["A message about llamas."]),
+        lambda: broken.recall("llamas"),
+    ]
+    for call in calls:
+        with pytest.raises(EmbeddingError, match=match):
+            call()
+    assert _node_counts(graph, ns) == {}
 
 
 def test_recall_finds_an_update_through_the_fact_it_superseded(memory: Client) -> None:
