@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from graphmem.errors import ExtractionError, GraphmemError
 from graphmem.models import AwareDatetime, Episode, FactInput, describe_validation_error
@@ -17,6 +17,10 @@ from graphmem.plans import Extract, Plan
 
 class ExtractedFact(BaseModel):
     """An atomic fact an extractor found, with the episodes (by id) it came from."""
+
+    # A field it does not have (a misspelt one, or one such as valid_to) is refused rather
+    # than dropped, so that nothing an extractor says is silently lost.
+    model_config = ConfigDict(extra="forbid")
 
     text: str
     episode_ids: tuple[str, ...]

@@ -870,6 +870,11 @@ def test_what_an_extractor_returns_is_checked(
         (lambda es: {"text": "x"}, "returned dict"),
         (lambda es: ["a plain string"], "extracted fact 0 is str"),
         (lambda es: [{"text": "no episodes"}], "extracted fact 0: episode_ids"),
+        # A field ExtractedFact lacks (valid_to) or a misspelt one would be lost, not stored.
+        (
+            lambda es: [{"text": "x", "episode_ids": [es[0].id], "valid_to": "2020-01-01Z"}],
+            "extracted fact 0: valid_to: Extra inputs are not permitted",
+        ),
         (lambda es: [ExtractedFact(text="x", episode_ids=("elsewhere",))], "not given"),
         (lambda es: [ExtractedFact(text="x", episode_ids=())], "names no episode"),
         (lambda es: ExtractedFact(text="x", episode_ids=(es[0].id,)), "returned ExtractedFact"),
