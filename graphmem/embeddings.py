@@ -19,14 +19,15 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from graphmem.errors import EmbeddingError
+from graphmem.errors import EmbeddingError, GraphmemError
 
 if TYPE_CHECKING:
     from graphmem.settings import GraphmemSettings
@@ -85,6 +86,22 @@ def load_model(embedder: object) -> None:
     however and whenever they do."""
     if isinstance(embedder, SentenceTransformerEmbedder | EmbedderWrapper):
         embedder.load()
+
+
+@contextmanager
+def embedder_errors(embedder: object) -> Iterator[None]:
+    """An embedder's own errors as :class:`EmbeddingError` (graphmem's pass through): any
+    object with ``embed`` may be the embedder, and what it raises must not leave the client
+    untyped. Nothing has been written when it fails, since every write embeds first."""
+    try:
+        yield
+    except GraphmemError:
+        raise
+    except Exception as exc:
+        raise EmbeddingError(
+            f"the embedder {getattr(embedder, 'model_id', type(embedder).__name__)!r} failed, "
+            f"so nothing was written or searched: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def packaged_model_path() -> Path:

@@ -25,7 +25,7 @@ from graphmem.checks import resolve_config
 from graphmem.connection import Neo4jTarget, open_async_driver
 from graphmem.core import MemoryCore
 from graphmem.db import driver_errors
-from graphmem.embeddings import Embedder, load_model
+from graphmem.embeddings import Embedder, embedder_errors, load_model
 from graphmem.errors import ClientUsageError, GraphmemError
 from graphmem.extraction import ExtractedFact, Extractor, extracted_facts, extractor_errors
 from graphmem.graph import Graph
@@ -261,7 +261,8 @@ class Memory(_ClientBase):
                 load_model(self.embedder)
                 value = None
             elif isinstance(step, Embed):
-                value = self.embedder.embed(step.texts)
+                with embedder_errors(self.embedder):
+                    value = self.embedder.embed(step.texts)
             elif isinstance(step, Progress):
                 reported(step.report(step.count))
                 value = None
@@ -569,7 +570,8 @@ class AsyncMemory(_ClientBase):
                 await asyncio.to_thread(load_model, self.embedder)
                 value = None
             elif isinstance(step, Embed):
-                value = await asyncio.to_thread(self.embedder.embed, step.texts)
+                with embedder_errors(self.embedder):
+                    value = await asyncio.to_thread(self.embedder.embed, step.texts)
             elif isinstance(step, Progress):
                 result = step.report(step.count)  # on the event loop: a quick update
                 value = (await result) if inspect.isawaitable(result) else None

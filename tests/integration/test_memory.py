@@ -1586,6 +1586,7 @@ class _BrokenEmbedder:
         (lambda v: v[:, :-1], "dimension"),  # one number short
         (lambda v: np.zeros_like(v), "all-zero"),
         (lambda v: v[:0], "0 vectors for 1 texts"),
+        (lambda v: 1 / 0, "failed, so nothing was written or searched: ZeroDivisionError"),
     ],
 )
 def test_an_embedder_that_breaks_its_contract_is_a_typed_error_and_writes_nothing(
