@@ -452,33 +452,15 @@ class MemoryCore:
         ns = namespace(ns, self.default_ns)
         text = checked_value(QUERY_TEXT, "recall query", text)
         k = checked_integer("k", k, 1, MAX_K)
-        named = as_list("kinds", one_or_many(kinds), "kinds")
-        if not named or any(kind not in ("fact", "episode") for kind in named):
-            raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r:.80}")
-        wanted = tuple(dict.fromkeys(named))
+        wanted, tag_list, scope = _scope(kinds, tags, since, until)
         include_retired = checked_flag("include_retired", include_retired)
         expand_references = checked_flag("expand_references", expand_references)
         track_access = checked_flag("track_access", track_access)
-        tag_list = None if tags is None else checked_ids("tags", tags)
-        if tag_list == []:
-            raise InvalidInputError("tags=[] would match no fact; pass tags=None for no tag filter")
-        if tag_list is not None:
-            if "fact" not in wanted:
-                raise InvalidInputError(
-                    "tags filter facts (episodes have none), but kinds asks for episodes only"
-                )
-            wanted = ("fact",)  # episodes have no tags
         filters = {
             "as_of": aware("as_of", as_of),
             "valid_at": aware("valid_at", valid_at),
-            "since": aware("since", since),
-            "until": aware("until", until),
+            **scope,
         }
-        if filters["since"] and filters["until"] and filters["until"] <= filters["since"]:
-            raise InvalidInputError(
-                f"until ({filters['until'].isoformat()}) must be after since "
-                f"({filters['since'].isoformat()})"
-            )
         cfg = resolve_config(config, self.config, "config")
         if cfg.widest(k) > MAX_INDEX_CANDIDATES:
             raise InvalidInputError(
@@ -574,13 +556,17 @@ class MemoryCore:
         result: RecallResult = yield from self.recall(
             text, ns=ns, k=k, track_access=False, **recall_options
         )
+        # Pinned facts open the block whatever the query, but within the call's scope: its
+        # kinds, tags and recording times (recall has checked them).
+        wanted, tag_list, scope = _scope(
+            *(recall_options.get(name, _RECALL_DEFAULTS[name]) for name in _SCOPE)
+        )
         filters = {
             "as_of": result.as_of,
             "valid_at": result.valid_at,
             "include_retired": False,
-            "tags": None,
-            "since": None,
-            "until": None,
+            "tags": tag_list,
+            **scope,
         }
         hit_facts = [h.id for h in result.hits if h.kind == "fact"]
 
@@ -594,7 +580,10 @@ class MemoryCore:
                 replaced = yield Run(query("facts_replaced"), {"ns": ns, "ids": shown})
             return row, {r["id"] for r in replaced}
 
-        row, replaced = yield Transaction("read", read_pinned)
+        row: dict[str, Any] = {"facts": [], "beyond": []}
+        replaced: set[str] = set()
+        if "fact" in wanted:
+            row, replaced = yield Transaction("read", read_pinned)
         pinned = [Fact.model_validate(fact) for fact in row["facts"]]
         if result.as_of is not None:
             pinned = [fact.as_believed_at(result.as_of) for fact in pinned]
@@ -704,6 +693,38 @@ class MemoryCore:
 
 
 # What context passes on to recall (text, ns and k are context's own arguments).
+def _scope(
+    kinds: Any, tags: Any, since: Any, until: Any
+) -> tuple[tuple[Kind, ...], list[str] | None, dict[str, datetime | None]]:
+    """Recall's scope, checked: the kinds wanted (facts only when tags are given, since
+    episodes have none), the tags, and ``since``/``until`` as aware datetimes."""
+    named = as_list("kinds", one_or_many(kinds), "kinds")
+    if not named or any(kind not in ("fact", "episode") for kind in named):
+        raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r:.80}")
+    wanted: tuple[Kind, ...] = tuple(dict.fromkeys(named))
+    tag_list = None if tags is None else checked_ids("tags", tags)
+    if tag_list == []:
+        raise InvalidInputError("tags=[] would match no fact; pass tags=None for no tag filter")
+    if tag_list is not None:
+        if "fact" not in wanted:
+            raise InvalidInputError(
+                "tags filter facts (episodes have none), but kinds asks for episodes only"
+            )
+        wanted = ("fact",)  # episodes have no tags
+    bounds = {"since": aware("since", since), "until": aware("until", until)}
+    start, end = bounds["since"], bounds["until"]
+    if start and end and end <= start:
+        raise InvalidInputError(
+            f"until ({end.isoformat()}) must be after since ({start.isoformat()})"
+        )
+    return wanted, tag_list, bounds
+
+
+_SCOPE = ("kinds", "tags", "since", "until")
+_RECALL_DEFAULTS = {
+    name: parameter.default
+    for name, parameter in inspect.signature(MemoryCore.recall).parameters.items()
+}
 _RECALL_OPTIONS = frozenset(inspect.signature(MemoryCore.recall).parameters) - {
     "self",
     "text",

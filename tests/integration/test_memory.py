@@ -1245,6 +1245,25 @@ def test_pinned_facts_past_the_limit_count_as_omitted(memory: Client) -> None:
     assert none.fact_ids == () and none.omitted == 3
 
 
+def test_pinned_facts_stay_within_the_calls_scope(memory: Client) -> None:
+    name = memory.remember("The user's name is Dana.", pinned=True, tags=["profile"])
+    rule = memory.remember("Always answer in French.", pinned=True, tags=["style"])
+    memory.ingest(["I played tennis with Dana yesterday."])
+    later = datetime.now(UTC) + timedelta(minutes=1)
+
+    def shown(**options: Any) -> tuple[set[str], int]:
+        block = memory.context("tennis", budget_tokens=1_000, **options)
+        return set(block.fact_ids), block.omitted
+
+    assert shown() == ({name.id, rule.id}, 0)
+    # Pins open the block whatever the query, but tags, kinds and times still scope it.
+    assert shown(tags=["style"]) == ({rule.id}, 0)
+    assert shown(kinds=["episode"]) == (set(), 0)
+    assert shown(since=later) == (set(), 0)
+    assert shown(until=name.recorded_at) == (set(), 0)
+    assert shown(since=name.recorded_at, tags=["profile", "style"]) == ({name.id, rule.id}, 0)
+
+
 def test_context_with_retired_facts_labels_them(memory: Client) -> None:
     google = memory.remember("The user works at Google.", pinned=True)
     microsoft = memory.remember("The user works at Microsoft.", supersedes=[google.id])
