@@ -260,7 +260,7 @@ class FactInput(_Input):
     references: Ids = ()
     metadata: Metadata = None
     pinned: StrictBool = False
-    reason: Annotated[Text, Field(max_length=MAX_TEXT_CHARS)] | None = None
+    reason: Annotated[Text, _text(MAX_TEXT_CHARS, "reason")] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> FactInput:

@@ -1534,6 +1534,7 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.context("q", budget_tokens=100, track_access="no"), "track_access"),
         (lambda m: m.context("q", budget_tokens=100, bogus=1), "unknown options"),
         (lambda m: m.remember("a reason alone", reason="why"), "reason"),
+        (lambda m: m.remember("x", references=["some-id"], reason=" "), "reason is empty"),
         (
             lambda m: m.recall("q", since="2026-02-01T00:00:00Z", until="2026-01-01T00:00:00Z"),
             "until",
