@@ -165,6 +165,9 @@ class _ClientBase:
             self._counter = counter_from_setting(self.settings.context_tokenizer)
         return self._counter
 
+    def _load_counter(self) -> TokenCounter:
+        return self.token_counter
+
     def _extractor(self) -> Extractor:
         if self.extractor is None:  # pragma: no cover - the core only asks when configured
             raise GraphmemError("no extractor is configured")
@@ -716,13 +719,13 @@ class AsyncMemory(_ClientBase):
         self, query: str, *, ns: str | None = None, budget_tokens: int, **recall_options: Any
     ) -> ContextBlock:
         """See :meth:`Memory.context`."""
+        # The first call loads the tokenizer from disk: in a worker thread, not on the loop.
+        counter = self._counter
+        if counter is None:
+            counter = await asyncio.to_thread(self._load_counter)
         return await self._run(
             self._core.context(
-                query,
-                ns=ns,
-                budget_tokens=budget_tokens,
-                counter=self.token_counter,
-                **recall_options,
+                query, ns=ns, budget_tokens=budget_tokens, counter=counter, **recall_options
             )
         )
 

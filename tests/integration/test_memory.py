@@ -15,6 +15,7 @@ import neo4j
 import numpy as np
 import pytest
 
+from graphmem import memory as memory_module
 from graphmem.cypher import query
 from graphmem.embeddings import EmbedderWrapper, SentenceTransformerEmbedder
 from graphmem.errors import (
@@ -35,6 +36,7 @@ from graphmem.models import MAX_TEXT_CHARS, Episode, Fact, FactInput, Message
 from graphmem.plans import Transaction, Work
 from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings
+from graphmem.tokens import TokenCounter
 from tests.helpers import FakeEmbedder
 from tests.integration.conftest import Client
 
@@ -1243,6 +1245,24 @@ def test_pinned_facts_past_the_limit_count_as_omitted(memory: Client) -> None:
     assert set(found.fact_ids) == {p.id for p in pins} and found.omitted == 0
     none = memory.context("qwxz", budget_tokens=10_000, pinned_limit=0, min_score=1.0)
     assert none.fact_ids == () and none.omitted == 3
+
+
+def test_async_context_loads_its_tokenizer_off_the_event_loop(
+    client_factory: Callable[..., Client], monkeypatch: pytest.MonkeyPatch, ns: str
+) -> None:
+    loaded_in: list[threading.Thread] = []
+    load = memory_module.counter_from_setting
+
+    def loading(setting: str | None) -> TokenCounter:
+        loaded_in.append(threading.current_thread())
+        return load(setting)
+
+    monkeypatch.setattr(memory_module, "counter_from_setting", loading)
+    client = client_factory("async", ns=ns)
+    client.remember("The user likes green tea.")
+    for _ in range(2):
+        assert client.context("tea", budget_tokens=100).fact_ids
+    assert len(loaded_in) == 1 and loaded_in[0] is not threading.main_thread()
 
 
 def test_pinned_facts_stay_within_the_calls_scope(memory: Client) -> None:
