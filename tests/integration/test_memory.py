@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from graphmem import memory as memory_module
+from graphmem import tokens
 from graphmem.cypher import query
 from graphmem.embeddings import EmbedderWrapper, SentenceTransformerEmbedder
 from graphmem.errors import (
@@ -1251,13 +1252,13 @@ def test_async_context_loads_its_tokenizer_off_the_event_loop(
     client_factory: Callable[..., Client], monkeypatch: pytest.MonkeyPatch, ns: str
 ) -> None:
     loaded_in: list[threading.Thread] = []
-    load = memory_module.counter_from_setting
+    load = tokens.counter_from_setting
 
     def loading(setting: str | None) -> TokenCounter:
         loaded_in.append(threading.current_thread())
         return load(setting)
 
-    monkeypatch.setattr(memory_module, "counter_from_setting", loading)
+    monkeypatch.setattr(memory_module, "counter_from_setting", loading)  # as imported there
     client = client_factory("async", ns=ns)
     client.remember("The user likes green tea.")
     for _ in range(2):
