@@ -193,6 +193,7 @@ def init(ctx: click.Context, check: bool, as_json: bool) -> None:
                 "neo4j": f"{d['uri']} (database {d['database']})",
                 "schema version": f"{d['version']} of {d['latest_version']}",
                 "applied now": applied,
+                **({"restored": ", ".join(d["restored"])} if d["restored"] else {}),
                 "embedder": f"{d['embedder_model']} ({d['embedding_dimension']}-d)",
             }
         )

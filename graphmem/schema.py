@@ -2,8 +2,9 @@
 
 ``apply_schema`` is idempotent. It refuses a graph built with another embedder, applies the
 migrations the graph has not recorded (every statement is ``IF NOT EXISTS``), records them as
-``:GraphmemMigration`` nodes and the embedder as the ``:GraphmemSchema`` node, then waits until
-every index is ONLINE. ``check_schema`` does the same checks without writing anything.
+``:GraphmemMigration`` nodes and the embedder as the ``:GraphmemSchema`` node, creates again
+any index of a recorded migration that is gone (dropped by hand), then waits until every index
+is ONLINE. ``check_schema`` does the same checks without writing anything.
 
 Migrations are immutable once released: a change to the schema is a new migration.
 """
@@ -181,6 +182,8 @@ class SchemaReport:
     embedder_model: str | None
     embedding_dimension: int | None
     indexes: tuple[IndexState, ...]
+    #: Indexes of recorded migrations that were missing and that ``apply_schema`` created again.
+    restored: tuple[str, ...] = ()
 
     @property
     def up_to_date(self) -> bool:
@@ -191,6 +194,7 @@ class SchemaReport:
             "version": self.version,
             "latest_version": self.latest_version,
             "applied_now": list(self.applied_now),
+            "restored": list(self.restored),
             "embedder_model": self.embedder_model,
             "embedding_dimension": self.embedding_dimension,
             "indexes": [
@@ -220,6 +224,7 @@ def apply_schema(
     _check_shapes(existing)
     applied = _applied_versions(driver, database)
     newly = _migrate(driver, database, applied, embedder.dimension)
+    restored = _restore_missing(driver, database, applied, existing, embedder.dimension)
     claimed = db.execute(
         driver,
         database,
@@ -230,7 +235,9 @@ def apply_schema(
     )[0]
     check_embedder(claimed, (), embedder)
     indexes = await_indexes_online(driver, database=database, timeout=timeout)
-    return _report(applied | set(newly), claimed, indexes, applied_now=tuple(newly))
+    return _report(
+        applied | set(newly), claimed, indexes, applied_now=tuple(newly), restored=restored
+    )
 
 
 def apply_migrations(
@@ -281,6 +288,37 @@ def _migrate(driver: neo4j.Driver, database: str, applied: set[int], dimension: 
     return newly
 
 
+def _restore_missing(
+    driver: neo4j.Driver,
+    database: str,
+    applied: set[int],
+    existing: Sequence[IndexState],
+    dimension: int,
+) -> tuple[str, ...]:
+    """Create again the indexes and constraints of the recorded migrations ``applied`` that
+    are not in ``existing`` (dropped by hand since): a recorded migration is not run again,
+    and without them searches fail and waiting for them to be ONLINE never ends. The names
+    created."""
+    present = {index.name for index in existing}
+    missing = [
+        (name, statement)
+        for migration in MIGRATIONS
+        if migration.version in applied
+        for name, statement in zip(migration.creates, migration.statements, strict=True)
+        if name not in present
+    ]
+    if missing:
+        with (
+            db.driver_errors(),
+            driver.session(
+                database=database, bookmark_manager=driver.execute_query_bookmark_manager
+            ) as session,
+        ):
+            for _, statement in missing:
+                session.execute_write(_run_statement, statement, dimension)
+    return tuple(name for name, _ in missing)
+
+
 def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int) -> None:
     tx.run(statement, {"dimension": dimension}).consume()
 
@@ -296,6 +334,12 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
         raise SchemaError(
             f"the graph's schema is at version {report.version}, this graphmem needs "
             f"{report.latest_version}: run `graphmem init`"
+        )
+    missing = sorted(set(_ALL_INDEXES) - {i.name for i in report.indexes})
+    if missing:
+        raise SchemaError(
+            f"indexes of the graph's schema are missing (dropped?): {', '.join(missing)}: "
+            "run `graphmem init` to create them again"
         )
     offline = [i.name for i in report.indexes if i.state != "ONLINE"]
     if offline:
@@ -476,6 +520,7 @@ def _report(
     indexes: tuple[IndexState, ...],
     *,
     applied_now: tuple[int, ...] = (),
+    restored: tuple[str, ...] = (),
 ) -> SchemaReport:
     version = 0
     for migration in MIGRATIONS:  # the highest version with all earlier ones applied
@@ -489,4 +534,5 @@ def _report(
         embedder_model=state["embedder_model"] if state else None,
         embedding_dimension=state["embedding_dimension"] if state else None,
         indexes=indexes,
+        restored=restored,
     )

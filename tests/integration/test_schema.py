@@ -131,3 +131,29 @@ def test_an_index_of_another_application_under_a_graphmem_name_is_refused(
         )
     assert _count(fresh_graph.driver, fresh_graph.database, "GraphmemMigration") == 0
     assert "fact_text" not in _indexes(fresh_graph.driver, fresh_graph.database)
+
+
+def test_init_creates_again_the_indexes_dropped_since_their_migration(fresh_graph: Graph) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    for statement in (
+        "DROP INDEX fact_embedding",
+        "DROP INDEX episode_content",
+        "DROP CONSTRAINT fact_id",
+        "DROP INDEX fact_ns_id",
+    ):
+        driver.execute_query(statement, database_=database)
+    with pytest.raises(SchemaError, match=r"missing.*episode_content, fact_embedding, fact_id"):
+        schema.check_schema(driver, database=database, embedder=FakeEmbedder(384))
+
+    report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384), timeout=30)
+    assert report.applied_now == ()
+    assert sorted(report.restored) == ["episode_content", "fact_embedding", "fact_id", "fact_ns_id"]
+    indexes = _indexes(driver, database)
+    assert {name for m in schema.MIGRATIONS for name in m.creates} <= set(indexes)
+    config = indexes["fact_embedding"]["options"]["indexConfig"]  # type: ignore[index]
+    assert config["vector.dimensions"] == 384
+    assert schema.check_schema(driver, database=database, embedder=FakeEmbedder(384)).up_to_date
+    again = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    assert again.restored == ()
+    assert _count(driver, database, "GraphmemMigration") == 5
