@@ -1,10 +1,11 @@
 """graphmem's graph schema: all index and constraint DDL, applied as recorded migrations.
 
-``apply_schema`` is idempotent. It refuses a graph built with another embedder, applies the
-migrations the graph has not recorded (every statement is ``IF NOT EXISTS``), records them as
-``:GraphmemMigration`` nodes and the embedder as the ``:GraphmemSchema`` node, creates again
-any index of a recorded migration that is gone (dropped by hand), then waits until every index
-is ONLINE. ``check_schema`` does the same checks without writing anything.
+``apply_schema`` is idempotent. It refuses a graph built with another embedder, or one with
+migrations of a newer graphmem, applies the migrations the graph has not recorded (every
+statement is ``IF NOT EXISTS``), records them as ``:GraphmemMigration`` nodes and the embedder
+as the ``:GraphmemSchema`` node, creates again any index of a recorded migration that is gone
+(dropped by hand), then waits until every index is ONLINE. ``check_schema`` does the same
+checks without writing anything.
 
 Migrations are immutable once released: a change to the schema is a new migration.
 """
@@ -494,7 +495,19 @@ def _check_shapes(indexes: Sequence[IndexState]) -> None:
 
 
 def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:
-    return {int(r["version"]) for r in db.execute(driver, database, query("migrations_applied"))}
+    """The versions of the migrations the graph records. A graph with migrations this graphmem
+    does not know (applied by a newer graphmem) is refused: its schema, and what the newer
+    version writes, may differ in ways this one cannot check or would undo."""
+    rows = db.execute(driver, database, query("migrations_applied"))
+    unknown = [r for r in rows if int(r["version"]) > LATEST_VERSION]
+    if unknown:
+        names = ", ".join(f"{int(r['version'])} ({r['name']})" for r in unknown)
+        raise SchemaError(
+            f"the graph's schema has migrations newer than this graphmem knows (it knows up to "
+            f"version {LATEST_VERSION}): {names}; a newer graphmem applied them, so use that "
+            "version (or a later one) with this graph"
+        )
+    return {int(r["version"]) for r in rows}
 
 
 def _index_states(driver: neo4j.Driver, database: str) -> tuple[IndexState, ...]:

@@ -157,3 +157,30 @@ def test_init_creates_again_the_indexes_dropped_since_their_migration(fresh_grap
     again = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
     assert again.restored == ()
     assert _count(driver, database, "GraphmemMigration") == 5
+
+
+def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused(
+    graph: Graph, embedder: FakeEmbedder
+) -> None:
+    driver, database = graph.driver, graph.database
+    future = schema.LATEST_VERSION + 1
+    driver.execute_query(
+        "CREATE (:GraphmemMigration {version: $version, name: 'consolidation runs',"
+        " checksum: 'x', applied_at: datetime()})",
+        version=future,
+        database_=database,
+    )
+    try:
+        before = _indexes(driver, database)
+        for check in (schema.apply_schema, schema.check_schema):
+            with pytest.raises(SchemaError, match=rf"newer .*: {future} \(consolidation runs\)"):
+                check(driver, database=database, embedder=embedder)
+        with pytest.raises(SchemaError, match="newer"):
+            schema.apply_migrations(driver, database=database)
+        assert _indexes(driver, database) == before
+    finally:
+        driver.execute_query(
+            "MATCH (m:GraphmemMigration {version: $version}) DELETE m",
+            version=future,
+            database_=database,
+        )
