@@ -225,7 +225,7 @@ def apply_schema(
     _check_shapes(existing)
     applied = _applied_versions(driver, database)
     newly = _migrate(driver, database, applied, embedder.dimension)
-    restored = _restore_missing(driver, database, applied, existing, embedder.dimension)
+    restored = _restore_missing(driver, database, applied, existing, embedder)
     claimed = db.execute(
         driver,
         database,
@@ -294,7 +294,7 @@ def _restore_missing(
     database: str,
     applied: set[int],
     existing: Sequence[IndexState],
-    dimension: int,
+    embedder: EmbedderInfo,
 ) -> tuple[str, ...]:
     """Create again the indexes and constraints of the recorded migrations ``applied`` that
     are not in ``existing`` (dropped by hand since): a recorded migration is not run again,
@@ -309,6 +309,9 @@ def _restore_missing(
         if name not in present
     ]
     if missing:
+        # The vector indexes may be missing because a re-embedding began since the caller
+        # checked the state; it builds them for its own model, so that is refused here.
+        check_embedder(read_state(driver, database), (), embedder)
         with (
             db.driver_errors(),
             driver.session(
@@ -316,7 +319,7 @@ def _restore_missing(
             ) as session,
         ):
             for _, statement in missing:
-                session.execute_write(_run_statement, statement, dimension)
+                session.execute_write(_run_statement, statement, embedder.dimension)
     return tuple(name for name, _ in missing)
 
 

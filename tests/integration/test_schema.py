@@ -184,3 +184,24 @@ def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused(
             version=future,
             database_=database,
         )
+
+
+def test_indexes_are_not_created_again_under_a_reembedding_that_began_meanwhile(
+    fresh_graph: Graph,
+) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    embedder = FakeEmbedder(384)
+    schema.apply_schema(driver, database=database, embedder=embedder)
+    # A client has checked the state; then a re-embedding marks the graph and drops the
+    # vector indexes before the client looks for missing indexes.
+    driver.execute_query(
+        "MATCH (s:GraphmemSchema {key: $key}) SET s.reembedding_model = 'other/model',"
+        " s.reembedding_dimension = 768, s.reembedding_started_at = datetime()",
+        key=schema.SCHEMA_KEY,
+        database_=database,
+    )
+    schema.drop_vector_indexes(driver, database=database)
+    existing = schema._index_states(driver, database)
+    with pytest.raises(SchemaError, match="being re-embedded"):
+        schema._restore_missing(driver, database, {1, 2, 3, 4, 5}, existing, embedder)
+    assert not {"fact_embedding", "episode_embedding"} & set(_indexes(driver, database))
