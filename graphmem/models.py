@@ -291,7 +291,10 @@ class Message(_Input):
     """
 
     content: EpisodeText
-    role: Label = "user"
+    #: ``None`` (a JSON null) means the default, as an absent role does.
+    role: Annotated[Label, BeforeValidator(lambda value: "user" if value is None else value)] = (
+        "user"
+    )
     speaker: Label | None = None
     occurred_at: AwareDatetime | None = None
     external_id: Id | None = None

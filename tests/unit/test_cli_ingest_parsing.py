@@ -63,6 +63,14 @@ def test_missing_content_is_refused() -> None:
     assert parsed.problems == [(1, "content: Field required")]
 
 
+def test_a_null_role_is_the_default_role_and_other_roles_are_still_checked() -> None:
+    parsed = parse_message_lines(
+        ['{"content": "a", "role": null, "speaker": null}', '{"content": "b", "role": " "}']
+    )
+    assert [(m.content, m.role, m.speaker) for m in parsed.messages] == [("a", "user", None)]
+    assert [n for n, _ in parsed.problems] == [2] and "role" in parsed.problems[0][1]
+
+
 def test_empty_content_and_unknown_fields_are_refused() -> None:
     parsed = parse_message_lines(['{"content": "   "}', '{"content": "x", "colour": "red"}'])
     assert [n for n, _ in parsed.problems] == [1, 2]
