@@ -8,7 +8,7 @@ from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from graphmem._text import printable
-from graphmem.errors import InvalidInputError
+from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
 from graphmem.models import MAX_LABEL_CHARS, ContextBlock, Episode, Fact, Hit
 from graphmem.tokens import TokenCounter
 
@@ -136,6 +136,7 @@ def build_context(
     (a tokenizer whose tokens span lines), lines come off its end until it fits.
     """
     at = at or datetime.now(UTC)
+    counter = _CheckedCounter(counter)
     header_line = context_header(zone)
     entries: list[tuple[str, str, str]] = [
         ("fact", f.id, _fact_line(f, True, at, zone)) for f in pinned
@@ -179,3 +180,30 @@ def build_context(
         episode_ids=tuple(i for kind, i, _ in kept if kind == "episode"),
         omitted=omitted,
     )
+
+
+class _CheckedCounter:
+    """A token counter whose counts are checked: any object with ``count`` may be one, and a
+    count that is not a non-negative integer (or an exception of its own) would otherwise
+    surface as an untyped error, or a block over its budget."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self._counter = counter
+        name = getattr(counter, "name", None)  # the client only requires count
+        self.name = name if isinstance(name, str) else type(counter).__name__
+
+    def count(self, text: str) -> int:
+        try:
+            tokens = self._counter.count(text)
+        except GraphmemError:
+            raise
+        except Exception as exc:
+            raise ClientUsageError(
+                f"the token counter {self.name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise ClientUsageError(
+                f"the token counter {self.name!r} counted {tokens!r:.40} tokens; its count "
+                "must return a non-negative int"
+            )
+        return tokens

@@ -99,7 +99,8 @@ class OptionalDependencyError(GraphmemError):
 
 class ClientUsageError(GraphmemError, RuntimeError):
     """A client was used where it cannot work, such as an ``AsyncMemory`` called from an event
-    loop other than the one it connected in."""
+    loop other than the one it connected in, or given a part that breaks its contract (a token
+    counter whose ``count`` fails or returns something other than a non-negative int)."""
 
 
 class InvalidInputError(GraphmemError, ValueError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.resources
 import random
+import re
 import string
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from graphmem.context import CONTEXT_HEADER, build_context, context_header, time_zone
 from graphmem.embeddings import DEFAULT_MODEL_ID, packaged_model_path
-from graphmem.errors import InvalidInputError
+from graphmem.errors import ClientUsageError, InvalidInputError
 from graphmem.models import Episode, Fact, Hit, Provenance, Scores
 from graphmem.synthetic import generate_facts, generate_messages
 from graphmem.tokens import (
@@ -187,6 +188,38 @@ def test_build_context_never_exceeds_the_budget(counter: WordPieceBudgetCounter)
         assert unseen <= block.tokens, budget
     assert build_context(pinned, hits, 1, counter).text == ""
     assert build_context(pinned, hits, everything.tokens, counter).omitted == 0
+
+
+class _OddCounter:
+    """A token counter with no name whose count is whatever it was given."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    def count(self, text: str) -> Any:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (2.5, "counted 2.5 tokens"),
+        (-1, "counted -1 tokens"),
+        (True, "counted True tokens"),
+        ("3", "counted '3' tokens"),
+        (None, "counted None tokens"),
+        (RuntimeError("model gone"), "failed: RuntimeError: model gone"),
+    ],
+)
+def test_a_token_counter_that_breaks_its_contract_is_a_typed_error(
+    answer: object, reason: str
+) -> None:
+    with pytest.raises(ClientUsageError, match=f"token counter '_OddCounter' {re.escape(reason)}"):
+        build_context([], [_hit(_fact(1, "a fact"))], 100, _OddCounter(answer))  # type: ignore[arg-type]
+    block = build_context([], [_hit(_fact(1, "a fact"))], 100, _OddCounter(3))  # type: ignore[arg-type]
+    assert block.tokens == 3 and block.tokenizer == "_OddCounter"
 
 
 def test_context_lines_clip_each_text_to_600_characters(counter: WordPieceBudgetCounter) -> None:
