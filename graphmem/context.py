@@ -89,8 +89,16 @@ def _clip(text: str, limit: int = _LINE_CHARS) -> str:
 
 def _fact_when(fact: Fact, at: datetime, zone: tzinfo) -> str:
     """A fact's date in ``zone`` (when it became true, else when it was recorded), with its
-    end when it has one, and whether at ``at`` it is not yet or no longer true."""
+    end when it has one, and whether at ``at`` it is not yet or no longer true (or never was:
+    an empty interval, replaced in full)."""
     when = _day(fact.valid_from or fact.recorded_at, zone)
+    if (
+        fact.valid_from is not None
+        and fact.valid_to is not None
+        and fact.valid_to <= fact.valid_from
+    ):
+        # Only a supersession closes an interval this way: the update began before it did.
+        return f"{when}, replaced before it began"
     if fact.valid_to is not None:
         end = _day(fact.valid_to, zone)
         when = f"until {end}" if fact.valid_from is None else f"{when} to {end}"

@@ -267,6 +267,10 @@ def test_context_lines_say_when_a_fact_holds(counter: WordPieceBudgetCounter) ->
     )
     assert line(may, valid_to=april) == f"- [until 2024-04-01, no longer true] {text}"
     assert line(march, valid_to=april) == f"- [until 2024-04-01] {text}"
+    # Replaced in full (an update that began before it): an empty interval, true at no time.
+    empty = {"valid_from": may, "valid_to": may}
+    for at in (april, may, datetime(2024, 6, 1, tzinfo=UTC)):
+        assert line(at, **empty) == f"- [2024-05-01, replaced before it began] {text}"
 
 
 def test_context_dates_are_days_in_the_zone_asked_for(counter: WordPieceBudgetCounter) -> None:
