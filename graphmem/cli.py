@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -73,6 +74,9 @@ def main(ctx: click.Context) -> None:
         graphmem neo4j start && graphmem init && graphmem demo
     """
     ctx.ensure_object(dict)  # shared with the subcommands: settings, and whether --json is on
+    # stderr carries graphmem's own error line (or JSON): the driver's warnings, such as a
+    # transaction it retries after a deadlock and then commits, are not errors of the command.
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
 
 
 @main.group()

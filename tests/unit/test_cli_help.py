@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -59,6 +61,26 @@ def test_graphmem_errors_become_one_line_and_exit_1() -> None:
     assert "Error:" in result.output and "external server" in result.output
     bad = CliRunner().invoke(main, ["config"], env={"GRAPHMEM_NEO4J_URI": "ftp://x"})
     assert bad.exit_code == 1 and "GRAPHMEM_NEO4J_URI" in bad.output
+
+
+def test_the_drivers_warnings_stay_off_stderr() -> None:
+    """stderr is graphmem's error line or JSON: a warning the driver logs (a transaction it
+    retries and then commits) must not reach it. In a process of its own, since pytest's log
+    capture would hide the warning from stderr anyway."""
+    code = (
+        "import logging\n"
+        "from graphmem.cli import main\n"
+        "@main.command('noisy')\n"
+        "def noisy():\n"
+        "    logging.getLogger('neo4j.pool').warning('Transaction failed and will be retried')\n"
+        "    logging.getLogger('graphmem.elsewhere').warning('a warning of its own')\n"
+        "main(['noisy'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "a warning of its own\n"
 
 
 def test_metadata_must_be_a_json_object() -> None:
