@@ -442,7 +442,7 @@ def _fact_data(fact: Fact) -> dict[str, Any]:
     "--references", multiple=True, metavar="ID", help="Id of a related fact; repeat for several."
 )
 @click.option("--reason", help="Why this fact supersedes the others (kept on the edge).")
-@click.option("--pinned", is_flag=True, help="Pin it: `graphmem context` always shows it first.")
+@click.option("--pinned", is_flag=True, help="Pin it: `graphmem context` shows it first.")
 @click.option(
     "--metadata", metavar="JSON", callback=_json_object, help="A JSON object stored with the fact."
 )
@@ -799,8 +799,9 @@ def context(
 ) -> None:
     """Print a prompt-ready memory block for QUERY within --budget tokens.
 
-    Pinned facts come first, then what recall finds, one dated line each (dates in UTC, or
-    in --tz). The block goes to stdout; a line with its size goes to stderr.
+    Pinned facts come first (whatever the query, within --tag, --kind, --since and
+    --until), then what recall finds, one dated line each (dates in UTC, or in --tz). The
+    block goes to stdout; a line with its size goes to stderr.
 
     Example:
 
