@@ -548,8 +548,8 @@ class MemoryCore:
         unknown = sorted(set(recall_options) - _RECALL_OPTIONS)
         if unknown:
             raise InvalidInputError(
-                f"context got unknown options {unknown}; it takes budget_tokens, k and "
-                "pinned_limit, and recall's: " + ", ".join(sorted(_RECALL_OPTIONS))
+                f"context got unknown options {unknown}; it takes budget_tokens, k, "
+                "pinned_limit and timezone, and recall's: " + ", ".join(sorted(_RECALL_OPTIONS))
             )
         # Only the lines the block shows count as accessed, so recall stamps nothing itself.
         track_access = checked_flag("track_access", recall_options.pop("track_access", True))

@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import pytest
 
 from graphmem.core import MemoryCore
+from graphmem.errors import InvalidInputError
 from graphmem.plans import Embed, LoadModel, Run, Transaction
 from graphmem.ranking import RecallConfig
 from graphmem.retrieval import DETAIL_READS, RecallReads, recall_reads
@@ -99,3 +101,19 @@ def test_recall_times_leave_the_model_loading_out() -> None:
     except StopIteration as stop:
         result = stop.value
     assert result.hits == () and result.timing.total_ms < 300
+
+
+def test_context_names_every_option_it_takes_when_given_an_unknown_one() -> None:
+    # The refusal lists what context takes, its own timezone included, so that a caller can
+    # correct the call from the message alone.
+    core = MemoryCore(dimension=384, default_ns="ns")
+    plan = core.context("q", ns=None, budget_tokens=100, counter=CharCounter(), bogus=1)
+    with pytest.raises(InvalidInputError, match=r"budget_tokens, k, pinned_limit and timezone,"):
+        next(plan)
+
+
+class CharCounter:
+    name = "chars"
+
+    def count(self, text: str) -> int:
+        return len(text)
