@@ -12,12 +12,13 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066
 
 
 def and_more(others: Sequence[str], noun: str, shown: int = 10) -> str:
-    """`` (and N more: {noun} a, b, ...)``, naming the first ``shown`` of ``others``; empty
-    when there are none. For an error that names one item of several."""
+    """`` (and N more: {noun}s a, b, ...)``, naming the first ``shown`` of ``others`` (``{noun}``
+    alone for one); empty when there are none. For an error that names one item of several."""
     if not others:
         return ""
     tail = ", ..." if len(others) > shown else ""
-    return f" (and {len(others)} more: {noun} {', '.join(others[:shown])}{tail})"
+    nouns = noun if len(others) == 1 else f"{noun}s"
+    return f" (and {len(others)} more: {nouns} {', '.join(others[:shown])}{tail})"
 
 
 def printable(text: str) -> str:

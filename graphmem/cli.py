@@ -613,7 +613,7 @@ def _conflicting_lines(
 ) -> MessageConflictError:
     """The refusal of an input whose lines ``problems`` conflict, naming lines, not positions."""
     (line, reason), others = problems[0], [str(n) for n, _ in problems[1:]]
-    return MessageConflictError(f"line {line}: {reason}{and_more(others, 'lines')}", ids=exc.ids)
+    return MessageConflictError(f"line {line}: {reason}{and_more(others, 'line')}", ids=exc.ids)
 
 
 def _conflict_line(exc: MessageConflictError, lines: Sequence[int]) -> tuple[int, str]:

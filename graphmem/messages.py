@@ -83,6 +83,6 @@ def refuse_conflicts(conflicts: Sequence[MessageConflictError]) -> None:
         return
     ordered = sorted(conflicts, key=lambda c: c.index if c.index is not None else -1)
     first = ordered[0]
-    first.args = (f"{first}{and_more([str(c.index) for c in ordered[1:]], 'messages')}",)
+    first.args = (f"{first}{and_more([str(c.index) for c in ordered[1:]], 'message')}",)
     first.conflicts = tuple(ordered)
     raise first

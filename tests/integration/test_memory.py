@@ -767,7 +767,7 @@ def test_ingest_in_batches_is_one_call_written_in_several_transactions(
     assert len(conflict.value.ids) == 1
     # Every conflict the check finds is refused at once, in input order.
     both = [*later, {"content": "note 1, edited", "external_id": "n1"}]
-    with pytest.raises(MessageConflictError, match=r"\(and 1 more: messages 6\)") as conflict:
+    with pytest.raises(MessageConflictError, match=r"\(and 1 more: message 6\)") as conflict:
         memory.ingest(both, session_id="u")
     assert [c.index for c in conflict.value.conflicts] == [5, 6]
     assert conflict.value.conflicts[0] is conflict.value

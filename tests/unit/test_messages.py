@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graphmem.messages import conflict_reason, content_hash
+import pytest
+
+from graphmem.errors import MessageConflictError
+from graphmem.messages import conflict_reason, content_hash, refuse_conflicts
 from graphmem.models import Message
 
 
@@ -19,3 +22,21 @@ def test_a_conflict_names_its_session_or_says_there_is_none() -> None:
     assert "(session 's1')" in conflict_reason("m1", "s1", "message 0")
     reason = conflict_reason("m1", None, "episode e1")
     assert "(no session)" in reason and "None" not in reason and "episode e1's" in reason
+
+
+def _conflict(index: int) -> MessageConflictError:
+    return MessageConflictError(f"message {index}: conflict", index=index)
+
+
+@pytest.mark.parametrize(
+    ("indexes", "suffix"),
+    [
+        ([2], ""),
+        ([2, 6], " (and 1 more: message 6)"),
+        ([2, 6, 9], " (and 2 more: messages 6, 9)"),
+    ],
+)
+def test_a_conflict_names_the_others_in_good_grammar(indexes: list[int], suffix: str) -> None:
+    with pytest.raises(MessageConflictError) as refused:
+        refuse_conflicts([_conflict(i) for i in reversed(indexes)])
+    assert str(refused.value) == f"message 2: conflict{suffix}"
