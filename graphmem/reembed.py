@@ -90,8 +90,10 @@ class ReembedReport(BaseModel):
 
 def reembed_plan(driver: neo4j.Driver, *, database: str, embedder: Embedder) -> ReembedPlan:
     """What :func:`reembed` would do with ``embedder``; writes nothing. Raises
-    :class:`~graphmem.errors.SchemaError` when the graph has no schema to re-embed."""
+    :class:`~graphmem.errors.SchemaError` when the graph has no schema to re-embed, or one
+    that a newer graphmem has migrated (even to the same model: it is not this one's to judge)."""
     schema.check_dimension(embedder)
+    schema.refuse_newer_migrations(driver, database)
     state = schema.read_state(driver, database)
     if state is None or state["embedder_model"] is None:
         raise SchemaError(

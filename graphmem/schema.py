@@ -497,6 +497,12 @@ def _check_shapes(indexes: Sequence[IndexState]) -> None:
         )
 
 
+def refuse_newer_migrations(driver: neo4j.Driver, database: str) -> None:
+    """Raise :class:`~graphmem.errors.SchemaError` if the graph records migrations that this
+    graphmem does not know (applied by a newer graphmem)."""
+    _applied_versions(driver, database)
+
+
 def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:
     """The versions of the migrations the graph records. A graph with migrations this graphmem
     does not know (applied by a newer graphmem) is refused: its schema, and what the newer

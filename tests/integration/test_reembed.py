@@ -374,3 +374,24 @@ def test_a_reembedding_left_unfinished_on_an_older_schema_is_finished_by_the_new
     assert _dimensions(graph) == {"Fact": {16}}
     with Graph.open(test_settings, SMALL, target=graph.target) as reopened:
         assert reopened.schema.version == latest.version and reopened.schema.applied_now == ()
+
+
+def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused_before_anything(
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    graph, db = fresh_graph, fresh_graph.database
+    _plants(graph, test_settings, embedder, 2)
+    graph.driver.execute_query(
+        "CREATE (:GraphmemMigration {version: $version, name: 'consolidation runs',"
+        " checksum: 'x', applied_at: datetime()})",
+        version=MIGRATIONS[-1].version + 1,
+        database_=db,
+    )
+    # Refused like `graphmem init` refuses it, also when the model is the graph's own (which
+    # would otherwise be "nothing to do"), and before the plan is shown.
+    for target in (embedder, SMALL):
+        with pytest.raises(SchemaError, match="newer"):
+            reembed_plan(graph.driver, database=db, embedder=target)
+        with pytest.raises(SchemaError, match="newer"):
+            reembed(graph.driver, database=db, embedder=target)
+    assert _dimensions(graph) == {"Fact": {embedder.dimension}}
