@@ -536,7 +536,9 @@ class AsyncMemory(_ClientBase):
 
     async def _close_driver(self) -> None:
         driver, self._driver = self._driver, None
-        if driver is not None:
+        # Connections of an event loop that has been closed cannot be closed from another
+        # loop (the driver raises RuntimeError); they ended with their loop, so are dropped.
+        if driver is not None and not (self._loop is not None and self._loop.is_closed()):
             await driver.close()
 
     async def __aenter__(self) -> AsyncMemory:

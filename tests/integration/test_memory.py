@@ -1389,6 +1389,23 @@ def test_an_async_client_refuses_another_event_loop(
     assert asyncio.run(use_and_close()) == asyncio.run(use_and_close()) == 0
 
 
+def test_an_async_client_whose_event_loop_ended_can_be_closed_in_another(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+) -> None:
+    client = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
+    assert asyncio.run(client.stats()).facts == 0  # that loop ends with the client connected
+    with pytest.raises(ClientUsageError, match="another event loop"):
+        asyncio.run(client.stats())
+    asyncio.run(client.close())  # its connections ended with their loop
+    asyncio.run(client.close())
+
+    async def use_and_close() -> int:
+        async with client:
+            return (await client.stats()).facts
+
+    assert asyncio.run(use_and_close()) == 0
+
+
 class _GatedEmbedder:
     """The test embedder, but a text starting with "wait" blocks until ``release`` is set."""
 
