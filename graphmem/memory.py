@@ -12,6 +12,7 @@ extraction and Neo4j transactions). Three lines for an agent::
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -139,6 +140,10 @@ class _ClientBase:
         self._thread_lock = threading.Lock()
         # Counts a Memory's calls in flight, so that close() waits for them.
         self._state = threading.Condition()
+        # The calls in flight by thread (Memory) or task (AsyncMemory): close() from inside
+        # one of them (a progress callback) would wait for itself, and a call made from inside
+        # one while another thread or task closes must go on, or the two wait for each other.
+        self._callers: collections.Counter[object] = collections.Counter()
         config = resolve_config(
             recall_config, settings_recall_config(self.settings), "recall_config"
         )
@@ -219,6 +224,7 @@ class Memory(_ClientBase):
         """Close the connections once the calls in flight have finished; calls made meanwhile
         wait, and a call made afterwards connects again."""
         with self._state:
+            _refuse_close_inside_a_call(self._callers, threading.get_ident())
             self._closing = True
             self._state.wait_for(lambda: self._in_flight == 0)
             graph, self._graph = self._graph, None
@@ -243,14 +249,18 @@ class Memory(_ClientBase):
 
     # --- driving plans ----------------------------------------------------------------------------
     def _run(self, plan: Plan[T]) -> T:
+        caller = threading.get_ident()
         with self._state:
-            self._state.wait_for(lambda: not self._closing)
+            if not self._callers[caller]:  # a call from inside one of this thread's goes on
+                self._state.wait_for(lambda: not self._closing)
             self._in_flight += 1
+            self._callers[caller] += 1
         try:
             return self._drive(plan)
         finally:
             with self._state:
                 self._in_flight -= 1
+                self._callers -= collections.Counter({caller: 1})
                 self._state.notify_all()
 
     def _drive(self, plan: Plan[T]) -> T:
@@ -517,6 +527,7 @@ class AsyncMemory(_ClientBase):
     async def close(self) -> None:
         """Close the connections once the calls in flight have finished; calls made meanwhile
         wait, and a call made afterwards connects again."""
+        _refuse_close_inside_a_call(self._callers, asyncio.current_task())
         idle, open_again = self._idle, self._open_again
         if idle is not None and open_again is not None and self._loop is asyncio.get_running_loop():
             self._closing = True
@@ -554,13 +565,16 @@ class AsyncMemory(_ClientBase):
 
     async def _run(self, plan: Plan[T]) -> T:
         self._bind_loop()
-        while self._closing and self._open_again is not None:
+        caller = asyncio.current_task()
+        while self._closing and self._open_again is not None and not self._callers[caller]:
             await self._open_again.wait()
         self._in_flight += 1
+        self._callers[caller] += 1
         try:
             return await self._drive(plan)
         finally:
             self._in_flight -= 1
+            self._callers -= collections.Counter({caller: 1})
             if not self._in_flight and self._idle is not None:
                 self._idle.set()
 
@@ -746,6 +760,16 @@ class AsyncMemory(_ClientBase):
     async def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
         """See :meth:`Memory.pin`."""
         return await self._run(self._core.pin(id, ns=ns, pinned=pinned))
+
+
+def _refuse_close_inside_a_call(callers: collections.Counter[object], caller: object) -> None:
+    """close() waits for the calls in flight, so from inside one (a progress callback) it
+    would wait for itself forever: refused instead."""
+    if callers[caller]:
+        raise ClientUsageError(
+            "close() was called from inside a call of this client (such as its progress "
+            "callback), and would wait for that call to end: close the client after the call"
+        )
 
 
 __all__ = ["AsyncMemory", "Memory"]

@@ -1266,6 +1266,29 @@ def test_async_context_loads_its_tokenizer_off_the_event_loop(
     assert len(loaded_in) == 1 and loaded_in[0] is not threading.main_thread()
 
 
+def test_close_from_inside_a_call_is_refused_not_a_deadlock(
+    memory: Client, graph: Graph, ns: str
+) -> None:
+    # close() waits for the calls in flight; from a progress callback it would wait for the
+    # call it is inside of. In a thread of its own, so that a deadlock fails the test.
+    raised: list[BaseException] = []
+
+    def ingest() -> None:
+        try:
+            memory.ingest(["A message to close on."], progress=lambda _: memory.raw.close())
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=ingest, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "close() from inside a call never returned"
+    assert len(raised) == 1 and isinstance(raised[0], ClientUsageError), raised
+    assert "from inside a call of this client" in str(raised[0])
+    assert _node_counts(graph, ns) == {}  # the first report comes before any write
+    assert memory.recall("close").hits == ()  # the client still works
+
+
 def test_pinned_facts_stay_within_the_calls_scope(memory: Client) -> None:
     name = memory.remember("The user's name is Dana.", pinned=True, tags=["profile"])
     rule = memory.remember("Always answer in French.", pinned=True, tags=["style"])
