@@ -1289,6 +1289,32 @@ def test_close_from_inside_a_call_is_refused_not_a_deadlock(
     assert memory.recall("close").hits == ()  # the client still works
 
 
+def test_a_call_from_inside_a_call_goes_on_while_another_thread_closes(
+    client_factory: Callable[..., Client], ns: str
+) -> None:
+    memory = client_factory("sync", ns=ns).raw
+    assert isinstance(memory, Memory)
+    found: list[int] = []
+
+    def progress(count: int) -> None:
+        if count:
+            return
+        threading.Thread(target=memory.close, daemon=True).start()
+        deadline = time.monotonic() + 10
+        while not memory._closing and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert memory._closing  # close() now waits for the ingest below to end
+        found.append(len(memory.recall("anything at all").hits))  # must not wait for close()
+
+    worker = threading.Thread(
+        target=lambda: memory.ingest(["A message."], progress=progress), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "the nested call and close() waited for each other"
+    assert found == [0]
+
+
 def test_pinned_facts_stay_within_the_calls_scope(memory: Client) -> None:
     name = memory.remember("The user's name is Dana.", pinned=True, tags=["profile"])
     rule = memory.remember("Always answer in French.", pinned=True, tags=["style"])
