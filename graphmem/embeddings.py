@@ -342,6 +342,14 @@ def check_vectors(vectors: npt.ArrayLike, dimension: int) -> Vectors:
     raw = np.asarray(vectors)
     if raw.dtype.kind not in "iuf":  # no booleans, strings or objects read as numbers
         raise EmbeddingError(f"vectors must hold numbers, got values of type {raw.dtype}")
+    if raw.dtype == np.float32 and raw.ndim == 2 and raw.shape[1] == dimension and len(raw):
+        # What an embedder returns (and what the clients check again) is usually float32 rows
+        # of unit length already: one pass tells, without the float64 copy. A NaN, an infinity
+        # or a float32 overflow or underflow of the squared norm fails it and takes the full
+        # check below.
+        squares = np.einsum("ij,ij->i", raw, raw)
+        if bool((np.abs(squares - 1.0) <= 2e-3).all()):
+            return raw
     array = raw.astype(np.float64, copy=False)
     if array.ndim != 2 or array.shape[1] != dimension:
         raise EmbeddingError(
