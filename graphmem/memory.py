@@ -138,11 +138,12 @@ class _ClientBase:
         # Makes a Memory's first connect happen once when threads race (AsyncMemory, on one
         # event loop, uses an asyncio lock instead).
         self._thread_lock = threading.Lock()
-        # Counts a Memory's calls in flight, so that close() waits for them.
+        # Guards a Memory's calls in flight (below), so that close() can wait for them.
         self._state = threading.Condition()
-        # The calls in flight by thread (Memory) or task (AsyncMemory): close() from inside
-        # one of them (a progress callback) would wait for itself, and a call made from inside
-        # one while another thread or task closes must go on, or the two wait for each other.
+        # The calls in flight by thread (Memory) or task (AsyncMemory): close() waits until
+        # there are none; close() from inside one of them (a progress callback) would wait
+        # for itself, and a call made from inside one while another thread or task closes
+        # must go on, or the two wait for each other.
         self._callers: collections.Counter[object] = collections.Counter()
         config = resolve_config(
             recall_config, settings_recall_config(self.settings), "recall_config"
@@ -201,7 +202,6 @@ class Memory(_ClientBase):
     """
 
     _graph: Graph | None = None
-    _in_flight: int = 0
     _closing: bool = False
 
     def connect(self) -> Memory:
@@ -226,7 +226,7 @@ class Memory(_ClientBase):
         with self._state:
             _refuse_close_inside_a_call(self._callers, threading.get_ident())
             self._closing = True
-            self._state.wait_for(lambda: self._in_flight == 0)
+            self._state.wait_for(lambda: not self._callers)
             graph, self._graph = self._graph, None
         try:
             if graph is not None:
@@ -253,13 +253,11 @@ class Memory(_ClientBase):
         with self._state:
             if not self._callers[caller]:  # a call from inside one of this thread's goes on
                 self._state.wait_for(lambda: not self._closing)
-            self._in_flight += 1
             self._callers[caller] += 1
         try:
             return self._drive(plan)
         finally:
             with self._state:
-                self._in_flight -= 1
                 self._callers -= collections.Counter({caller: 1})
                 self._state.notify_all()
 
@@ -483,7 +481,6 @@ class AsyncMemory(_ClientBase):
     _loop: asyncio.AbstractEventLoop | None = None
     _idle: asyncio.Event | None = None
     _open_again: asyncio.Event | None = None
-    _in_flight: int = 0
     _closing: bool = False
 
     async def connect(self) -> AsyncMemory:
@@ -533,7 +530,7 @@ class AsyncMemory(_ClientBase):
             self._closing = True
             open_again.clear()
             try:
-                while self._in_flight:
+                while self._callers:
                     idle.clear()
                     await idle.wait()
                 await self._close_driver()
@@ -542,7 +539,7 @@ class AsyncMemory(_ClientBase):
                 open_again.set()
         else:
             await self._close_driver()
-        if self._driver is None and not self._in_flight:
+        if self._driver is None and not self._callers:
             self._loop = None  # free to connect in another event loop
 
     async def _close_driver(self) -> None:
@@ -568,14 +565,12 @@ class AsyncMemory(_ClientBase):
         caller = asyncio.current_task()
         while self._closing and self._open_again is not None and not self._callers[caller]:
             await self._open_again.wait()
-        self._in_flight += 1
         self._callers[caller] += 1
         try:
             return await self._drive(plan)
         finally:
-            self._in_flight -= 1
             self._callers -= collections.Counter({caller: 1})
-            if not self._in_flight and self._idle is not None:
+            if not self._callers and self._idle is not None:
                 self._idle.set()
 
     async def _drive(self, plan: Plan[T]) -> T:
