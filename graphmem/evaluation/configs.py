@@ -58,8 +58,8 @@ def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[
     A variant may not take the name of a built-in configuration or of another variant: the
     report and each question's ranked lists are keyed by name."""
     builtin = _builtin(default)
-    variants_ = [variant(default, spec) for spec in variants]
-    extra = with_new_names(builtin, variants_, "variant", "a built-in configuration")
+    made = [variant(default, spec) for spec in variants]
+    extra = with_new_names(builtin, made, "variant", "a built-in configuration")
     return [*builtin[:-2], *extra, *builtin[-2:]]
 
 
