@@ -52,23 +52,32 @@ class Migration:
         return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()[:16]
 
 
-#: What each index graphmem creates covers: name -> (label, properties). Another application
-#: may have created an index of the same name first (``CREATE ... IF NOT EXISTS`` then keeps
-#: it), so the shapes are checked, not assumed.
-INDEX_SHAPES: dict[str, tuple[str, tuple[str, ...]]] = {}
+@dataclass(frozen=True)
+class IndexShape:
+    """What an index graphmem creates must be: its kind, what it covers, whether a uniqueness
+    constraint owns it, and the settings its searches depend on."""
+
+    type: str
+    label: str
+    properties: tuple[str, ...]
+    unique: bool = False
+    #: ``indexConfig`` entries (string values compared without regard to case).
+    config: Mapping[str, str | bool] = field(default_factory=dict)
 
 
-def _shape(name: str, label: str, *props: str) -> None:
-    INDEX_SHAPES[name] = (label, props)
+#: Each index graphmem creates, by name. Another application (or a person) may have created an
+#: index of the same name first (``CREATE ... IF NOT EXISTS`` then keeps it), so what exists
+#: is checked against these, not assumed.
+INDEX_SHAPES: dict[str, IndexShape] = {}
 
 
 def _unique(name: str, label: str, prop: str) -> str:
-    _shape(name, label, prop)
+    INDEX_SHAPES[name] = IndexShape("RANGE", label, (prop,), unique=True)
     return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
 
 
 def _range(name: str, label: str, *props: str) -> str:
-    _shape(name, label, *props)
+    INDEX_SHAPES[name] = IndexShape("RANGE", label, props)
     columns = ", ".join(f"n.{p}" for p in props)
     return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
 
@@ -76,7 +85,11 @@ def _range(name: str, label: str, *props: str) -> str:
 def _fulltext(name: str, label: str, prop: str) -> str:
     # english: lower-casing, stop words and Porter stemming ("works" finds "work").
     # eventually_consistent false: a fact is searchable as soon as its transaction commits.
-    _shape(name, label, prop)
+    config: dict[str, str | bool] = {
+        "fulltext.analyzer": "english",
+        "fulltext.eventually_consistent": False,
+    }
+    INDEX_SHAPES[name] = IndexShape("FULLTEXT", label, (prop,), config=config)
     return (
         f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}] "
         "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
@@ -85,7 +98,8 @@ def _fulltext(name: str, label: str, prop: str) -> str:
 
 
 def _vector(name: str, label: str) -> str:
-    _shape(name, label, "embedding")
+    config = {"vector.similarity_function": "cosine"}
+    INDEX_SHAPES[name] = IndexShape("VECTOR", label, ("embedding",), config=config)
     return (
         f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
         "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, "
@@ -171,6 +185,8 @@ class IndexState:
     properties: tuple[str, ...]
     options: dict[str, Any] = field(compare=False, repr=False)
     failure: str = ""
+    #: Whether a constraint owns the index (a uniqueness constraint, for graphmem's).
+    unique: bool = False
 
 
 @dataclass(frozen=True)
@@ -476,25 +492,52 @@ def check_embedder(
 
 
 def _check_shapes(indexes: Sequence[IndexState]) -> None:
-    """Refuse indexes that carry graphmem's names but cover something else."""
-    wrong = []
+    """Refuse indexes that carry graphmem's names but cover something else, or that are of
+    another kind or built with other settings than graphmem's searches depend on."""
+    foreign, different = [], []
     for index in indexes:
         shape = INDEX_SHAPES.get(index.name)
         if shape is None:
             continue
-        label, props = shape
-        if index.labels != (label,) or index.properties != props:
+        if index.labels != (shape.label,) or index.properties != shape.properties:
             found = f":{'|'.join(index.labels)}({', '.join(index.properties)})"
-            wrong.append(
-                f"{index.name!r} covers {found}, graphmem needs :{label}({', '.join(props)})"
-            )
-    if wrong:
+            needed = f":{shape.label}({', '.join(shape.properties)})"
+            foreign.append(f"{index.name!r} covers {found}, graphmem needs {needed}")
+        elif problem := _shape_difference(index, shape):
+            different.append(f"{index.name!r} {problem}")
+    if foreign:
         raise SchemaError(
             "indexes with graphmem's names already exist for something else (another "
             "application created them; graphiti-core, for one, has an 'episode_content' index): "
-            + "; ".join(wrong)
+            + "; ".join(foreign)
             + ". Give graphmem a database of its own, or drop those indexes."
         )
+    if different:
+        raise SchemaError(
+            "indexes with graphmem's names were built differently from graphmem's own: "
+            + "; ".join(different)
+            + ". Drop them and run `graphmem init`, which creates them as graphmem needs them."
+        )
+
+
+def _shape_difference(index: IndexState, shape: IndexShape) -> str:
+    """How ``index`` (which covers what ``shape`` covers) differs from it; empty if it does
+    not."""
+    if index.type != shape.type:
+        return f"is a {index.type} index, graphmem needs a {shape.type} index"
+    if shape.unique and not index.unique:
+        return "has no uniqueness constraint, graphmem needs one"
+    config = index.options.get("indexConfig") or {}
+    for key, wanted in shape.config.items():
+        found = config.get(key)
+        same = (
+            isinstance(found, str) and found.lower() == wanted.lower()
+            if isinstance(wanted, str)
+            else found is wanted
+        )
+        if not same:
+            return f"has {key} {found!r}, graphmem needs {wanted!r}"
+    return ""
 
 
 def refuse_newer_migrations(driver: neo4j.Driver, database: str) -> None:
@@ -531,6 +574,7 @@ def _index_states(driver: neo4j.Driver, database: str) -> tuple[IndexState, ...]
             properties=tuple(r["properties"] or ()),
             options=dict(r["options"] or {}),
             failure=r["failure"] or "",
+            unique=r["constraint"] is not None,
         )
         for r in rows
     )

@@ -133,6 +133,70 @@ def test_an_index_of_another_application_under_a_graphmem_name_is_refused(
     assert "fact_text" not in _indexes(fresh_graph.driver, fresh_graph.database)
 
 
+@pytest.mark.parametrize(
+    ("statement", "problem"),
+    [
+        (
+            "CREATE FULLTEXT INDEX fact_text FOR (n:Fact) ON EACH [n.text] "
+            "OPTIONS {indexConfig: {`fulltext.eventually_consistent`: false}}",
+            "'fact_text' has fulltext.analyzer 'standard-no-stop-words', graphmem needs 'english'",
+        ),
+        (
+            "CREATE FULLTEXT INDEX episode_content FOR (n:Episode) ON EACH [n.content] "
+            "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
+            "`fulltext.eventually_consistent`: true}}",
+            "'episode_content' has fulltext.eventually_consistent True, graphmem needs False",
+        ),
+        (
+            "CREATE VECTOR INDEX fact_embedding FOR (n:Fact) ON (n.embedding) OPTIONS "
+            "{indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean'}}",
+            "'fact_embedding' has vector.similarity_function 'EUCLIDEAN', graphmem needs 'cosine'",
+        ),
+        (
+            "CREATE RANGE INDEX fact_id FOR (n:Fact) ON (n.id)",
+            "'fact_id' has no uniqueness constraint, graphmem needs one",
+        ),
+        (
+            "CREATE TEXT INDEX fact_ns FOR (n:Fact) ON (n.ns)",
+            "'fact_ns' is a TEXT index, graphmem needs a RANGE index",
+        ),
+    ],
+    ids=["analyzer", "eventually-consistent", "euclidean", "no-constraint", "text-index"],
+)
+def test_an_index_under_a_graphmem_name_built_differently_is_refused(
+    fresh_graph: Graph, statement: str, problem: str
+) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    driver.execute_query(statement, database_=database)
+    before = _indexes(driver, database)
+    for check in (schema.apply_schema, schema.check_schema):
+        with pytest.raises(SchemaError, match="built differently") as caught:
+            check(driver, database=database, embedder=FakeEmbedder(384))
+        assert problem in str(caught.value)
+        assert "graphmem init" in str(caught.value)
+    assert _indexes(driver, database).keys() == before.keys()
+    assert _count(driver, database, "GraphmemMigration") == 0
+
+
+def test_init_after_dropping_a_differently_built_index_builds_graphmem_s_own(
+    fresh_graph: Graph,
+) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    driver.execute_query("DROP INDEX fact_text", database_=database)
+    driver.execute_query(
+        "CREATE FULLTEXT INDEX fact_text FOR (n:Fact) ON EACH [n.text]", database_=database
+    )
+    with pytest.raises(SchemaError, match=r"'fact_text' has fulltext\.analyzer"):
+        schema.check_schema(driver, database=database, embedder=FakeEmbedder(384))
+    driver.execute_query("DROP INDEX fact_text", database_=database)
+    report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    assert report.restored == ("fact_text",)
+    config = _indexes(driver, database)["fact_text"]["options"]["indexConfig"]  # type: ignore[index]
+    assert config["fulltext.analyzer"] == "english"
+    assert schema.check_schema(driver, database=database, embedder=FakeEmbedder(384)).up_to_date
+
+
 def test_init_creates_again_the_indexes_dropped_since_their_migration(fresh_graph: Graph) -> None:
     driver, database = fresh_graph.driver, fresh_graph.database
     schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
