@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphmem.cli_output import json_option, memory_size, print_report, writable_dir
-from graphmem.errors import ConfigurationError
+from graphmem.errors import ConfigurationError, InvalidInputError
 
 if TYPE_CHECKING:
     from graphmem.evaluation.format import EvalMessage, EvalQuestion
@@ -65,13 +66,47 @@ def _run_options(func: F) -> F:
         click.option(
             "--only",
             metavar="NAMES",
+            callback=_names,
             help="Run only these configurations, comma-separated (default always runs).",
         ),
         json_option("Print JSON instead of Markdown (errors too, on stderr)."),
     ]
+    func = _checked_configurations(func)
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    """The callback of ``--only``: comma-separated names, blanks dropped."""
+    return tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
+
+
+def _checked_configurations(func: F) -> F:
+    """Check ``--variant`` and ``--only`` before the command reads its data: a bad one is a
+    malformed command line (exit 2), refused before any server starts or model loads."""
+
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        variants, only = kwargs["variants"], kwargs["only"]
+        if variants or only:
+            from graphmem.evaluation.configs import configurations, select
+            from graphmem.memory import settings_recall_config
+            from graphmem.settings import load_settings
+
+            ctx = click.get_current_context()
+            params = {param.name: param for param in ctx.command.params}
+            try:
+                specs = configurations(settings_recall_config(load_settings()), variants)
+            except InvalidInputError as exc:
+                raise click.BadParameter(str(exc), ctx, params["variants"]) from None
+            try:
+                select(specs, only)
+            except InvalidInputError as exc:
+                raise click.BadParameter(str(exc), ctx, params["only"]) from None
+        return func(*args, **kwargs)
+
+    return checked
 
 
 def _evaluate(
@@ -83,7 +118,7 @@ def _evaluate(
     pagecache: str,
     no_time_shift: bool,
     variants: tuple[str, ...],
-    only: str | None,
+    only: tuple[str, ...],
     out: Path | None,
     as_json: bool,
 ) -> None:
@@ -97,7 +132,7 @@ def _evaluate(
         pagecache=pagecache,
         time_shift=not no_time_shift,
         variants=variants,
-        only=tuple(n.strip() for n in only.split(",") if n.strip()) if only else (),
+        only=only,
     )
 
     def say(line: str) -> None:

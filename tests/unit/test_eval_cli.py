@@ -119,19 +119,39 @@ def fake_run(monkeypatch: pytest.MonkeyPatch) -> None:
     ("option", "reason"),
     [
         (["--only", "vector-onyl"], "unknown configuration"),
+        (["--only", "x", "--variant", "y:fusion=linear"], "unknown configuration(s) x"),
         (["--variant", "foo"], "is not NAME:key=value"),
         (["--variant", "x:min_score=abc"], "variant 'x:min_score=abc'"),
         (["--variant", "vector-only:fusion=linear"], "taken by a built-in configuration"),
         (["--variant", "a:fusion=linear", "--variant", "a:recency=false"], "another variant"),
     ],
 )
+@pytest.mark.parametrize("command", ["run", "beam"])
 def test_bad_only_and_variant_are_refused_before_the_run(
-    tmp_path: Path, option: list[str], reason: str
+    tmp_path: Path, option: list[str], reason: str, command: str
 ) -> None:
-    result = _eval(["run", *_files(tmp_path), "--server", "configured", *option])
-    assert result.exit_code == 1, result.output
+    """A bad --only or --variant is a malformed command line: exit 2, before the data is read
+    (the data here is not even valid) and before any server starts."""
+    (tmp_path / "m.jsonl").write_text("{bad\n", encoding="utf-8")
+    (tmp_path / "q.jsonl").write_text("{bad\n", encoding="utf-8")
+    data = (
+        ["--conversations", str(tmp_path / "m.jsonl"), "--questions", str(tmp_path / "q.jsonl")]
+        if command == "run"
+        else [str(tmp_path)]  # holds no BEAM chats
+    )
+    result = _eval([command, *data, "--server", "configured", *option, "--json"])
+    assert result.exit_code == 2, result.output
+    hint = "--only" if option[0] == "--only" else "--variant"
+    assert f"Invalid value for '{hint}'" in result.stderr, result.stderr
     assert reason in result.stderr and "Traceback" not in result.output
-    assert result.stderr.startswith("Error:") and result.stdout == ""
+    assert result.stdout == ""
+
+
+@pytest.mark.usefixtures("fake_run")
+def test_good_only_and_variant_reach_the_run(tmp_path: Path) -> None:
+    args = ["--variant", "y:fusion=linear", "--only", "y, vector-only"]
+    result = _eval(["run", *_files(tmp_path), *args])
+    assert result.exit_code == 0, result.output
 
 
 def test_variant_names_must_be_new() -> None:
