@@ -461,11 +461,28 @@ def _ms(value: float) -> str:
 
 
 def _measured(target: TargetResult) -> str:
+    """The measured figure in its unit's usual rounding, with more decimals where that
+    rounding would land on the other side of the threshold than the status (0.8496 against
+    at least 0.85 shows as 0.8496, not 0.85, beside FAIL)."""
     if target.unit == "ratio":
-        return f"{target.measured:.2f}"
-    if target.unit == "ms":
-        return f"{_ms(target.measured)} ms"
-    return f"{_count(target.measured)} {target.unit}"
+        decimals, unit = 2, ""
+    elif target.unit == "ms":
+        decimals, unit = (1 if target.measured < 100 else 0), " ms"
+    else:
+        decimals, unit = 0, f" {target.unit}"
+    text = f"{target.measured:,.{decimals}f}"
+    if target.status != "n/a":
+        for more in range(decimals + 1, decimals + 8):
+            shown = float(text.replace(",", ""))
+            met = (
+                shown >= target.threshold
+                if target.comparison == ">="
+                else shown <= target.threshold
+            )
+            if met == (target.status == "pass"):
+                break
+            text = f"{target.measured:,.{more}f}"
+    return text + unit
 
 
 def _threshold(target: TargetResult) -> str:

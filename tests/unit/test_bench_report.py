@@ -278,6 +278,23 @@ def test_markdown_shows_setup_throughput_latency_and_targets() -> None:
             assert line.endswith("|"), line
 
 
+def test_a_figure_just_short_of_its_target_is_not_rounded_onto_it() -> None:
+    """Rounded as usual, 0.8496, 4,999.6 facts/s and 25.04 ms would show as 0.85, 5,000 and
+    25.0 beside FAIL: each gets the decimals that show which side of the threshold it is on."""
+    near = _size(100_000, e2e=849.6, ceiling=1_000.0, neo4j_only=4_999.6, db_p50=12.52)
+    assert [t.status for t in evaluate_targets([near])] == ["fail", "fail", "fail"]
+    text = render_markdown(_report([near]))
+    assert "| end-to-end / embedding ceiling | 100,000 | 0.8496 | ≥ 0.85 | FAIL |" in text
+    assert "| Neo4j-only writes | 100,000 | 4,999.6 facts/s | ≥ 5,000 facts/s | FAIL |" in text
+    assert "| recall db p95 | 100,000 | 25.04 ms | ≤ 25.0 ms | FAIL |" in text
+    # Just over a minimum, or just under a maximum, rounding onto the threshold is right.
+    edge = _size(100_000, e2e=850.4, ceiling=1_000.0, neo4j_only=5_000.4, db_p50=12.48)
+    text = render_markdown(_report([edge]))
+    assert "| end-to-end / embedding ceiling | 100,000 | 0.85 | ≥ 0.85 | PASS |" in text
+    assert "| Neo4j-only writes | 100,000 | 5,000 facts/s | ≥ 5,000 facts/s | PASS |" in text
+    assert "| recall db p95 | 100,000 | 25.0 ms | ≤ 25.0 ms | PASS |" in text
+
+
 def test_markdown_names_the_namespaces_left_in_a_configured_neo4j() -> None:
     text = render_markdown(_report([GOOD_10K], server="configured"))
     assert "configured server" in text
