@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import sys
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,14 +20,18 @@ MAX_SIZE = 10_000_000
 
 
 def _parse_size(text: str) -> int:
+    """A whole number of facts: ``10000``, ``1e4``, ``10k`` or ``1.5k``, not ``1.5``."""
     cleaned = text.strip().lower().replace("_", "").replace(",", "")
     factor = 1
     if cleaned.endswith("k"):
         cleaned, factor = cleaned[:-1], 1_000
     elif cleaned.endswith("m"):
         cleaned, factor = cleaned[:-1], 1_000_000
-    number = float(cleaned) * factor
-    if not math.isfinite(number) or not 1 <= number <= MAX_SIZE:
+    try:
+        number = Decimal(cleaned) * factor  # exact: 1.1k is 1,100, not 1,100.0000000000002
+    except InvalidOperation:
+        raise ValueError(text) from None
+    if not number.is_finite() or not 1 <= number <= MAX_SIZE or number != int(number):
         raise ValueError(text)
     return int(number)
 

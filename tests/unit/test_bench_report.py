@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr, ValidationError
 
-from graphmem import bench
+from graphmem import bench, cli_bench
 from graphmem._signals import EndingSignals
 from graphmem.bench import (
     BenchOptions,
@@ -553,11 +553,18 @@ def test_the_command_prints_json_and_can_fail_on_a_missed_target() -> None:
     assert "stay there" in result.stderr and "targets missed" in result.stderr
 
 
-def test_the_command_refuses_bad_sizes_and_has_an_example() -> None:
-    for sizes in ("ten", "inf", "1e400", "nan", "0.5", "20m"):
+def test_the_command_refuses_bad_sizes_and_has_an_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(bench, "run_bench", refuse)
+    for sizes in ("ten", "inf", "1e400", "nan", "0.5", "20m", "1.5", "1000,2500.7", "1.0005k"):
         result = CliRunner().invoke(bench_command, ["--sizes", sizes])
         assert result.exit_code == 2 and "--sizes" in result.output, (sizes, result.output)
         assert "counts from 1 to 10,000,000" in result.output
+    no_context: Any = None  # the callback does not read its context or parameter
+    parsed = cli_bench._sizes(no_context, no_context, "1.1k, 2.5m,1e3,10_000")
+    assert parsed == (1_100, 2_500_000, 1_000, 10_000)
     help_text = CliRunner().invoke(bench_command, ["--help"]).output
     assert "Example:" in help_text and "graphmem bench" in help_text.split("Example:", 1)[1]
 
