@@ -4,14 +4,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from pydantic import SecretStr
 
+from graphmem import memory as memory_module
 from graphmem.cli import main
+from graphmem.connection import Neo4jTarget
 from graphmem.errors import BadLinesError, InvalidInputError
 from graphmem.evaluation import runner
 from graphmem.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
@@ -21,6 +26,7 @@ from graphmem.evaluation.report import checks, render_markdown
 from graphmem.evaluation.results import ConfigurationResult, EvalReport
 from graphmem.ranking import RecallConfig
 from graphmem.settings import load_settings
+from tests.helpers import FakeEmbedder
 
 MESSAGE = {
     "conversation_id": "c1",
@@ -376,3 +382,62 @@ def test_beam_export_with_json_prints_an_object(tmp_path: Path) -> None:
         "questions_file": str(out / "questions.jsonl"),
         "questions": 0,
     }
+
+
+# --- latency -----------------------------------------------------------------------------------
+class _CountingEmbedder:
+    """Counts the texts it embeds (under a cache: each distinct text's first use)."""
+
+    def __init__(self) -> None:
+        self.inner = FakeEmbedder()
+        self.model_id, self.dimension = self.inner.model_id, self.inner.dimension
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+def test_the_warm_up_leaves_every_question_to_be_embedded_in_the_measured_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default configuration's latency includes the question's embedding for every
+    question, also for those the unmeasured warm-up recalls asked first."""
+    counting = _CountingEmbedder()
+
+    class FakeMemory:
+        def __init__(self, _settings: Any, *, target: Any, embedder: Any) -> None:
+            self.embedder = embedder
+
+        def __enter__(self) -> FakeMemory:
+            return self
+
+        def __exit__(self, *_exc: object) -> None:
+            pass
+
+        def ingest(self, messages: Sequence[Any], *, ns: str) -> Any:
+            self.embedder.embed([m.content for m in messages])
+            return SimpleNamespace(created=len(messages), duplicates=())
+
+        def recall(self, text: str, **_options: Any) -> Any:
+            before = counting.texts
+            self.embedder.embed([text])
+            embedded = counting.texts > before  # 1 ms when the question was embedded now
+            timing = SimpleNamespace(total_ms=1.0 if embedded else 0.0, db_ms=0.0)
+            return SimpleNamespace(hits=[], timing=timing)
+
+    monkeypatch.setattr(memory_module, "Memory", FakeMemory)
+    _files(tmp_path)
+    messages = read_messages(tmp_path / "m.jsonl")
+    questions = [
+        EvalQuestion.model_validate({**QUESTION, "question": f"Question {n}?"}) for n in range(12)
+    ]
+    options = runner.EvalOptions(server="configured", only=("vector-only",))
+    target = Neo4jTarget(uri="bolt://x:1", user="neo4j", password=SecretStr("x"))
+    report = runner.run_eval(
+        messages, questions, options, settings=load_settings(), target=target, embedder=counting
+    )
+    default = report.configurations[0]
+    assert default.name == "default" and options.warmup == 10
+    assert default.overall.latency_ms_p50 == 1.0  # no question measured without its embedding
+    assert report.configurations[1].overall.latency_ms_p95 == 0.0  # later ones reuse it
