@@ -190,9 +190,25 @@ def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
     _evaluate(read_messages(conversations), read_questions(questions), **options)
 
 
+def _chat_selection(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> list[range] | None:
+    """The callback of ``--chats``: a malformed selection is a malformed command line."""
+    from graphmem.evaluation.beam import BeamFormatError, parse_chat_selection
+
+    try:
+        return parse_chat_selection(value) if value else None
+    except BeamFormatError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @eval_group.command("beam")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--chats", help="Chat numbers to use, such as 1-10 or 1,3 (default: all).")
+@click.option(
+    "--chats",
+    callback=_chat_selection,
+    help="Chat numbers to use, such as 1-10 or 1,3 (default: all).",
+)
 @click.option(
     "--export",
     type=click.Path(file_okay=False, path_type=Path),
@@ -200,7 +216,7 @@ def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
     help="Only write conversations.jsonl and questions.jsonl into this directory.",
 )
 @_run_options
-def eval_beam(path: Path, chats: str | None, export: Path | None, **options: Any) -> None:
+def eval_beam(path: Path, chats: list[range] | None, export: Path | None, **options: Any) -> None:
     """Evaluate recall on BEAM chats (PATH holds chat directories 1, 2, ..., or is one).
 
     The chats are converted to the neutral format (see `graphmem eval run`): each batch is a
@@ -215,11 +231,10 @@ def eval_beam(path: Path, chats: str | None, export: Path | None, **options: Any
     \b
         graphmem eval beam /data/beam/100K --chats 1-10 --out eval-results/beam
     """
-    from graphmem.evaluation.beam import convert, parse_chat_selection
+    from graphmem.evaluation.beam import convert
     from graphmem.evaluation.format import write_jsonl
 
-    selected = parse_chat_selection(chats) if chats else None
-    messages, questions = convert(path, selected)
+    messages, questions = convert(path, chats)
     if export is not None:
         conversations, questions_path = export / "conversations.jsonl", export / "questions.jsonl"
         try:

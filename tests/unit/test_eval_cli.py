@@ -361,9 +361,16 @@ def test_eval_errors_are_json_with_json(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     error = json.loads(result.stderr)["error"]
     assert error["type"] == "BadLinesError" and error["bad_lines"][0]["line"] == 1
-    result = _eval(["beam", str(tmp_path), "--chats", "1-3,x", "--json"])
-    assert result.exit_code == 1, result.output
-    assert json.loads(result.stderr)["error"]["type"] == "BeamFormatError"
+
+
+def test_a_malformed_chat_selection_is_a_usage_error(tmp_path: Path) -> None:
+    for selection in ("1-3,x", "3-1", ""):
+        result = _eval(["beam", str(tmp_path), "--chats", selection, "--json"])
+        if not selection:  # no selection: every chat (and there are none here)
+            assert result.exit_code == 1, result.output
+            continue
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--chats'" in result.stderr
 
 
 def test_beam_export_with_json_prints_an_object(tmp_path: Path) -> None:
