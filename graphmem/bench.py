@@ -1052,11 +1052,26 @@ def embedder_info(embedder: Embedder, settings: GraphmemSettings) -> EmbedderInf
     )
 
 
+def usable_cpus(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int | None:
+    """The CPUs this process may use: those of its affinity mask, fewer under a cgroup CPU
+    quota (a container's ``--cpus``), rounded up; None where neither is known."""
+    try:
+        cpus: int | None = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count()
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        limit = -(-int(quota) // int(period))  # "max 100000" (no quota) raises ValueError
+    except (OSError, ValueError):
+        return cpus
+    return limit if cpus is None else max(1, min(cpus, limit))
+
+
 def _machine() -> MachineInfo:
     torch = sys.modules.get("torch")  # loaded by the embedder, if it uses torch
     threads = int(torch.get_num_threads()) if torch is not None else None
     return MachineInfo(
-        cpus=os.cpu_count(),
+        cpus=usable_cpus(),
         platform=platform.platform(terse=True),
         python=platform.python_version(),
         torch_threads=threads,

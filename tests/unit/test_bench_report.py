@@ -33,6 +33,7 @@ from graphmem.bench import (
     plan_batches,
     render_markdown,
     scratch_neo4j,
+    usable_cpus,
 )
 from graphmem.cli import main
 from graphmem.cli_bench import bench as bench_command
@@ -693,3 +694,20 @@ def test_a_report_that_cannot_be_written_is_printed_first(tmp_path: Path) -> Non
     assert json.loads(result.stdout)["sizes"][0]["size"] == 10_000
     error = json.loads(result.stderr)["error"]
     assert error["type"] == "ConfigurationError" and "printed above" in error["message"]
+
+
+def test_usable_cpus_follow_the_affinity_mask_and_a_cgroup_quota(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    cpu_max = tmp_path / "cpu.max"
+    assert usable_cpus(cpu_max) == 4  # no cgroup file: the affinity mask
+    cpu_max.write_text("max 100000\n")
+    assert usable_cpus(cpu_max) == 4  # no quota
+    cpu_max.write_text("150000 100000\n")
+    assert usable_cpus(cpu_max) == 2  # 1.5 CPUs of quota, rounded up
+    cpu_max.write_text("800000 100000\n")
+    assert usable_cpus(cpu_max) == 4  # a quota above the mask
+    cpu_max.write_text("5000 100000\n")
+    assert usable_cpus(cpu_max) == 1
