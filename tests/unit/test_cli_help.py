@@ -126,3 +126,15 @@ def test_with_json_an_error_is_a_json_object_on_stderr(tmp_path: Path) -> None:
     }
     plain = CliRunner().invoke(main, ["ingest", str(path)], env=env)
     assert plain.exit_code == 1 and plain.stderr.startswith("Error: 12 malformed line(s)")
+
+
+def test_python_dash_m_graphmem_is_the_graphmem_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "graphmem", "stats", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Usage: graphmem stats [OPTIONS]")
