@@ -109,9 +109,10 @@ def parse_lines(lines: Iterable[str | bytes], model: type[Line]) -> list[Line]:
 
 
 def check_dataset(messages: Sequence[EvalMessage], questions: Sequence[EvalQuestion]) -> None:
-    """Message ids unique per conversation; every question's conversation and ids exist."""
+    """Message ids unique per conversation; every question's conversation and ids exist; at
+    least one question (an evaluation of none would report nothing as if it were a result)."""
     known: dict[str, set[str]] = {}
-    problems: list[str] = []
+    problems: list[str] = [] if questions else ["no questions"]
     for message in messages:
         ids = known.setdefault(message.conversation_id, set())
         if message.message_id in ids:

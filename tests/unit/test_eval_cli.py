@@ -173,9 +173,12 @@ def test_variant_names_must_be_new() -> None:
 
 
 @pytest.mark.usefixtures("no_server")
-def test_extra_configuration_names_must_be_new() -> None:
+@pytest.mark.usefixtures("no_server")
+def test_extra_configuration_names_must_be_new(tmp_path: Path) -> None:
     """run_eval's ``extra`` configurations are keyed by name like the rest, so a taken name is
     refused before any server starts."""
+    args = _files(tmp_path)
+    messages, questions = read_messages(Path(args[1])), read_questions(Path(args[3]))
     mine = Configuration("mine", "default, hits kept")
     cases = [
         ([Configuration("default", "again")], "'default' is already taken by a built-in"),
@@ -183,7 +186,7 @@ def test_extra_configuration_names_must_be_new() -> None:
     ]
     for extra, reason in cases:
         with pytest.raises(InvalidInputError, match=reason):
-            runner.run_eval([], [], settings=load_settings(), extra=extra)
+            runner.run_eval(messages, questions, settings=load_settings(), extra=extra)
 
 
 @pytest.mark.usefixtures("no_server")

@@ -97,6 +97,8 @@ def test_dataset_consistency() -> None:
     elsewhere = EvalQuestion.model_validate({**GOOD_QUESTION, "conversation_id": "c2"})
     with pytest.raises(InvalidInputError, match="no conversation 'c2'"):
         check_dataset([message], [elsewhere])
+    with pytest.raises(InvalidInputError, match="no questions"):
+        check_dataset([message], [])
 
 
 def test_files_round_trip(tmp_path: Path) -> None:
