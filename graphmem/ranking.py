@@ -38,7 +38,12 @@ _STOP_WORD_TEXT = """
     had can could would should shall may might must about tell please any some
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A word keeps the apostrophes inside it (straight or typographic), as Lucene's tokenizer does:
+# "user's" and "O'Brien" are one word each, not "user" and a stray "s".
+_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)
+# The clitics "'s", "'m", "'d", "'ll", "'re" and "'ve" are dropped before the stop words are:
+# "what's" is "what" and "I'm" is "I", so neither counts as a content word.
+_CLITIC = re.compile(r"['\u2019](?:s|m|d|ll|re|ve)$")
 
 
 #: The most entries recall may ask one index query for: a bigger request could exhaust the
@@ -171,7 +176,7 @@ def recency_factor(when: datetime | None, now: datetime, config: RecallConfig) -
 
 def _stem(word: str) -> str:
     """A light suffix stripper: works/working/worked -> work, moves/moved/move -> mov."""
-    for suffix in ("'s", "ies", "ing", "ed", "es", "s"):
+    for suffix in ("ies", "ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
             break
@@ -181,9 +186,11 @@ def _stem(word: str) -> str:
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased, lightly stemmed words of ``text`` without stop words."""
+    """Lower-cased, lightly stemmed words of ``text`` without their clitics and stop words."""
     return {
-        _stem(w) for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in STOP_WORDS
+        _stem(w)
+        for w in (_CLITIC.sub("", m.group(0).lower()) for m in _WORD.finditer(text))
+        if w not in STOP_WORDS
     }
 
 

@@ -972,6 +972,15 @@ def test_quality_gate_returns_nothing_rather_than_noise(memory: Client) -> None:
     assert result.gated >= 1
 
 
+@pytest.mark.parametrize("question", ["What's Quux?", "What\u2019s Quux?"])
+def test_a_clitic_alone_does_not_pass_the_quality_gate(memory: Client, question: str) -> None:
+    # Nothing here is about Quux: the "s" of "What's" is no word the texts share with it.
+    memory.remember_many(["The user's car is a blue Volvo.", "It's raining in Oslo today."])
+    result = memory.recall(question)
+    assert result.hits == ()
+    assert result.gated == 2
+
+
 def test_linear_fusion_and_tag_filters(memory: Client) -> None:
     tagged = memory.remember("Dentist appointment on Friday at 10.", tags=["calendar"])
     memory.remember("Dentist recommended a softer toothbrush.", tags=["health"])

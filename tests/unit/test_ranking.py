@@ -1,4 +1,4 @@
-"""Fusion and recency on hand-made ranked lists."""
+"""Fusion, recency and the lexical measure on hand-made input."""
 
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.ranking import RecallConfig, fuse, recency_factor
+from graphmem.ranking import (
+    RecallConfig,
+    content_words,
+    fuse,
+    lexical_coverage,
+    recency_factor,
+)
 
 
 def _lists() -> list[tuple[str, str, list[tuple[str, float]]]]:
@@ -63,3 +69,19 @@ def test_recency_factor_halves_its_boost_every_half_life() -> None:
     assert recency_factor(now + timedelta(days=1), now, config) == pytest.approx(1.2)
     assert recency_factor(None, now, config) == 1.0
     assert recency_factor(now, now, config.model_copy(update={"recency": False})) == 1.0
+
+
+def test_clitics_are_part_of_their_word_not_content_words() -> None:
+    # "what's", "user's", "I'm" and "we've" are the words "what", "user", "I" and "we", with
+    # a straight or a typographic apostrophe; a stray "s" or "m" is no content word.
+    assert content_words("What's the user's dog called?") == {"user", "dog", "call"}
+    assert content_words("What\u2019s Maya\u2019s job? I'm asking, we've wondered") == {
+        "maya",
+        "job",
+        "ask",
+        "wonder",
+    }
+    assert content_words("O'Brien doesn't drive") == {"o'brien", "doesn't", "driv"}
+    # A question whose only word is a name the text lacks shares nothing with "It's ...".
+    assert lexical_coverage(content_words("What's Quux?"), "It's raining in Oslo.") == 0.0
+    assert lexical_coverage(content_words("I'm vegan?"), "I'm tired today.") == 0.0
