@@ -145,13 +145,20 @@ def _within_limit(words: list[str]) -> list[str]:
     return [word for word in kept if word is not None]
 
 
+def _searchable(ch: str) -> bool:
+    """Whether ``ch`` can be (part of) a term: a letter or digit, or a symbol such as an emoji,
+    which Lucene's tokenizer makes a term of its own."""
+    return ch.isalnum() or unicodedata.category(ch) == "So"
+
+
 def lucene_query(text: str) -> str | None:
-    """Escaped Lucene query text for ``text``, or None when it holds no searchable character."""
+    """Escaped Lucene query text for ``text``, or None when it holds no searchable character
+    (no letter, digit or symbol such as an emoji)."""
     words = text.split()
     if sum(_terms(word) for word in words) > MAX_QUERY_TERMS:
         words = _within_limit(words)
     query = " ".join(words)
-    if not any(ch.isalnum() for ch in query):
+    if not any(_searchable(ch) for ch in query):
         return None
     escaped = _SPECIAL.sub(r"\\\1", query)
     return _OPERATOR.sub(lambda m: m.group(1).lower(), escaped)

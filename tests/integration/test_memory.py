@@ -981,6 +981,16 @@ def test_a_clitic_alone_does_not_pass_the_quality_gate(memory: Client, question:
     assert result.gated == 2
 
 
+def test_an_emoji_query_finds_the_fact_holding_that_emoji(memory: Client) -> None:
+    # The embedder sees every emoji as the same unknown token; the fulltext index tells them
+    # apart.
+    mascot = memory.remember("The team mascot is \U0001f984.")
+    memory.remember("The user's favourite emoji is \U0001f389.")
+    hits = memory.recall("\U0001f984").hits
+    assert hits[0].id == mascot.id
+    assert hits[0].scores.fulltext_rank == 1
+
+
 def test_linear_fusion_and_tag_filters(memory: Client) -> None:
     tagged = memory.remember("Dentist appointment on Friday at 10.", tags=["calendar"])
     memory.remember("Dentist recommended a softer toothbrush.", tags=["health"])
