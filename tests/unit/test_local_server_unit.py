@@ -5,6 +5,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import get_args
 
@@ -29,6 +30,19 @@ from graphmem.neo4j_local import (
 from graphmem.settings import GraphmemSettings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _stand_in(*words: str) -> subprocess.Popen[bytes]:
+    """A live process whose command line holds ``words``, returned once ``/proc`` shows them:
+    Popen returns when the child's exec has begun, and for a moment after that its command
+    line still reads empty."""
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *words])
+    cmdline = Path(f"/proc/{process.pid}/cmdline")
+    deadline = time.monotonic() + 10
+    while words[0].encode() not in cmdline.read_bytes():
+        assert time.monotonic() < deadline, "the stand-in's command line never showed"
+        time.sleep(0.01)
+    return process
 
 
 def _server(tmp_path: Path, **overrides: object) -> LocalNeo4jServer:
@@ -98,9 +112,7 @@ def test_a_running_server_whose_password_file_is_gone_says_so(tmp_path: Path) ->
     server = _server(tmp_path)
     server.home.mkdir(parents=True)
     # A live process that looks like this home's server (its command line names both).
-    stand_in = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)", MAIN_CLASS, str(server.home)]
-    )
+    stand_in = _stand_in(MAIN_CLASS, str(server.home))
     try:
         _State(pid=stand_in.pid, port=7687).write(server.state_file)
         with pytest.raises(Neo4jUnavailableError, match=r"runs, but its password file .* is gone"):
@@ -129,7 +141,7 @@ def test_a_damaged_state_file_does_not_orphan_a_running_server(tmp_path: Path) -
     server.home.mkdir(parents=True)
     # A live process that looks like this home's server, and a state file cut short.
     looks_like = [MAIN_CLASS, "--home", str(server.home), "--port", "7799"]
-    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *looks_like])
+    stand_in = _stand_in(*looks_like)
     try:
         server.state_file.write_text('{"pid": 12')
         status = server.status()
