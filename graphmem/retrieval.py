@@ -86,6 +86,14 @@ def _exact_cosine(hit: Mapping[str, Any], briefs: Mapping[str, Mapping[str, Any]
     return index_score_to_cosine(hit["score"] if similarity is None else similarity)
 
 
+def _ran_out(retriever: str, fetched: int, asked: int, nodes: int) -> bool:
+    """Whether an index asked for ``asked`` entries returned all it holds (``fetched`` of
+    them, the index covering ``nodes``): a fulltext index returns every match up to the number
+    asked, while a vector index's approximate search may return fewer than asked though it
+    holds more (its graph loses the links that ran through deleted nodes)."""
+    return fetched >= nodes if retriever == "vector" else fetched < asked
+
+
 def recall_reads(
     ns: str,
     text: str,
@@ -142,10 +150,11 @@ def recall_reads(
                 continue
             key = f"{prefix}{retriever[0]}"
             hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], candidates
+            nodes = row[f"{kind}_nodes"]
             # Superseded facts standing for their successors, kept through the retries.
             followed = [h for h in hits if h.get("head")]
             for factor in widen:
-                if len(hits) >= k or fetched < asked:
+                if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes):
                     break  # enough visible candidates, or the index has no more
                 # The filters hid most of what the index returned: ask for more.
                 asked = candidates * factor
@@ -160,13 +169,15 @@ def recall_reads(
                         "use_fulltext": retriever == "fulltext",
                     },
                 )
-                hits, fetched = (
+                hits, fetched, nodes = (
                     _merged(wider[0][f"{key}_hits"], followed),
                     wider[0][f"{key}_fetched"],
+                    wider[0][f"{kind}_nodes"],
                 )
                 reads.add_briefs(wider[0])
                 reads.widened = True
-            if retriever == "vector" and len(hits) < k and fetched >= asked:
+            exhausted = _ran_out(retriever, fetched, asked, nodes)
+            if retriever == "vector" and len(hits) < k and not exhausted:
                 # Still short: score every visible node of the namespace exactly (and,
                 # for facts, every superseded one, which stands for its successor).
                 params = {"ns": ns, **(fact_filters if kind == "fact" else filters)}

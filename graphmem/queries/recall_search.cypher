@@ -1,7 +1,7 @@
 // name: recall_search
 // mode: read
 // params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until, schema_key
-// returns: schema_state, fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs
+// returns: schema_state, fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs, fact_nodes, episode_nodes
 // All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
 // the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene
 // text) are asked for $candidates entries each; the visible ones (the same filters as the
@@ -10,7 +10,12 @@
 // things differently is still found through what it replaced, in a widened retry too (in a
 // small namespace beside large ones, the first pass may see none of its facts). `*_fetched`
 // is how many the index returned, so the caller can tell "the index ran out" from "more may
-// lie beyond". Every kept candidate comes with what fusion and the quality gate need: its
+// lie beyond": a fulltext index returns every match up to the number asked, while a vector
+// index's approximate search may return fewer than asked though it holds more (its graph
+// loses the links that ran through deleted nodes), so `fact_nodes` and `episode_nodes`
+// count what the vector indexes hold (every :Fact and :Episode, from the count store; 0 for
+// a kind not searched).
+// Every kept candidate comes with what fusion and the quality gate need: its
 // text, time (epoch ms) and cosine similarity; full details are read afterwards for the few
 // that make the cut. A kind the namespace holds none of is not searched at all. schema_state is the graph's
 // embedder as recorded (schema_state.cypher's fields), read in the same statement, so that
@@ -82,4 +87,6 @@ RETURN schema_state, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head
                                head_at: h.head.recorded_at.epochMillis}] AS ff_hits,
        ev_fetched, [h IN ev | {id: h.node.id, score: h.score}] AS ev_hits,
        ef_fetched, [h IN ef | {id: h.node.id, score: h.score}] AS ef_hits,
-       fact_briefs, episode_briefs
+       fact_briefs, episode_briefs,
+       CASE WHEN has_facts THEN COUNT { MATCH (:Fact) } ELSE 0 END AS fact_nodes,
+       CASE WHEN has_episodes THEN COUNT { MATCH (:Episode) } ELSE 0 END AS episode_nodes

@@ -509,6 +509,40 @@ def test_an_update_is_found_through_what_it_replaced_beside_a_crowded_namespace(
     assert all(h.id not in {google.id, microsoft.id} for h in memory.recall(question).hits)
 
 
+def test_recall_scores_exactly_when_the_vector_index_returns_fewer_than_asked_but_holds_more(
+    memory: Client,
+    client_factory: Callable[..., Client],
+    embedder: SentenceTransformerEmbedder,
+    graph: Graph,
+    ns: str,
+) -> None:
+    question = "employer?"
+    google = memory.remember("The user works at Google.")
+    assert [h.id for h in memory.recall(question).hits][:1] == [google.id]
+    # Another namespace fills the shared vector index with facts nearer the question than
+    # this namespace's, written as a bulk load (many transactions), then forgets them all, and
+    # a third writes a hundred more. The index's approximate search then returns fewer
+    # entries than asked for, though it holds more: its graph lost the links that ran through
+    # the deleted nodes.
+    query_vector = np.asarray(embedder.embed((question,)))[0]
+    rng = np.random.default_rng(3)
+    crowds = [client_factory(memory.kind, ns=f"{ns}-{name}") for name in ("gone", "crowd")]
+    for crowd, count in zip(crowds, (1000, 100), strict=True):
+        for start in range(0, count, 100):
+            vectors = query_vector + rng.normal(0, 0.02, size=(100, query_vector.shape[0]))
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            crowd.remember_many([f"filler {start + i}" for i in range(100)], vectors=vectors)
+        if crowd is crowds[0]:
+            graph.driver.execute_query(
+                "MATCH (f:Fact {ns: $ns}) CREATE (:Tombstone {ns: f.ns, fact_id: f.id, "
+                "text_hash: f.text_hash, at: datetime(), reason: 'test'}) DETACH DELETE f",
+                ns=crowd.ns,
+                database_=graph.database,
+            )
+    result = memory.recall(question, kinds=["fact"])
+    assert [h.id for h in result.hits][:1] == [google.id]
+
+
 def test_linear_fusion_scores_a_fulltext_match_by_its_cosine_whatever_k(
     memory: Client, embedder: SentenceTransformerEmbedder
 ) -> None:

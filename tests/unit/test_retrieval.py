@@ -31,6 +31,8 @@ def _search_row() -> dict[str, Any]:
         "fv_fetched": 1,
         "ff_hits": [],
         "ff_fetched": 0,
+        "fact_nodes": 1,
+        "episode_nodes": 0,
     }
 
 
@@ -82,6 +84,29 @@ def test_a_fact_that_comes_back_without_details_is_read_again() -> None:
 def test_a_fact_gone_for_good_is_given_up_after_a_few_reads() -> None:
     reads, asked = _drive([[]] * DETAIL_READS)
     assert asked == [["a"]] * DETAIL_READS and reads.facts == {}
+
+
+def test_a_vector_index_that_returns_fewer_than_it_holds_is_not_taken_as_run_out() -> None:
+    # The approximate search returned one entry of the 5,000 the index holds, though asked
+    # for more: the list is widened, then scored exactly, as when it returns all it was asked.
+    plan = recall_reads(
+        "ns",
+        "favourite colour",
+        [0.1] * 384,
+        5,
+        ("fact",),
+        FILTERS,
+        FACT_FILTERS,
+        True,
+        RecallConfig(retrievers=("vector",)),
+        datetime.now(UTC),
+        check_state=lambda state: None,
+    )
+    names = [next(plan).query.name]
+    row = {**_search_row(), "fact_nodes": 5000}
+    names.append(plan.send([row]).query.name)
+    names.append(plan.send([row]).query.name)
+    assert names == ["recall_search", "recall_search", "recall_fact_exact"]
 
 
 def test_recall_times_leave_the_model_loading_out() -> None:
