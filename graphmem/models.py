@@ -169,10 +169,17 @@ def _text(limit: int, noun: str = "text") -> Any:
 def _check_metadata_shape(value: dict[str, Any]) -> None:
     """String keys at every level and at most :data:`MAX_METADATA_DEPTH` levels of objects and
     arrays, checked without recursion (a deeper value would overflow the JSON encoder's stack,
-    or the decoder's when the fact is read back)."""
+    or the decoder's when the fact is read back). Every value takes at least one byte of JSON,
+    so more than :data:`MAX_METADATA_BYTES` of them is over the size limit: refused before
+    encoding, which for a value that holds one list many times over would take time and memory
+    exponential in its depth."""
     stack: list[tuple[Any, int]] = [(value, 1)]
+    values = 0
     while stack:
         item, depth = stack.pop()
+        values += 1
+        if values > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata is over {MAX_METADATA_BYTES} bytes once encoded as JSON")
         if not isinstance(item, dict | list | tuple):
             continue
         if depth > MAX_METADATA_DEPTH:

@@ -1,0 +1,38 @@
+"""Input checks of the write path that need no database: a value that repeats one list or
+object many times over is refused as quickly as a plain value of the same size."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from graphmem.checks import as_model
+from graphmem.errors import InvalidInputError
+from graphmem.models import FactInput, Message
+
+
+def _shared(depth: int) -> list[Any]:
+    """A list of ``depth`` levels whose every level holds the level below twice: a few dozen
+    objects in memory, but 2**depth values once written out."""
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value, value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        (FactInput, {"text": "shared", "metadata": {"a": _shared(23)}}),
+        (Message, {"content": "shared", "metadata": {"a": _shared(23)}}),
+    ],
+)
+def test_metadata_that_repeats_one_list_is_refused_by_its_size_at_once(
+    model: type[FactInput | Message], fields: dict[str, Any]
+) -> None:
+    started = time.perf_counter()
+    with pytest.raises(InvalidInputError, match="over 16384 bytes"):
+        as_model(model, "text", fields, "input")
+    assert time.perf_counter() - started < 2.0
