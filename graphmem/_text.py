@@ -3,7 +3,9 @@ of further items in an error message."""
 
 from __future__ import annotations
 
+import builtins
 import re
+import reprlib
 from collections.abc import Sequence
 
 # C0 and C1 controls (terminal escapes, backspaces, bells, newlines) and the bidirectional
@@ -19,6 +21,35 @@ def and_more(others: Sequence[str], noun: str, shown: int = 10) -> str:
     tail = ", ..." if len(others) > shown else ""
     nouns = noun if len(others) == 1 else f"{noun}s"
     return f" (and {len(others)} more: {nouns} {', '.join(others[:shown])}{tail})"
+
+
+class _Brief(reprlib.Repr):
+    """reprlib's repr, which shows a few items of each container and a few levels: its time
+    and length do not grow with the value, even one that holds a list many times over."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        # The start of the string, as repr(x) starts, so that a cut value reads as one.
+        return builtins.repr(x[: self.maxstring + 1])
+
+    def repr_int(self, x: int, level: int) -> str:
+        try:
+            return str(super().repr_int(x, level))
+        except ValueError:  # more digits than Python turns into text
+            return f"<an int of about {x.bit_length() * 0.30103:.0f} digits>"
+
+
+_BRIEF = _Brief()
+_BRIEF.maxstring = _BRIEF.maxlong = _BRIEF.maxother = 80
+
+
+def brief(value: object, width: int = 80) -> str:
+    """``repr(value)`` cut to ``width`` characters, for an error message about a value given
+    by the caller, whatever its size or nesting."""
+    try:
+        text = _BRIEF.repr(value)
+    except Exception:  # a __repr__ of the caller's that fails
+        text = f"<{type(value).__name__} object>"
+    return text[:width]
 
 
 def printable(text: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from graphmem._text import brief
 from graphmem.errors import InvalidInputError
 from graphmem.models import (
     MAX_IDS,
@@ -115,7 +116,7 @@ def checked_integer(name: str, value: Any, low: int, high: int | None = None) ->
 def as_list(name: str, value: Any, what: str) -> list[Any]:
     """``value`` as a list: a list, tuple or other iterable (never one string), else an error."""
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-        raise InvalidInputError(f"{name} takes a list of {what}, got {value!r:.80}")
+        raise InvalidInputError(f"{name} takes a list of {what}, got {brief(value)}")
     return list(value)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy.typing as npt
 
+from graphmem._text import brief
 from graphmem.checks import (
     QUERY_TEXT,
     as_list,
@@ -700,7 +701,7 @@ def _scope(
     episodes have none), the tags, and ``since``/``until`` as aware datetimes."""
     named = as_list("kinds", one_or_many(kinds), "kinds")
     if not named or any(kind not in ("fact", "episode") for kind in named):
-        raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {kinds!r:.80}")
+        raise InvalidInputError(f"kinds must name 'fact' and/or 'episode', got {brief(kinds)}")
     wanted: tuple[Kind, ...] = tuple(dict.fromkeys(named))
     tag_list = None if tags is None else checked_ids("tags", tags)
     if tag_list == []:

@@ -41,6 +41,8 @@ from pydantic import (
     model_validator,
 )
 
+from graphmem._text import brief
+
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 MAX_TEXT_CHARS = 10_000
 MAX_EPISODE_CHARS = 100_000
@@ -67,7 +69,7 @@ def describe_validation_error(exc: ValidationError) -> str:
         message = err["msg"].removeprefix("Value error, ")
         if where and err["type"] not in ("value_error", "assertion_error", "missing"):
             # pydantic's own messages ("Input should be a valid string") omit the value.
-            message += f", got {err['input']!r:.80}"
+            message += f", got {brief(err['input'])}"
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
 
@@ -103,7 +105,7 @@ def _datetime_or_text(value: Any) -> Any:
         return value
     raise ValueError(
         f"expected a datetime or an ISO-8601 string such as '2026-03-01T09:00:00+00:00', "
-        f"got {value!r:.80}"
+        f"got {brief(value)}"
     )
 
 

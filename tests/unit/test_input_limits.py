@@ -1,5 +1,6 @@
 """Input checks of the write path that need no database: a value that repeats one list or
-object many times over is refused as quickly as a plain value of the same size."""
+object many times over is refused as quickly as a plain value of the same size, and a value
+of any size or type is named briefly in the error."""
 
 from __future__ import annotations
 
@@ -36,3 +37,24 @@ def test_metadata_that_repeats_one_list_is_refused_by_its_size_at_once(
     with pytest.raises(InvalidInputError, match="over 16384 bytes"):
         as_model(model, "text", fields, "input")
     assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"text": _shared(25)},
+        {"text": "shared", "tags": [_shared(25)]},
+        {"text": "shared", "valid_from": _shared(25)},
+        # More digits than Python turns into text: repr() itself would raise ValueError.
+        {"text": 10**5000},
+        {"text": "flag", "pinned": 10**5000},
+    ],
+)
+def test_a_wrong_type_that_repeats_one_list_is_named_briefly_and_at_once(
+    fields: dict[str, Any],
+) -> None:
+    started = time.perf_counter()
+    with pytest.raises(InvalidInputError) as refused:
+        as_model(FactInput, "text", fields, "fact")
+    assert time.perf_counter() - started < 2.0
+    assert len(str(refused.value)) < 400
