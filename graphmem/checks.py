@@ -44,7 +44,7 @@ def resolve_config(given: Any, base: RecallConfig, name: str) -> RecallConfig:
     if isinstance(given, Mapping):
         merged: RecallConfig = validate(RecallConfig, {**dict(base), **given}, name)
         return merged
-    raise InvalidInputError(f"{name} must be a RecallConfig or a mapping, got {given!r}")
+    raise InvalidInputError(f"{name} must be a RecallConfig or a mapping, got {brief(given)}")
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -95,7 +95,7 @@ def namespace(ns: str | None, default: str | None) -> str:
 
 def checked_flag(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be True or False, got {value!r}")
+        raise InvalidInputError(f"{name} must be True or False, got {brief(value)}")
     return value
 
 
@@ -109,7 +109,7 @@ def checked_integer(name: str, value: Any, low: int, high: int | None = None) ->
         or (high is not None and value > high)
     ):
         bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise InvalidInputError(f"{name} must be an integer {bounds}, got {value!r}")
+        raise InvalidInputError(f"{name} must be an integer {bounds}, got {brief(value)}")
     return value
 
 

@@ -470,7 +470,7 @@ class MemoryCore:
             )
         if min_score is not None:
             if isinstance(min_score, bool) or not isinstance(min_score, numbers.Real):
-                raise InvalidInputError(f"min_score must be a number, got {min_score!r}")
+                raise InvalidInputError(f"min_score must be a number, got {brief(min_score)}")
             if not -1.0 <= min_score <= 1.0:
                 raise InvalidInputError(f"min_score must lie in [-1, 1], got {min_score!r}")
             cfg = cfg.model_copy(update={"min_score": float(min_score)})

@@ -1693,6 +1693,8 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.remember("compact date", valid_from="20250101"), "ISO-8601.*'20250101'"),
         (lambda m: m.remember(10**5000), "text: .*valid string, got <an int of about 5000"),
         (lambda m: m.remember("flag", pinned=10**5000), "pinned: .*valid boolean"),
+        (lambda m: m.ingest(["x"], batch_size=-(10**5000)), "batch_size must be an integer"),
+        (lambda m: m.pin("any-id", pinned=10**5000), "pinned must be True or False"),
         (lambda m: m.remember("epoch", valid_to=1700000000), "ISO-8601"),
         (lambda m: m.recall("q", as_of="1700000000"), "ISO-8601"),
         (lambda m: m.ingest([{"content": "x", "occurred_at": 20250101}]), "ISO-8601"),
