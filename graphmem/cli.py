@@ -700,11 +700,16 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+#: How the recall table marks a hit not matched by the search itself: reached over REFERENCES,
+#: or found through the superseded fact it replaced.
+_VIA_LABELS = {"search": "", "reference": " (ref)", "supersession": " (update)"}
+
+
 def _recall_table(result: RecallResult) -> str:
     rows = [
         {
             "rank": rank,
-            "kind": hit.kind if hit.via == "search" else f"{hit.kind} (ref)",
+            "kind": hit.kind + _VIA_LABELS[hit.via],
             "score": _number(hit.score),
             "vector": _number(hit.scores.vector),
             "fulltext": _number(hit.scores.fulltext),
