@@ -114,8 +114,9 @@ def checked_integer(name: str, value: Any, low: int, high: int | None = None) ->
 
 
 def as_list(name: str, value: Any, what: str) -> list[Any]:
-    """``value`` as a list: a list, tuple or other iterable (never one string), else an error."""
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+    """``value`` as a list: a list, tuple or other iterable (never one string, mapping or
+    model, each of which is one item), else an error."""
+    if isinstance(value, str | bytes | Mapping | BaseModel) or not isinstance(value, Iterable):
         raise InvalidInputError(f"{name} takes a list of {what}, got {brief(value)}")
     return list(value)
 

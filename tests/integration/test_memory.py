@@ -1648,6 +1648,8 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         (lambda m: m.ingest([{"content": "no zone", "occurred_at": "2026-01-01T10:00"}]), "naive"),
         (lambda m: m.ingest([{"text": "wrong field"}]), "content"),
         (lambda m: m.ingest("a plain string"), "list of messages"),
+        (lambda m: m.ingest(Message(content="one message")), "list of messages"),
+        (lambda m: m.remember_many(FactInput(text="one fact")), "list of facts"),
         (lambda m: m.ingest(["hi"], session_id="s" * 300), "session_id"),
         (lambda m: m.recall(" "), "empty"),
         (lambda m: m.recall("q", as_of=datetime(2026, 1, 1)), "naive"),
