@@ -7,7 +7,7 @@ from datetime import UTC, datetime, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from graphmem._text import printable
+from graphmem._text import brief, printable
 from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
 from graphmem.models import MAX_LABEL_CHARS, ContextBlock, Episode, Fact, Hit
 from graphmem.tokens import TokenCounter
@@ -36,26 +36,27 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
         return UTC
     if isinstance(value, tzinfo):
         if value.utcoffset(datetime(2000, 1, 1)) is None:
-            raise InvalidInputError(f"timezone {value!r} gives no UTC offset")
+            raise InvalidInputError(f"timezone {brief(value)} gives no UTC offset")
         if isinstance(value, ZoneInfo) and value.key not in _zone_names():
             # A copy of a file that names no zone, or a file read with ZoneInfo.from_file
             # (no key): the header would have no name a reader knows.
             raise InvalidInputError(
-                f"timezone {value!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
+                f"timezone {brief(value)} names no zone: give an IANA zone name such as "
+                "'Europe/Lisbon'"
             )
         return value
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(
             f"timezone must be an IANA zone name such as 'Europe/Lisbon' or a tzinfo, got "
-            f"{value!r:.80}"
+            f"{brief(value)}"
         )
     if value.upper() == "UTC":
         return UTC
     if value in _NO_ZONE or value.startswith(("posix/", "right/")):
         raise InvalidInputError(
-            f"timezone {value!r} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
+            f"timezone {brief(value)} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
         )
-    unknown = f"unknown timezone {value!r:.80}: give an IANA zone name such as 'Europe/Lisbon'"
+    unknown = f"unknown timezone {brief(value)}: give an IANA zone name such as 'Europe/Lisbon'"
     if value not in _zone_names():
         raise InvalidInputError(unknown)
     try:
