@@ -236,8 +236,8 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
     """
     from graphmem._signals import EndingSignals
     from graphmem.connection import open_driver
+    from graphmem.reembed import ReembedReport, reembed_plan, refuse_if_running
     from graphmem.reembed import reembed as run_reembed
-    from graphmem.reembed import reembed_plan, refuse_if_running
     from graphmem.servers import resolve_target
 
     settings = _settings(ctx)
@@ -246,7 +246,9 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
     with open_driver(target, connection_timeout=settings.neo4j_connection_timeout) as driver:
         plan = reembed_plan(driver, database=target.database, embedder=embedder)
         if plan.up_to_date:
-            report_data = {"plan": plan.model_dump(), "done": False}
+            # The keys of a run's report, so that a script reads the same ones either way.
+            nothing = ReembedReport(plan=plan, facts=0, episodes=0, caught_up=0, seconds=0.0)
+            report_data = {**nothing.model_dump(), "done": False}
             emit(report_data, as_json=as_json, table=lambda d: "Nothing to do: " + _plan_text(plan))
             return
         refuse_if_running(plan)  # before asking to go on with what it would refuse
@@ -925,7 +927,8 @@ def stats(ctx: click.Context, ns: str | None, as_json: bool) -> None:
     data = counts.model_dump(mode="json")
 
     def table(d: Mapping[str, Any]) -> str:
-        by_status = ", ".join(f"{k} {v}" for k, v in sorted(d["facts_by_status"].items()))
+        counts = sorted(d["facts_by_status"].items())
+        by_status = ", ".join(f"{k} {v}" for k, v in counts if v)  # the JSON has every status
         return render_mapping({**d, "facts_by_status": by_status or None})
 
     emit(data, as_json=as_json, table=table)

@@ -26,7 +26,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from datetime import UTC, datetime, tzinfo
-from typing import Any
+from typing import Any, get_args
 
 import numpy.typing as npt
 
@@ -64,6 +64,7 @@ from graphmem.models import (
     Fact,
     FactHistory,
     FactInput,
+    FactStatus,
     IngestResult,
     Kind,
     Message,
@@ -667,7 +668,9 @@ class MemoryCore:
         ns = namespace(ns, self.default_ns)
         rows: Rows = yield Transaction("read", lambda: single(Run(query("ns_stats"), {"ns": ns})))
         row = rows[0]
-        by_status = {s["status"]: s["n"] for s in row["statuses"]}
+        # Every status, 0 where none: a script reads the same keys whatever the data.
+        by_status = dict.fromkeys(get_args(FactStatus), 0)
+        by_status.update({s["status"]: s["n"] for s in row["statuses"]})
         return NamespaceStats(
             ns=ns,
             facts=sum(by_status.values()),

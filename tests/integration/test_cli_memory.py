@@ -484,7 +484,12 @@ def test_stats_counts(cli: Invoke, ns: str, tmp_path: Path) -> None:
 
     stats = _stats(cli)
     assert stats["facts"] == 3
-    assert stats["facts_by_status"] == {"active": 2, "superseded": 1}
+    assert stats["facts_by_status"] == {
+        "active": 2,
+        "superseded": 1,
+        "merged": 0,
+        "retracted": 0,
+    }
     assert stats["supersedes"] == 1 and stats["references"] == 1
     assert stats["episodes"] == 3 and stats["sessions"] == 1
 

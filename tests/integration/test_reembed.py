@@ -178,6 +178,11 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
     assert _dimensions(graph) == {"Fact": {384}, "Episode": {384}}
     nothing = runner.invoke(main, ["reembed", "--yes"], env=env)
     assert nothing.exit_code == 0 and "Nothing to do" in nothing.stdout
+    nothing = runner.invoke(main, ["reembed", "--yes", "--json"], env=env)
+    assert nothing.exit_code == 0, nothing.output
+    same_keys = json.loads(nothing.stdout)
+    assert same_keys.keys() == data.keys() and not same_keys["done"]
+    assert (same_keys["facts"], same_keys["episodes"], same_keys["caught_up"]) == (0, 0, 0)
     with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
         hits = memory.recall("where does the user work", kinds=["fact"]).hits
         assert hits[0].id == moved.id
