@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,10 +41,9 @@ def _detail(fact_id: str) -> dict[str, Any]:
     return {"id": fact_id, "fact": {"id": fact_id}, "references": [], "provenance": []}
 
 
-def _drive(details: list[list[dict[str, Any]]]) -> tuple[RecallReads, list[list[str]]]:
-    """Runs the plan, answering the search with one fact and each details read with the next
-    of ``details`` (its facts); returns the reads and the fact ids each details read asked for."""
-    plan = recall_reads(
+def _plan(config: RecallConfig) -> Generator[Run, Any, RecallReads]:
+    """recall_reads for k=5 facts about a favourite colour, with ``config``."""
+    return recall_reads(
         "ns",
         "favourite colour",
         [0.1] * 384,
@@ -52,10 +52,16 @@ def _drive(details: list[list[dict[str, Any]]]) -> tuple[RecallReads, list[list[
         FILTERS,
         FACT_FILTERS,
         True,
-        RecallConfig(),
+        config,
         datetime.now(UTC),
         check_state=lambda state: None,
     )
+
+
+def _drive(details: list[list[dict[str, Any]]]) -> tuple[RecallReads, list[list[str]]]:
+    """Runs the plan, answering the search with one fact and each details read with the next
+    of ``details`` (its facts); returns the reads and the fact ids each details read asked for."""
+    plan = _plan(RecallConfig())
     run: Run = next(plan)
     assert run.query.name == "recall_search"
     answer: list[dict[str, Any]] = [_search_row()]
@@ -89,19 +95,7 @@ def test_a_fact_gone_for_good_is_given_up_after_a_few_reads() -> None:
 def test_a_vector_index_that_returns_fewer_than_it_holds_is_not_taken_as_run_out() -> None:
     # The approximate search returned one entry of the 5,000 the index holds, though asked
     # for more: the list is widened, then scored exactly, as when it returns all it was asked.
-    plan = recall_reads(
-        "ns",
-        "favourite colour",
-        [0.1] * 384,
-        5,
-        ("fact",),
-        FILTERS,
-        FACT_FILTERS,
-        True,
-        RecallConfig(retrievers=("vector",)),
-        datetime.now(UTC),
-        check_state=lambda state: None,
-    )
+    plan = _plan(RecallConfig(retrievers=("vector",)))
     names = [next(plan).query.name]
     row = {**_search_row(), "fact_nodes": 5000}
     names.append(plan.send([row]).query.name)
