@@ -658,6 +658,44 @@ def test_a_write_that_waited_for_a_lock_is_stamped_after_the_wait(
     assert [h.id for h in then][:1] == [lisbon.id]
 
 
+def test_two_concurrent_updates_of_one_fact_leave_one_head(
+    memory: Client, graph: Graph, ns: str, client_factory: Callable[..., Client]
+) -> None:
+    # Invariant 4: a fact is superseded once, so its SUPERSEDES chain has one current head,
+    # also when two writers update it at the same moment. Both wait on its lock here, then
+    # race: one supersedes it, the other must find it retired and write nothing.
+    office = memory.remember("The office is in Porto.")
+    writers = [client_factory(memory.kind, ns=ns) for _ in range(2)]
+    done: list[dict[str, Any]] = [{}, {}]
+
+    def update(i: int) -> None:
+        try:
+            done[i]["result"] = writers[i].remember(
+                f"The office is in {('Braga', 'Faro')[i]}.", supersedes=[office.id]
+            )
+        except Exception as exc:  # for the test's thread to check
+            done[i]["error"] = exc
+
+    threads = [threading.Thread(target=update, args=(i,)) for i in range(2)]
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        tx.run("MATCH (f:Fact {id: $id}) SET f.access_count = 7", id=office.id).consume()
+        for thread in threads:
+            thread.start()
+        time.sleep(1.0)  # both writes are waiting for the lock
+        tx.rollback()
+    for thread in threads:
+        thread.join(60)
+    won = [d["result"] for d in done if "result" in d]
+    lost = [d["error"] for d in done if "error" in d]
+    assert len(won) == 1 and len(lost) == 1, done
+    assert isinstance(lost[0], RetiredFactError)
+    assert _node_counts(graph, ns)["SUPERSEDES"] == 1
+    assert memory.get(office.id).superseded_by == won[0].id
+    assert memory.history(office.id).head_id == won[0].id
+    assert [h.id for h in memory.recall("where is the office", kinds=["fact"]).hits] == [won[0].id]
+
+
 def test_a_fact_forgotten_while_a_write_references_it_is_waited_for_and_refused(
     memory: Client, graph: Graph, ns: str
 ) -> None:
