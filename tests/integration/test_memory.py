@@ -357,6 +357,7 @@ def test_superseding_badly_is_refused_and_writes_nothing(
         memory.remember_many(
             [{"text": "One.", "supersedes": [new.id]}, {"text": "Two.", "supersedes": [new.id]}]
         )
+    assert _node_counts(graph, ns) == before  # not even the batch's good facts
 
     # A forgotten fact leaves only a tombstone; linking to it is refused.
     gone = memory.remember("A secret that will be erased.")
