@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,23 @@ def test_fragments_may_include_fragments_but_not_themselves() -> None:
     assert "WHERE (node.ns = $ns) AND node.k = $k RETURN" in q.text
     with pytest.raises(CypherFileError, match="includes itself"):
         parse_cypher(body, fragments={"outer": "{{inner}}", "inner": "x AND {{outer}}"})
+
+
+#: Files allowed to delete :Fact or :Episode nodes: only erasure (``forget``) may, and it is
+#: not in this release.
+_ERASURE_FILES: frozenset[str] = frozenset()
+
+
+def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
+    # Invariant 1: history is never lost. Cypher keywords are case-insensitive, and Cypher
+    # lives in the package's .cypher files and in strings of its modules.
+    package = Path(QUERY_DIR).parent
+    sources = [*package.rglob("*.py"), *package.rglob("*.cypher"), *ANALYST_DIR.rglob("*.cypher")]
+    assert len(sources) > 50
+    deleting = re.compile(r"\bdelete\b", re.IGNORECASE)
+    offenders = [
+        str(path)
+        for path in sources
+        if path.name not in _ERASURE_FILES and deleting.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
