@@ -719,6 +719,38 @@ def test_a_fact_forgotten_while_a_write_references_it_is_waited_for_and_refused(
     assert "REFERENCES" not in after
 
 
+def test_episodes_answer_for_the_past_by_both_clocks(memory: Client) -> None:
+    # Transaction time: as_of sees the messages stored by then. Valid time: valid_at, since
+    # and until go by when a message was sent.
+    jan, feb, mar = (datetime(2026, month, 1, tzinfo=UTC) for month in (1, 2, 3))
+    first = memory.ingest([{"content": "My sister moved to Porto.", "occurred_at": jan}])
+    stored = _pause()
+    later = memory.ingest([{"content": "My sister moved to Faro.", "occurred_at": mar}])
+    porto, faro = first.episodes[0].id, later.episodes[0].id
+    question = "where did my sister move"
+
+    def found(**options: Any) -> set[str]:
+        return {h.id for h in memory.recall(question, kinds=["episode"], **options).hits}
+
+    assert found() == {porto, faro}
+    assert found(as_of=stored) == {porto}
+    assert found(valid_at=feb) == {porto}
+    assert found(since=feb) == {faro}
+    assert found(until=feb) == {porto}
+    # Exact scoring over the namespace when the index returns only messages stored since.
+    tiny = RecallConfig(
+        candidates_min=3, overfetch=1, pool_min=3, pool_factor=1, vector_widen=(), fulltext_widen=()
+    )
+    olds = memory.ingest([f"Locker {i} holds a red umbrella." for i in range(12)]).episodes
+    before = _pause()
+    memory.ingest([f"Locker {i} now holds a blue helmet." for i in range(12)])
+    result = memory.recall(
+        "which locker holds a blue helmet", as_of=before, config=tiny, k=3, kinds=["episode"]
+    )
+    assert result.exact_fallback and len(result.hits) == 3
+    assert {h.id for h in result.hits} <= {e.id for e in olds}
+
+
 # --- namespaces ---------------------------------------------------------------------------------
 def test_namespaces_never_leak(
     memory: Client, ns: str, client_factory: Callable[..., Client]
