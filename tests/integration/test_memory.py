@@ -606,6 +606,10 @@ def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
     )
     assert wider.widened and not wider.exact_fallback
     assert [h.id for h in wider.hits] == [h.id for h in result.hits]
+    # Valid time too: before the updates only the old facts were true.
+    true_then = memory.recall(question, valid_at=before, config=tiny, k=3, kinds=["fact"])
+    assert true_then.exact_fallback and len(true_then.hits) == 3
+    assert all(h.id in {o.id for o in olds} for h in true_then.hits)
 
 
 def test_a_transaction_time_limit_stops_a_waiting_write_and_writes_nothing(
