@@ -1133,6 +1133,25 @@ def test_lucene_syntax_in_queries_is_plain_text(memory: Client, text: str) -> No
     memory.recall(text)  # must neither fail nor change meaning
 
 
+def test_lucene_operators_in_queries_neither_exclude_nor_widen_matches(memory: Client) -> None:
+    lisbon = memory.remember("Ana lives in Lisbon.")
+    cheese = memory.remember("Bo likes cheese.")
+    fulltext_only = RecallConfig(retrievers=("fulltext",), min_score=-1.0)
+
+    def matched(text: str) -> set[str]:
+        return {h.id for h in memory.recall(text, kinds=["fact"], config=fulltext_only).hits}
+
+    # Operators are words: they exclude nothing and require nothing.
+    assert matched("NOT Lisbon") == {lisbon.id}
+    assert matched("-Lisbon") == {lisbon.id}
+    assert matched("+cheese -Lisbon") == {lisbon.id, cheese.id}
+    assert matched("Lisbon AND cheese") == {lisbon.id, cheese.id}
+    # Wildcards, fuzzy and field syntax are characters, not patterns.
+    assert matched("Lisb*") == set()
+    assert matched("Lisbn~") == set()
+    assert matched("Lisb?n") == set()
+
+
 def test_lone_strings_config_mappings_and_long_queries_are_accepted(memory: Client) -> None:
     old = memory.remember("The team meets on Mondays.", tags="work")
     assert old.tags == ("work",)  # one tag, not four letters
