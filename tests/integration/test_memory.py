@@ -1296,6 +1296,26 @@ class _RecordingEmbedder(EmbedderWrapper):
         return self.inner.embed(texts)
 
 
+def test_a_batch_is_embedded_in_one_call(
+    memory: Client,
+    client_factory: Callable[..., Client],
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+) -> None:
+    sizes: list[int] = []
+
+    class Counting(_RecordingEmbedder):
+        def embed(self, texts: Any) -> Any:
+            sizes.append(len(texts))
+            return super().embed(texts)
+
+    client = client_factory(memory.kind, embedder=Counting(embedder), ns=ns)
+    facts = client.remember_many([f"Batch fact number {i}." for i in range(5)])
+    assert sizes == [5] and len({f.recorded_at for f in facts}) == 1
+    client.ingest([f"Batch message number {i}." for i in range(4)])
+    assert sizes == [5, 4]
+
+
 def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
     memory: Client,
     client_factory: Callable[..., Client],
