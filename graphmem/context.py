@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from graphmem._text import brief, printable
 from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
-from graphmem.models import MAX_LABEL_CHARS, ContextBlock, Episode, Fact, Hit
+from graphmem.models import MAX_LABEL_CHARS, ContextBlock, Episode, Fact, Hit, Provenance
 from graphmem.tokens import TokenCounter
 
 
@@ -110,13 +110,33 @@ def _fact_when(fact: Fact, at: datetime, zone: tzinfo) -> str:
     return when
 
 
-def _fact_line(fact: Fact, pinned: bool, at: datetime, zone: tzinfo) -> str:
+#: The most source messages a fact's line names; the others are counted.
+SOURCES_SHOWN = 3
+
+
+def _sources(source: Provenance | None) -> str:
+    """Where a fact came from, for its line: the messages it was derived from, by the caller's
+    ids (by episode id when one of them has none), at most :data:`SOURCES_SHOWN` of them."""
+    if source is None or not source.episode_ids:
+        return ""
+    if len(source.external_ids) == len(source.episode_ids):
+        noun, ids = "message", source.external_ids
+    else:
+        noun, ids = "episode", source.episode_ids
+    named = ", ".join(_clip(i, MAX_LABEL_CHARS) for i in ids[:SOURCES_SHOWN])
+    more = f" and {len(ids) - SOURCES_SHOWN} more" if len(ids) > SOURCES_SHOWN else ""
+    return f", from {noun}{'s' if len(ids) > 1 else ''} {named}{more}"
+
+
+def _fact_line(
+    fact: Fact, pinned: bool, at: datetime, zone: tzinfo, source: Provenance | None = None
+) -> str:
     if fact.status != "active":  # shown with include_retired: no longer believed, and no pin
         by = f", replaced by {fact.superseded_by}" if fact.superseded_by else ""
         label = f"{fact.status} fact {fact.id}{by}"
     else:
         label = f"{'pinned ' if pinned else ''}fact {fact.id}"
-    return f"- [{_fact_when(fact, at, zone)}] {_clip(fact.text)} ({label})"
+    return f"- [{_fact_when(fact, at, zone)}] {_clip(fact.text)} ({label}{_sources(source)})"
 
 
 def _episode_line(episode: Episode, zone: tzinfo) -> str:
@@ -133,9 +153,11 @@ def build_context(
     counter: TokenCounter,
     at: datetime | None = None,
     zone: tzinfo = UTC,
+    sources: Mapping[str, Provenance] | None = None,
 ) -> ContextBlock:
     """Pinned facts first, then the recall hits, one line each dated in ``zone``, never over
-    ``budget``.
+    ``budget``. A fact's line names the messages it was derived from: a hit's provenance, and
+    ``sources`` (by fact id) for the pinned facts.
 
     A fact whose valid time has ended by ``at`` (default: now) is marked no longer true, one
     whose valid time starts after it not yet true. Lines are taken in order while the header,
@@ -148,7 +170,7 @@ def build_context(
     counter = _CheckedCounter(counter)
     header_line = context_header(zone)
     entries: list[tuple[str, str, str]] = [
-        ("fact", f.id, _fact_line(f, True, at, zone)) for f in pinned
+        ("fact", f.id, _fact_line(f, True, at, zone, (sources or {}).get(f.id))) for f in pinned
     ]
     shown = {f.id for f in pinned}
     for hit in hits:
@@ -156,7 +178,8 @@ def build_context(
             continue
         shown.add(hit.id)
         if hit.fact is not None:
-            entries.append(("fact", hit.id, _fact_line(hit.fact, hit.fact.pinned, at, zone)))
+            line = _fact_line(hit.fact, hit.fact.pinned, at, zone, hit.provenance)
+            entries.append(("fact", hit.id, line))
         elif hit.episode is not None:
             entries.append(("episode", hit.id, _episode_line(hit.episode, zone)))
     # Each line is counted once (for the default counter the sum is exact: WordPiece splits at

@@ -88,7 +88,13 @@ from graphmem.plans import (
     single,
 )
 from graphmem.ranking import MAX_INDEX_CANDIDATES, RecallConfig
-from graphmem.retrieval import RecallReads, assemble, recall_reads, stamp_access
+from graphmem.retrieval import (
+    RecallReads,
+    assemble,
+    hit_provenance,
+    recall_reads,
+    stamp_access,
+)
 from graphmem.schema import SCHEMA_KEY, check_embedder
 from graphmem.tokens import TokenCounter
 from graphmem.writes import (
@@ -582,11 +588,15 @@ class MemoryCore:
                 replaced = yield Run(query("facts_replaced"), {"ns": ns, "ids": shown})
             return row, {r["id"] for r in replaced}
 
-        row: dict[str, Any] = {"facts": [], "beyond": []}
+        row: dict[str, Any] = {"facts": [], "provenance": [], "beyond": []}
         replaced: set[str] = set()
         if "fact" in wanted:
             row, replaced = yield Transaction("read", read_pinned)
         pinned = [Fact.model_validate(fact) for fact in row["facts"]]
+        sources = {
+            fact.id: hit_provenance(rows, None)
+            for fact, rows in zip(pinned, row["provenance"], strict=True)
+        }
         if result.as_of is not None:
             pinned = [fact.as_believed_at(result.as_of) for fact in pinned]
         # A line shows a fact as believed only while no line shows the fact that replaced it.
@@ -594,7 +604,7 @@ class MemoryCore:
         hits = [h for h in result.hits if not (h.id in replaced and h.fact and h.fact.believed)]
         # Valid times are judged at the time asked about: valid_at, else as_of, else now.
         at = result.valid_at or result.as_of
-        block = build_context(pinned, hits, budget_tokens, counter, at, zone)
+        block = build_context(pinned, hits, budget_tokens, counter, at, zone, sources)
         # Pinned facts past pinned_limit are left out too, unless recall found them.
         unseen = set(row["beyond"]) - {h.id for h in result.hits}
         if unseen:

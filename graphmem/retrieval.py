@@ -314,7 +314,7 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
                 lexical=cand.lexical,
                 final=final,
             ),
-            provenance=_provenance(detail.get("provenance"), episode),
+            provenance=hit_provenance(detail.get("provenance"), episode),
             fact=fact,
             episode=episode,
             via="search" if matched is None else "supersession",
@@ -345,7 +345,7 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
                     lexical=0.0,
                     final=score,
                 ),
-                provenance=_provenance(ref["provenance"], None),
+                provenance=hit_provenance(ref["provenance"], None),
                 fact=fact,
                 via="reference",
                 referenced_from=item_id,
@@ -355,14 +355,16 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
     return ranked[:k]
 
 
-def _provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:
+def hit_provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:
+    """A hit's provenance: ``episode`` itself, or the episodes (``fact_provenance`` rows) a
+    fact was derived from."""
     if episode is not None:
         return Provenance(
             episode_ids=(episode.id,),
             external_ids=(episode.external_id,) if episode.external_id else (),
             session_ids=(episode.session_id,) if episode.session_id else (),
         )
-    rows = rows or ()
+    rows = sorted(rows or (), key=lambda row: row["id"])  # a stable order, for display too
     return Provenance(
         episode_ids=tuple(r["id"] for r in rows),
         external_ids=tuple(r["external_id"] for r in rows if r["external_id"]),

@@ -1,10 +1,11 @@
 // name: pinned_facts
 // mode: read
 // params: ns, limit, as_of, valid_at, include_retired, tags, since, until
-// returns: facts, beyond
+// returns: facts, provenance, beyond
 // Pinned (core) facts visible under the same filters as recall and believed at the time asked
 // about ($as_of, else now), newest first (then by id, so the order is stable): the first $limit
-// of them, and the ids of the others. One row, also when there is none. A superseded fact
+// of them, with the episodes each was derived from (`provenance`, in the same order), and the
+// ids of the others. One row, also when there is none. A superseded fact
 // keeps its pin, which no longer counts: with $valid_at it may still be visible, but it is not
 // put first.
 OPTIONAL MATCH (node:Fact {ns: $ns})
@@ -14,4 +15,5 @@ WITH node
 ORDER BY node.recorded_at DESC, node.id
 WITH collect(node) AS pinned
 RETURN [node IN pinned[..$limit] | {{fact_map}}] AS facts,
+       [node IN pinned[..$limit] | {{fact_provenance}}] AS provenance,
        [node IN pinned[$limit..] | node.id] AS beyond

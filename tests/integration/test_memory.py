@@ -937,6 +937,21 @@ def test_an_extractor_derives_facts_with_provenance(
     assert hits[0].provenance.external_ids == ("msg-1",)
     assert hits[0].provenance.session_ids == ("s9",)
     assert client.stats().derived_from == 2
+    # Context names the messages a fact came from, for a recalled fact and a pinned one.
+    biscuit = hits[0].id
+    block = client.context("greyhound called Biscuit", budget_tokens=500, kinds=["fact"])
+    line = next(line for line in block.text.splitlines() if biscuit in line)
+    assert line.endswith(f"(fact {biscuit}, from message msg-1)")
+    client.pin(biscuit)
+    block = client.context("something else entirely", budget_tokens=500, kinds=["fact"])
+    line = next(line for line in block.text.splitlines() if biscuit in line)
+    assert line.endswith(f"(pinned fact {biscuit}, from message msg-1)")
+    # A message sent without an id of its own is named by its episode id.
+    anonymous = client.ingest([{"content": "My sister Ines lives in Porto.", "role": "user"}])
+    (porto,) = anonymous.facts
+    block = client.context("where does Ines live", budget_tokens=500, kinds=["fact"])
+    line = next(line for line in block.text.splitlines() if porto.id in line)
+    assert line.endswith(f"(fact {porto.id}, from episode {anonymous.episodes[0].id})")
 
 
 def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(

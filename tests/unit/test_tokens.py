@@ -395,3 +395,24 @@ def zone_file(name: str) -> Any:
         if (path := Path(root) / name).is_file():
             return path.open("rb")
     return importlib.resources.files("tzdata.zoneinfo").joinpath(name).open("rb")
+
+
+def test_a_fact_line_names_at_most_three_source_messages(
+    counter: WordPieceBudgetCounter,
+) -> None:
+    episodes = tuple(f"ep-{n}" for n in range(5))
+    many = _hit(_fact(1, "derived from five messages")).model_copy(
+        update={
+            "provenance": Provenance(
+                episode_ids=episodes, external_ids=("m1", "m2", "m3", "m4", "m5")
+            )
+        }
+    )
+    some_unnamed = _hit(_fact(2, "derived from two messages, one without an id")).model_copy(
+        update={"provenance": Provenance(episode_ids=episodes[:2], external_ids=("m1",))}
+    )
+    own = _hit(_fact(3, "told directly"))
+    lines = build_context([], [many, some_unnamed, own], 100_000, counter).text.splitlines()
+    assert lines[1].endswith("(fact fact-1, from messages m1, m2, m3 and 2 more)")
+    assert lines[2].endswith("(fact fact-2, from episodes ep-0, ep-1)")
+    assert lines[3].endswith("(fact fact-3)")
