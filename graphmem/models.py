@@ -392,12 +392,25 @@ class Scores(_Output):
     final: float
 
 
+class SourceMessage(_Output):
+    """One episode (verbatim message) behind a hit."""
+
+    episode_id: str
+    #: The caller's own id of the message, if it was sent with one.
+    external_id: str | None = None
+    session_id: str | None = None
+    occurred_at: StoredDatetime | None = None
+
+
 class Provenance(_Output):
-    """Where a hit came from: the episodes (verbatim messages) behind it."""
+    """Where a hit came from: the episodes (verbatim messages) behind it, in id order.
+    ``messages`` has one entry per episode; the three tuples are its ids, the external ids
+    that are set and the distinct sessions."""
 
     episode_ids: tuple[str, ...] = ()
     external_ids: tuple[str, ...] = ()
     session_ids: tuple[str, ...] = ()
+    messages: tuple[SourceMessage, ...] = ()
 
 
 class Hit(_Output):

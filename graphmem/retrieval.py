@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from graphmem.cypher import query
 from graphmem.fulltext import lucene_query
-from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores
+from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
 from graphmem.plans import Plan, Run, Transaction, Work, single
 from graphmem.ranking import (
     Candidate,
@@ -357,18 +357,30 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
 
 def hit_provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:
     """A hit's provenance: ``episode`` itself, or the episodes (``fact_provenance`` rows) a
-    fact was derived from."""
+    fact was derived from, in id order (a stable order, for display too)."""
     if episode is not None:
-        return Provenance(
-            episode_ids=(episode.id,),
-            external_ids=(episode.external_id,) if episode.external_id else (),
-            session_ids=(episode.session_id,) if episode.session_id else (),
-        )
-    rows = sorted(rows or (), key=lambda row: row["id"])  # a stable order, for display too
+        rows = [
+            {
+                "id": episode.id,
+                "external_id": episode.external_id,
+                "session_id": episode.session_id,
+                "occurred_at": episode.occurred_at,
+            }
+        ]
+    rows = sorted(rows or (), key=lambda row: row["id"])
     return Provenance(
         episode_ids=tuple(r["id"] for r in rows),
         external_ids=tuple(r["external_id"] for r in rows if r["external_id"]),
         session_ids=tuple(dict.fromkeys(r["session_id"] for r in rows if r["session_id"])),
+        messages=tuple(
+            SourceMessage(
+                episode_id=r["id"],
+                external_id=r["external_id"],
+                session_id=r["session_id"],
+                occurred_at=r["occurred_at"],
+            )
+            for r in rows
+        ),
     )
 
 

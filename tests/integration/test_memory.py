@@ -936,6 +936,10 @@ def test_an_extractor_derives_facts_with_provenance(
     hits = client.recall("greyhound called Biscuit", kinds=["fact"]).hits
     assert hits[0].provenance.external_ids == ("msg-1",)
     assert hits[0].provenance.session_ids == ("s9",)
+    (source,) = hits[0].provenance.messages
+    assert source.episode_id == result.episodes[0].id == hits[0].provenance.episode_ids[0]
+    assert (source.external_id, source.session_id) == ("msg-1", "s9")
+    assert source.occurred_at == datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
     assert client.stats().derived_from == 2
     # Context names the messages a fact came from, for a recalled fact and a pinned one.
     biscuit = hits[0].id
@@ -952,6 +956,11 @@ def test_an_extractor_derives_facts_with_provenance(
     block = client.context("where does Ines live", budget_tokens=500, kinds=["fact"])
     line = next(line for line in block.text.splitlines() if porto.id in line)
     assert line.endswith(f"(fact {porto.id}, from episode {anonymous.episodes[0].id})")
+    (hit,) = client.recall("where does Ines live", kinds=["fact"], k=1).hits
+    assert hit.provenance.external_ids == ()  # only the ids that are set
+    assert [(m.episode_id, m.external_id) for m in hit.provenance.messages] == [
+        (anonymous.episodes[0].id, None)
+    ]
 
 
 def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
