@@ -88,11 +88,13 @@ def _clip(text: str, limit: int = _LINE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _fact_when(fact: Fact, at: datetime, zone: tzinfo) -> str:
-    """A fact's date in ``zone`` (when it became true, else when it was recorded), with its
-    end when it has one, and whether at ``at`` it is not yet or no longer true (or never was:
-    an empty interval, replaced in full)."""
-    when = _day(fact.valid_from or fact.recorded_at, zone)
+def _fact_when(fact: Fact, at: datetime, zone: tzinfo, said: datetime | None = None) -> str:
+    """A fact's date in ``zone`` (when it became true, else when the first message it was
+    derived from was sent, ``said``, else when it was recorded), with its end when it has one,
+    and whether at ``at`` it is not yet or no longer true (or never was: an empty interval,
+    replaced in full)."""
+    stated = said if said is not None and said <= fact.recorded_at else fact.recorded_at
+    when = _day(fact.valid_from or stated, zone)
     if (
         fact.valid_from is not None
         and fact.valid_to is not None
@@ -136,7 +138,9 @@ def _fact_line(
         label = f"{fact.status} fact {fact.id}{by}"
     else:
         label = f"{'pinned ' if pinned else ''}fact {fact.id}"
-    return f"- [{_fact_when(fact, at, zone)}] {_clip(fact.text)} ({label}{_sources(source)})"
+    sent = [m.occurred_at for m in source.messages if m.occurred_at] if source else []
+    when = _fact_when(fact, at, zone, min(sent, default=None))
+    return f"- [{when}] {_clip(fact.text)} ({label}{_sources(source)})"
 
 
 def _episode_line(episode: Episode, zone: tzinfo) -> str:

@@ -946,10 +946,12 @@ def test_an_extractor_derives_facts_with_provenance(
     block = client.context("greyhound called Biscuit", budget_tokens=500, kinds=["fact"])
     line = next(line for line in block.text.splitlines() if biscuit in line)
     assert line.endswith(f"(fact {biscuit}, from message msg-1)")
+    assert line.startswith("- [2026-03-01] ")  # dated by its message, not by the ingest
     client.pin(biscuit)
     block = client.context("something else entirely", budget_tokens=500, kinds=["fact"])
     line = next(line for line in block.text.splitlines() if biscuit in line)
     assert line.endswith(f"(pinned fact {biscuit}, from message msg-1)")
+    assert line.startswith("- [2026-03-01] ")
     # A message sent without an id of its own is named by its episode id.
     anonymous = client.ingest([{"content": "My sister Ines lives in Porto.", "role": "user"}])
     (porto,) = anonymous.facts

@@ -16,7 +16,7 @@ import pytest
 from graphmem.context import CONTEXT_HEADER, build_context, context_header, time_zone
 from graphmem.embeddings import DEFAULT_MODEL_ID, packaged_model_path
 from graphmem.errors import ClientUsageError, InvalidInputError
-from graphmem.models import Episode, Fact, Hit, Provenance, Scores
+from graphmem.models import Episode, Fact, Hit, Provenance, Scores, SourceMessage
 from graphmem.synthetic import generate_facts, generate_messages
 from graphmem.tokens import (
     HFTokenizerCounter,
@@ -416,3 +416,30 @@ def test_a_fact_line_names_at_most_three_source_messages(
     assert lines[1].endswith("(fact fact-1, from messages m1, m2, m3 and 2 more)")
     assert lines[2].endswith("(fact fact-2, from episodes ep-0, ep-1)")
     assert lines[3].endswith("(fact fact-3)")
+
+
+def test_a_derived_fact_is_dated_by_its_first_message(counter: WordPieceBudgetCounter) -> None:
+    def sent(*days: int) -> Provenance:
+        return Provenance(
+            episode_ids=tuple(f"ep-{d}" for d in days),
+            messages=tuple(
+                SourceMessage(episode_id=f"ep-{d}", occurred_at=datetime(2024, 3, d, tzinfo=UTC))
+                for d in days
+            ),
+        )
+
+    derived = _hit(_fact(1, "derived")).model_copy(update={"provenance": sent(9, 2)})
+    since = _fact(2, "true since a day of its own").model_copy(
+        update={"valid_from": datetime(2023, 1, 5, tzinfo=UTC)}
+    )
+    stated = _hit(since).model_copy(update={"provenance": sent(4)})
+    later = _hit(_fact(3, "a message dated after the fact was recorded")).model_copy(
+        update={"provenance": Provenance(
+            episode_ids=("ep-x",),
+            messages=(SourceMessage(episode_id="ep-x", occurred_at=NOW + timedelta(days=3)),),
+        )}
+    )  # fmt: skip
+    lines = build_context([], [derived, stated, later], 100_000, counter).text.splitlines()
+    assert lines[1].startswith("- [2024-03-02] derived")
+    assert lines[2].startswith("- [2023-01-05] true since")
+    assert lines[3].startswith(f"- [{NOW:%Y-%m-%d}] a message dated after")
