@@ -283,16 +283,7 @@ def _migrate(driver: neo4j.Driver, database: str, applied: set[int], dimension: 
     for migration in MIGRATIONS:
         if migration.version in applied:
             continue
-        with (
-            db.driver_errors(),
-            driver.session(
-                database=database, bookmark_manager=driver.execute_query_bookmark_manager
-            ) as session,
-        ):
-            for statement in migration.statements:
-                # A managed transaction each, so that the driver retries the deadlocks that
-                # schema statements of processes starting at once can meet.
-                session.execute_write(_run_statement, statement, dimension)
+        _run_statements(driver, database, migration.statements, dimension)
         db.execute(
             driver,
             database,
@@ -328,15 +319,25 @@ def _restore_missing(
         # The vector indexes may be missing because a re-embedding began since the caller
         # checked the state; it builds them for its own model, so that is refused here.
         check_embedder(read_state(driver, database), (), embedder)
-        with (
-            db.driver_errors(),
-            driver.session(
-                database=database, bookmark_manager=driver.execute_query_bookmark_manager
-            ) as session,
-        ):
-            for _, statement in missing:
-                session.execute_write(_run_statement, statement, embedder.dimension)
+        _run_statements(driver, database, [stmt for _, stmt in missing], embedder.dimension)
     return tuple(name for name, _ in missing)
+
+
+def _run_statements(
+    driver: neo4j.Driver, database: str, statements: Sequence[str], dimension: int = 0
+) -> None:
+    """Run schema statements in order, ``$dimension`` bound to ``dimension``, each in a managed
+    transaction of its own, so that the driver retries the deadlocks that schema statements of
+    processes starting at once can meet; later reads of the driver's default bookmark manager
+    see them."""
+    with (
+        db.driver_errors(),
+        driver.session(
+            database=database, bookmark_manager=driver.execute_query_bookmark_manager
+        ) as session,
+    ):
+        for statement in statements:
+            session.execute_write(_run_statement, statement, dimension)
 
 
 def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int) -> None:
@@ -375,9 +376,7 @@ def read_state(driver: neo4j.Driver, database: str) -> Mapping[str, Any] | None:
 
 def drop_vector_indexes(driver: neo4j.Driver, *, database: str) -> None:
     """Drop the vector indexes (re-embedding rebuilds them for the new dimension)."""
-    with db.driver_errors(), driver.session(database=database) as session:
-        for name in VECTOR_INDEXES:
-            session.execute_write(_run_statement, f"DROP INDEX {name} IF EXISTS", 0)
+    _run_statements(driver, database, [f"DROP INDEX {name} IF EXISTS" for name in VECTOR_INDEXES])
 
 
 def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int) -> None:
@@ -385,11 +384,8 @@ def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int
     for another dimension (left by an interrupted or overtaken re-embedding) is replaced."""
     built = vector_index_dimensions(driver, database)
     wrong = [name for name in VECTOR_INDEXES if built.get(name, dimension) != dimension]
-    with db.driver_errors(), driver.session(database=database) as session:
-        for name in wrong:
-            session.execute_write(_run_statement, f"DROP INDEX {name} IF EXISTS", 0)
-        for _, statement in _M3:
-            session.execute_write(_run_statement, statement, dimension)
+    drops = [f"DROP INDEX {name} IF EXISTS" for name in wrong]
+    _run_statements(driver, database, [*drops, *(stmt for _, stmt in _M3)], dimension)
 
 
 def vector_index_dimensions(driver: neo4j.Driver, database: str) -> dict[str, int]:
