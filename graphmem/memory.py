@@ -171,9 +171,6 @@ class _ClientBase:
             self._counter = counter_from_setting(self.settings.context_tokenizer)
         return self._counter
 
-    def _load_counter(self) -> TokenCounter:
-        return self.token_counter
-
     def _extractor(self) -> Extractor:
         if self.extractor is None:  # pragma: no cover - the core only asks when configured
             raise GraphmemError("no extractor is configured")
@@ -733,7 +730,7 @@ class AsyncMemory(_ClientBase):
         # The first call loads the tokenizer from disk: in a worker thread, not on the loop.
         counter = self._counter
         if counter is None:
-            counter = await asyncio.to_thread(self._load_counter)
+            counter = await asyncio.to_thread(lambda: self.token_counter)
         return await self._run(
             self._core.context(
                 query, ns=ns, budget_tokens=budget_tokens, counter=counter, **recall_options
