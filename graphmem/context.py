@@ -119,12 +119,14 @@ SOURCES_SHOWN = 3
 def _sources(source: Provenance | None) -> str:
     """Where a fact came from, for its line: the messages it was derived from, by the caller's
     ids (by episode id when one of them has none), at most :data:`SOURCES_SHOWN` of them."""
-    if source is None or not source.episode_ids:
+    messages = source.messages if source is not None else ()
+    if not messages:
         return ""
-    if len(source.external_ids) == len(source.episode_ids):
-        noun, ids = "message", source.external_ids
+    external = [m.external_id for m in messages if m.external_id]
+    if len(external) == len(messages):
+        noun, ids = "message", external
     else:
-        noun, ids = "episode", source.episode_ids
+        noun, ids = "episode", [m.episode_id for m in messages]
     named = ", ".join(_clip(i, MAX_LABEL_CHARS) for i in ids[:SOURCES_SHOWN])
     more = f" and {len(ids) - SOURCES_SHOWN} more" if len(ids) > SOURCES_SHOWN else ""
     return f", from {noun}{'s' if len(ids) > 1 else ''} {named}{more}"

@@ -400,16 +400,21 @@ def zone_file(name: str) -> Any:
 def test_a_fact_line_names_at_most_three_source_messages(
     counter: WordPieceBudgetCounter,
 ) -> None:
-    episodes = tuple(f"ep-{n}" for n in range(5))
+    def source(*external: str | None) -> Provenance:
+        messages = tuple(
+            SourceMessage(episode_id=f"ep-{n}", external_id=ext) for n, ext in enumerate(external)
+        )
+        return Provenance(
+            episode_ids=tuple(m.episode_id for m in messages),
+            external_ids=tuple(ext for ext in external if ext),
+            messages=messages,
+        )
+
     many = _hit(_fact(1, "derived from five messages")).model_copy(
-        update={
-            "provenance": Provenance(
-                episode_ids=episodes, external_ids=("m1", "m2", "m3", "m4", "m5")
-            )
-        }
+        update={"provenance": source("m1", "m2", "m3", "m4", "m5")}
     )
     some_unnamed = _hit(_fact(2, "derived from two messages, one without an id")).model_copy(
-        update={"provenance": Provenance(episode_ids=episodes[:2], external_ids=("m1",))}
+        update={"provenance": source("m1", None)}
     )
     own = _hit(_fact(3, "told directly"))
     lines = build_context([], [many, some_unnamed, own], 100_000, counter).text.splitlines()
