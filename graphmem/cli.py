@@ -394,10 +394,10 @@ def _memory(ctx: click.Context, ns: str | None) -> Memory:
 def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     if value is None:
         return None
-    from graphmem.jsonl import json_error
+    from graphmem.jsonl import json_error, load_json
 
     try:
-        data = json.loads(value)
+        data = load_json(value)
     except (ValueError, RecursionError) as exc:
         raise click.BadParameter(f"not valid JSON: {json_error(exc)}") from None
     if not isinstance(data, dict):

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from graphmem._text import brief
 from graphmem.models import Message, describe_validation_error
 
 
@@ -27,11 +28,32 @@ class ParsedLines:
     problems: list[tuple[int, str]] = field(default_factory=list)
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object names one key twice; which value was meant cannot be told."""
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise DuplicateKeyError(f"the key {brief(key)} appears twice in one object")
+        data[key] = value
+    return data
+
+
+def load_json(text: str) -> Any:
+    """``json.loads``, except that an object naming a key twice, at any depth, is refused with
+    :class:`DuplicateKeyError` (``json.loads`` would silently keep the last value)."""
+    return json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+
+
 def json_error(exc: ValueError | RecursionError) -> str:
     """Why ``json.loads`` refused a text, on one line: a syntax error with its column, nesting
     too deep for its recursion, or another value error (an integer too long to convert)."""
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} (column {exc.colno})"
+    if isinstance(exc, DuplicateKeyError):
+        return str(exc)
     if isinstance(exc, RecursionError):
         return "nested too deeply to read"
     return f"{exc!s:.200}"
@@ -55,7 +77,7 @@ def json_objects(
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = load_json(line)
         except (ValueError, RecursionError) as exc:
             problems.append((number, f"invalid JSON: {json_error(exc)}"))
             continue

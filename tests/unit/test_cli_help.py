@@ -84,10 +84,12 @@ def test_the_drivers_warnings_stay_off_stderr() -> None:
 
 
 def test_metadata_must_be_a_json_object() -> None:
-    for bad in ("[1, 2]", "{not json"):
+    for bad in ("[1, 2]", "{not json", '{"a": 1, "a": 2}'):
         result = CliRunner().invoke(main, ["remember", "a fact", "--metadata", bad])
         assert result.exit_code == 2, result.output
         assert "--metadata" in result.output
+    result = CliRunner().invoke(main, ["remember", "a fact", "--metadata", '{"a": 1, "a": 2}'])
+    assert "the key 'a' appears twice" in result.output
 
 
 def test_ingest_with_a_bad_line_writes_nothing_and_needs_no_database(tmp_path: Path) -> None:

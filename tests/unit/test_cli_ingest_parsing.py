@@ -172,3 +172,18 @@ def test_a_number_is_not_a_time() -> None:
         parsed = parse_message_lines(['{"content": "x", "occurred_at": "' + value + '"}'])
         assert parsed.messages == [], value
         assert "ISO-8601" in parsed.problems[0][1], value
+
+
+def test_a_key_named_twice_is_a_bad_line_at_any_depth() -> None:
+    parsed = parse_message_lines(
+        [
+            '{"content": "first", "content": "second"}',
+            '{"content": "ok", "metadata": {"a": {"b": 1, "b": 2}}}',
+            '{"content": "fine", "metadata": {"a": {"b": 1}, "b": 2}}',
+        ]
+    )
+    assert [m.content for m in parsed.messages] == ["fine"]
+    assert [n for n, _ in parsed.problems] == [1, 2]
+    for _, reason in parsed.problems:
+        assert reason.startswith("invalid JSON: the key ") and "appears twice" in reason
+    assert "'content'" in parsed.problems[0][1] and "'b'" in parsed.problems[1][1]
