@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
-from functools import cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo
 
 from graphmem._text import brief, printable
+from graphmem._zones import named_zone, zone_names
 from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
 from graphmem.models import MAX_LABEL_CHARS, ContextBlock, Episode, Fact, Hit, Provenance
 from graphmem.tokens import TokenCounter
@@ -37,7 +37,7 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
     if isinstance(value, tzinfo):
         if value.utcoffset(datetime(2000, 1, 1)) is None:
             raise InvalidInputError(f"timezone {brief(value)} gives no UTC offset")
-        if isinstance(value, ZoneInfo) and value.key not in _zone_names():
+        if isinstance(value, ZoneInfo) and value.key not in zone_names():
             # A copy of a file that names no zone, or a file read with ZoneInfo.from_file
             # (no key): the header would have no name a reader knows.
             raise InvalidInputError(
@@ -50,30 +50,10 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
             f"timezone must be an IANA zone name such as 'Europe/Lisbon' or a tzinfo, got "
             f"{brief(value)}"
         )
-    if value.upper() == "UTC":
-        return UTC
-    if value in _NO_ZONE or value.startswith(("posix/", "right/")):
-        raise InvalidInputError(
-            f"timezone {brief(value)} names no zone: give an IANA zone name such as 'Europe/Lisbon'"
-        )
-    unknown = f"unknown timezone {brief(value)}: give an IANA zone name such as 'Europe/Lisbon'"
-    if value not in _zone_names():
-        raise InvalidInputError(unknown)
     try:
-        return ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
-        raise InvalidInputError(unknown) from exc
-
-
-#: Files of the zone database that name no zone a reader would know (a copy of the machine's
-#: zone, a placeholder, a copy of America/New_York); posix/ and right/ hold copies.
-_NO_ZONE = frozenset({"localtime", "Factory", "posixrules"})
-
-
-@cache
-def _zone_names() -> frozenset[str]:
-    """The IANA zone names this machine knows (its zone database and the tzdata package)."""
-    return frozenset(available_timezones()) - _NO_ZONE
+        return named_zone(value)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from exc
 
 
 def _day(moment: datetime, zone: tzinfo) -> str:

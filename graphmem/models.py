@@ -37,11 +37,13 @@ from pydantic import (
     Field,
     Strict,
     StrictBool,
+    TypeAdapter,
     ValidationError,
     model_validator,
 )
 
 from graphmem._text import brief
+from graphmem._zones import named_zone
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 MAX_TEXT_CHARS = 10_000
@@ -97,12 +99,57 @@ def _is_number(text: str) -> bool:
     return True
 
 
+#: A time followed by its zone's IANA name in brackets, as Neo4j writes one:
+#: '2026-03-15T10:00:00+00:00[Europe/Lisbon]', or without the offset.
+_ZONE_ID = re.compile(r"(?P<time>[^\[\]]+)\[(?P<zone>[^\[\]]+)\]")
+_DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
+
+
+def _zoned_time(text: str) -> datetime | None:
+    """The time a string with a bracketed zone id names, read as Neo4j reads it: a local time
+    in that zone (in a gap, moved on by the gap; in an overlap, the earlier of the two), or, with
+    an offset, that instant, which must be the zone's offset at that time. None for a string
+    without one."""
+    match = _ZONE_ID.fullmatch(text.strip())
+    if match is None:
+        return None
+    zone = named_zone(match["zone"])
+    try:
+        given = _DATETIME.validate_python(match["time"])
+    except ValidationError:
+        given = None
+    if given is None or _is_number(match["time"]):
+        raise ValueError(
+            f"{brief(text)} is not an ISO-8601 time before its zone id, such as "
+            "'2026-03-01T09:00:00[Europe/Lisbon]'"
+        )
+    if given.tzinfo is None:
+        return given.replace(tzinfo=zone)
+    zoned = given.astimezone(zone)
+    if zoned.utcoffset() != given.utcoffset():
+        raise ValueError(
+            f"the offset of {brief(text)} is not the zone's: {match['zone']} was "
+            f"{_offset(zoned)} at that time"
+        )
+    return zoned
+
+
+def _offset(moment: datetime) -> str:
+    offset = moment.utcoffset()
+    minutes = round(offset.total_seconds() / 60) if offset is not None else 0
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
 def _datetime_or_text(value: Any) -> Any:
     """Only a datetime or an ISO-8601 string is a time. A bare number, or a string of one
     ('20250101', '.5', '1e9'), is refused: pydantic would read it as Unix time, so '20250101'
-    would become a day in 1970."""
-    if isinstance(value, datetime) or (isinstance(value, str) and not _is_number(value)):
+    would become a day in 1970. A string may end in a bracketed zone id, as Neo4j writes
+    times."""
+    if isinstance(value, datetime):
         return value
+    if isinstance(value, str) and not _is_number(value):
+        return _zoned_time(value) or value
     raise ValueError(
         f"expected a datetime or an ISO-8601 string such as '2026-03-01T09:00:00+00:00', "
         f"got {brief(value)}"

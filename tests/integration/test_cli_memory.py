@@ -583,6 +583,35 @@ def test_valid_time_travel(cli: Invoke) -> None:
     assert fact["id"] not in [hit["id"] for hit in later["hits"]]
 
 
+def test_times_with_a_zone_id_as_neo4j_writes_them(cli: Invoke) -> None:
+    """A time copied from a Cypher result, such as 2021-06-01T10:00:00+01:00[Europe/Lisbon],
+    is that instant; a local time with a zone id is read in that zone."""
+    fact = _json(
+        cli(
+            "remember",
+            "The user lived in Porto.",
+            "--valid-from",
+            "2021-06-01T10:00:00[Europe/Lisbon]",
+            "--valid-to",
+            "2021-12-01T10:00:00+00:00[Europe/Lisbon]",
+            "--json",
+        )
+    )
+    assert fact["valid_from"].startswith("2021-06-01T09:00:00")  # summer time, +01:00
+    assert fact["valid_to"].startswith("2021-12-01T10:00:00")
+
+    def found(valid_at: str) -> bool:
+        hits = _json(cli("recall", "where did the user live?", "--valid-at", valid_at, "--json"))
+        return fact["id"] in [hit["id"] for hit in hits["hits"]]
+
+    assert found("2021-06-01T10:00:00+01:00[Europe/Lisbon]")
+    assert not found("2021-06-01T09:59:00[Europe/Lisbon]")
+    wrong_offset = cli("recall", "where?", "--as-of", "2021-06-01T10:00:00Z[Europe/Lisbon]")
+    assert wrong_offset.exit_code == 1 and "+01:00" in wrong_offset.stderr
+    unknown = cli("recall", "where?", "--as-of", "2021-06-01T10:00:00[Europe/Porto]")
+    assert unknown.exit_code == 1 and "unknown timezone 'Europe/Porto'" in unknown.stderr
+
+
 _PROBE = """
 import sys
 from graphmem.cli import main

@@ -174,6 +174,34 @@ def test_a_number_is_not_a_time() -> None:
         assert "ISO-8601" in parsed.problems[0][1], value
 
 
+def test_a_time_may_end_in_a_zone_id_as_neo4j_writes_it() -> None:
+    cases = {
+        "2026-07-15T10:00:00[Europe/Lisbon]": datetime(2026, 7, 15, 9, tzinfo=UTC),
+        "2026-07-15T10:00:00+01:00[Europe/Lisbon]": datetime(2026, 7, 15, 9, tzinfo=UTC),
+        "2026-01-15T10:00:00Z[Europe/Lisbon]": datetime(2026, 1, 15, 10, tzinfo=UTC),
+        "2026-07-15T10:00:00[utc]": datetime(2026, 7, 15, 10, tzinfo=UTC),
+        # In the spring gap, moved on by the gap; in the autumn overlap, the earlier instant.
+        "2026-03-29T01:30:00[Europe/Lisbon]": datetime(2026, 3, 29, 1, 30, tzinfo=UTC),
+        "2026-10-25T01:30:00[Europe/Lisbon]": datetime(2026, 10, 25, 0, 30, tzinfo=UTC),
+    }
+    for text, instant in cases.items():
+        parsed = parse_message_lines(['{"content": "x", "occurred_at": "' + text + '"}'])
+        assert parsed.problems == [], text
+        assert parsed.messages[0].occurred_at == instant, text
+    refused = {
+        "2026-07-15T10:00:00Z[Europe/Lisbon]": "Europe/Lisbon was +01:00 at that time",
+        "2026-07-15T10:00:00+05:30[Europe/Lisbon]": "is not the zone's",
+        "2026-07-15T10:00:00[Nowhere/Land]": "unknown timezone 'Nowhere/Land'",
+        "2026-07-15T10:00:00[localtime]": "names no zone",
+        "20260715[UTC]": "ISO-8601 time before its zone id",
+        "2026-07-15T10:00:00[UTC][UTC]": "occurred_at",
+    }
+    for text, reason in refused.items():
+        parsed = parse_message_lines(['{"content": "x", "occurred_at": "' + text + '"}'])
+        assert parsed.messages == [], text
+        assert reason in parsed.problems[0][1], (text, parsed.problems)
+
+
 def test_a_key_named_twice_is_a_bad_line_at_any_depth() -> None:
     parsed = parse_message_lines(
         [
