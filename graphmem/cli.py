@@ -189,6 +189,7 @@ def init(ctx: click.Context, check: bool, as_json: bool) -> None:
     with Graph.open(settings, _embedder(settings), apply_schema=not check) as graph:
         report = graph.schema
         data = {"uri": graph.target.uri, "database": graph.database, **report.as_dict()}
+    mismatches = report.checksum_mismatches
 
     def table(d: Mapping[str, Any]) -> str:
         applied = ", ".join(map(str, d["applied_now"])) or "none (already up to date)"
@@ -199,6 +200,11 @@ def init(ctx: click.Context, check: bool, as_json: bool) -> None:
                 "applied now": applied,
                 **({"restored": ", ".join(d["restored"])} if d["restored"] else {}),
                 "embedder": f"{d['embedder_model']} ({d['embedding_dimension']}-d)",
+                **(
+                    {"checksums differ": "; ".join(m.describe() for m in mismatches)}
+                    if mismatches
+                    else {}
+                ),
             }
         )
         return (

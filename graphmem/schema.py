@@ -190,6 +190,26 @@ class IndexState:
 
 
 @dataclass(frozen=True)
+class ChecksumMismatch:
+    """A recorded migration whose checksum differs from this graphmem's migration of that
+    version: it was applied from other statements (by another program, or an altered record).
+    Its indexes are still checked for what they are, so a difference that matters is refused
+    by that check; this says where the record and the code part."""
+
+    version: int
+    name: str
+    recorded: str | None
+    expected: str
+
+    def describe(self) -> str:
+        recorded = self.recorded or "none"
+        return (
+            f"migration {self.version} ({self.name}) was recorded with checksum {recorded}, "
+            f"this graphmem's is {self.expected}"
+        )
+
+
+@dataclass(frozen=True)
 class SchemaReport:
     """The schema as found (and, after ``apply_schema``, as left)."""
 
@@ -201,6 +221,8 @@ class SchemaReport:
     indexes: tuple[IndexState, ...]
     #: Indexes of recorded migrations that were missing and that ``apply_schema`` created again.
     restored: tuple[str, ...] = ()
+    #: Recorded migrations whose checksums differ from this graphmem's.
+    checksum_mismatches: tuple[ChecksumMismatch, ...] = ()
 
     @property
     def up_to_date(self) -> bool:
@@ -212,6 +234,15 @@ class SchemaReport:
             "latest_version": self.latest_version,
             "applied_now": list(self.applied_now),
             "restored": list(self.restored),
+            "checksum_mismatches": [
+                {
+                    "version": m.version,
+                    "name": m.name,
+                    "recorded": m.recorded,
+                    "expected": m.expected,
+                }
+                for m in self.checksum_mismatches
+            ],
             "embedder_model": self.embedder_model,
             "embedding_dimension": self.embedding_dimension,
             "indexes": [
@@ -239,7 +270,8 @@ def apply_schema(
     state, existing = _read_state(driver, database)
     check_embedder(state, existing, embedder)
     _check_shapes(existing)
-    applied = _applied_versions(driver, database)
+    recorded = _recorded_checksums(driver, database)
+    applied = set(recorded)
     newly = _migrate(driver, database, applied, embedder.dimension)
     restored = _restore_missing(driver, database, applied, existing, embedder)
     claimed = db.execute(
@@ -252,9 +284,8 @@ def apply_schema(
     )[0]
     check_embedder(claimed, (), embedder)
     indexes = await_indexes_online(driver, database=database, timeout=timeout)
-    return _report(
-        applied | set(newly), claimed, indexes, applied_now=tuple(newly), restored=restored
-    )
+    recorded.update((m.version, m.checksum) for m in MIGRATIONS if m.version in newly)
+    return _report(recorded, claimed, indexes, applied_now=tuple(newly), restored=restored)
 
 
 def apply_migrations(
@@ -350,7 +381,7 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     state, indexes = _read_state(driver, database)
     check_embedder(state, indexes, embedder)
     _check_shapes(indexes)
-    report = _report(_applied_versions(driver, database), state, indexes)
+    report = _report(_recorded_checksums(driver, database), state, indexes)
     if not report.up_to_date:
         raise SchemaError(
             f"the graph's schema is at version {report.version}, this graphmem needs "
@@ -543,9 +574,15 @@ def refuse_newer_migrations(driver: neo4j.Driver, database: str) -> None:
 
 
 def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:
-    """The versions of the migrations the graph records. A graph with migrations this graphmem
-    does not know (applied by a newer graphmem) is refused: its schema, and what the newer
-    version writes, may differ in ways this one cannot check or would undo."""
+    """The versions of the migrations the graph records (see :func:`_recorded_checksums`)."""
+    return set(_recorded_checksums(driver, database))
+
+
+def _recorded_checksums(driver: neo4j.Driver, database: str) -> dict[int, str | None]:
+    """The checksum each migration the graph records was recorded with, by version. A graph
+    with migrations this graphmem does not know (applied by a newer graphmem) is refused: its
+    schema, and what the newer version writes, may differ in ways this one cannot check or
+    would undo."""
     rows = db.execute(driver, database, query("migrations_applied"))
     unknown = [r for r in rows if int(r["version"]) > LATEST_VERSION]
     if unknown:
@@ -555,7 +592,7 @@ def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:
             f"version {LATEST_VERSION}): {names}; a newer graphmem applied them, so use that "
             "version (or a later one) with this graph"
         )
-    return {int(r["version"]) for r in rows}
+    return {int(r["version"]): r["checksum"] for r in rows}
 
 
 def _index_states(driver: neo4j.Driver, database: str) -> tuple[IndexState, ...]:
@@ -577,7 +614,7 @@ def _index_states(driver: neo4j.Driver, database: str) -> tuple[IndexState, ...]
 
 
 def _report(
-    applied: set[int],
+    recorded: Mapping[int, str | None],
     state: Mapping[str, Any] | None,
     indexes: tuple[IndexState, ...],
     *,
@@ -586,9 +623,14 @@ def _report(
 ) -> SchemaReport:
     version = 0
     for migration in MIGRATIONS:  # the highest version with all earlier ones applied
-        if migration.version not in applied:
+        if migration.version not in recorded:
             break
         version = migration.version
+    mismatches = tuple(
+        ChecksumMismatch(m.version, m.name, recorded[m.version], m.checksum)
+        for m in MIGRATIONS
+        if m.version in recorded and recorded[m.version] != m.checksum
+    )
     return SchemaReport(
         version=version,
         latest_version=LATEST_VERSION,
@@ -597,4 +639,5 @@ def _report(
         embedding_dimension=state["embedding_dimension"] if state else None,
         indexes=indexes,
         restored=restored,
+        checksum_mismatches=mismatches,
     )

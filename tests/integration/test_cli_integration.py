@@ -25,11 +25,43 @@ def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:
     report = json.loads(result.output[result.output.index("{") :])
     assert report["version"] == report["latest_version"] == 5
     assert report["applied_now"] == []
+    assert report["checksum_mismatches"] == []
     assert report["embedding_dimension"] == 384
     assert {i["state"] for i in report["indexes"]} == {"ONLINE"}
     check = CliRunner().invoke(main, ["init", "--check"], env=_env(graph))
     assert check.exit_code == 0, check.output
     assert "schema version  5 of 5" in check.output
+    assert "checksums differ" not in check.output
+
+
+def test_init_shows_a_migration_recorded_with_another_checksum(graph: Graph) -> None:
+    from graphmem.schema import MIGRATIONS
+
+    expected = MIGRATIONS[1].checksum
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (m:GraphmemMigration {version: 2}) SET m.checksum = 'f00d' RETURN count(m) AS n",
+        database_=graph.database,
+    )
+    assert records[0]["n"] == 1
+    try:
+        result = CliRunner().invoke(main, ["init", "--json"], env=_env(graph))
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output[result.output.index("{") :])
+        assert report["checksum_mismatches"] == [
+            {"version": 2, "name": MIGRATIONS[1].name, "recorded": "f00d", "expected": expected}
+        ]
+        check = CliRunner().invoke(main, ["init", "--check"], env=_env(graph))
+        assert check.exit_code == 0, check.output
+        assert (
+            f"checksums differ  migration 2 ({MIGRATIONS[1].name}) was recorded with checksum "
+            f"f00d, this graphmem's is {expected}"
+        ) in " ".join(check.output.split("\n"))
+    finally:
+        graph.driver.execute_query(
+            "MATCH (m:GraphmemMigration {version: 2}) SET m.checksum = $checksum",
+            checksum=expected,
+            database_=graph.database,
+        )
 
 
 def test_demo_writes_and_reads_back(graph: Graph) -> None:
