@@ -12,7 +12,7 @@ import click
 from graphmem.cli_output import json_option, memory_size, print_report, writable_dir
 
 if TYPE_CHECKING:
-    from graphmem.bench import BenchReport
+    from graphmem.bench_report import BenchReport
     from graphmem.peer_report import PeerReport
 
 #: The most facts one size may ask for (10M facts take days to embed on a CPU).
@@ -153,7 +153,8 @@ def bench(
     \b
         graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
     """
-    from graphmem.bench import BenchOptions, render_markdown, run_bench
+    from graphmem.bench import run_bench
+    from graphmem.bench_report import BenchOptions, render_markdown
     from graphmem.peer_report import PeerOptions
     from graphmem.settings import load_settings
 

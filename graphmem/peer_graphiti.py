@@ -40,9 +40,7 @@ import numpy as np
 
 from graphmem import __version__, db
 from graphmem.bench import (
-    Percentiles,
     Progress,
-    Throughput,
     _chunks,
     _embed_ceiling,
     _machine,
@@ -56,6 +54,7 @@ from graphmem.bench import (
     plan_batches,
     server_info,
 )
+from graphmem.bench_report import Percentiles, Throughput
 from graphmem.cypher import query
 from graphmem.errors import DatabaseError, EmbeddingError
 from graphmem.peer_report import (

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from graphmem.bench import (
+from graphmem.bench_report import (
     EmbedderInfo,
     MachineInfo,
     Percentiles,
@@ -16,10 +16,10 @@ from graphmem.bench import (
     ServerOptions,
     TargetResult,
     Throughput,
-    _count,
-    _ms,
-    _table,
     check_sizes,
+    format_count,
+    format_ms,
+    markdown_table,
     targets_table,
 )
 
@@ -182,7 +182,7 @@ def render_peer_markdown(report: PeerReport) -> str:
         "## Writes",
         "",
     ]
-    lines += _table(
+    lines += markdown_table(
         [
             "facts",
             "graphmem (facts/s)",
@@ -194,12 +194,12 @@ def render_peer_markdown(report: PeerReport) -> str:
         "rrrrrr",
         [
             [
-                _count(r.size),
-                _count(r.graphmem.write.per_second),
-                _count(r.graphiti.write.per_second),
-                f"{_count(r.graphmem.stored)} / {_count(r.graphiti.stored)}",
-                _count(r.entities),
-                _count(r.embedding.per_second),
+                format_count(r.size),
+                format_count(r.graphmem.write.per_second),
+                format_count(r.graphiti.write.per_second),
+                f"{format_count(r.graphmem.stored)} / {format_count(r.graphiti.stored)}",
+                format_count(r.entities),
+                format_count(r.embedding.per_second),
             ]
             for r in report.sizes
         ],
@@ -212,28 +212,28 @@ def render_peer_markdown(report: PeerReport) -> str:
             p = side.search_ms
             rows.append(
                 [
-                    _count(r.size) if first else "",
+                    format_count(r.size) if first else "",
                     f"{r.queries} after {r.warmup} warm-up" if first else "",
                     side.system,
-                    _ms(p.p50),
-                    _ms(p.p95),
-                    _ms(p.p99),
-                    _ms(p.max),
+                    format_ms(p.p50),
+                    format_ms(p.p95),
+                    format_ms(p.p99),
+                    format_ms(p.max),
                     f"{side.found_share:.0%}",
                 ]
             )
-    lines += _table(
+    lines += markdown_table(
         ["facts", "queries", "system", "p50", "p95", "p99", "max", "answer in top k"],
         "rrlrrrrr",
         rows,
     )
     lines += ["", "## Comparison", ""]
-    lines += _table(
+    lines += markdown_table(
         ["facts", "graphiti p95 / graphmem p95", f"mean top-{opts.k} overlap"],
         "rrr",
         [
             [
-                _count(r.size),
+                format_count(r.size),
                 f"{r.p95_ratio:.1f}x",
                 f"{r.overlap:.0%} ({r.overlap_queries} queries)",
             ]

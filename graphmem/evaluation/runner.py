@@ -30,7 +30,8 @@ import numpy as np
 from pydantic import Field
 
 from graphmem import __version__
-from graphmem.bench import Progress, ServerOptions, load_embedder, on_server
+from graphmem.bench import Progress, load_embedder, on_server
+from graphmem.bench_report import ServerOptions
 from graphmem.embeddings import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline

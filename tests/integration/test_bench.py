@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem.bench import BenchOptions, BenchReport, Percentiles, render_markdown, run_bench
+from graphmem.bench import run_bench
+from graphmem.bench_report import BenchOptions, BenchReport, Percentiles, render_markdown
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.graph import Graph
 from graphmem.settings import GraphmemSettings

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.bench import BenchOptions, BenchReport, run_bench
+from graphmem.bench import run_bench
+from graphmem.bench_report import BenchOptions, BenchReport
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.neo4j_local import LocalNeo4jServer
 from graphmem.peer_graphiti import run_peer_bench

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem.bench import Percentiles
+from graphmem.bench_report import Percentiles
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.graph import Graph
 from graphmem.peer_graphiti import run_peer_bench

@@ -17,7 +17,8 @@ from pydantic import SecretStr, ValidationError
 
 from graphmem import bench, cli_bench
 from graphmem._signals import EndingSignals
-from graphmem.bench import (
+from graphmem.bench import plan_batches, scratch_neo4j, usable_cpus
+from graphmem.bench_report import (
     BenchOptions,
     BenchReport,
     CpuUse,
@@ -30,10 +31,7 @@ from graphmem.bench import (
     Throughput,
     cpu_note,
     evaluate_targets,
-    plan_batches,
     render_markdown,
-    scratch_neo4j,
-    usable_cpus,
 )
 from graphmem.cli import main
 from graphmem.cli_bench import bench as bench_command

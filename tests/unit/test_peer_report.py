@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from graphmem import peer_graphiti
-from graphmem.bench import EmbedderInfo, MachineInfo, Percentiles, ServerInfo, Throughput
+from graphmem.bench_report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo, Throughput
 from graphmem.cli_bench import bench as bench_command
 from graphmem.errors import EmbeddingError
 from graphmem.peer_graphiti import PrecomputedEmbedder
