@@ -215,13 +215,23 @@ def _text(limit: int, noun: str = "text") -> Any:
     return AfterValidator(check)
 
 
+def _metadata_text(role: str, text: str) -> None:
+    """A metadata key or string value Neo4j can store, named in the error by itself (the
+    position is the one in that string, not in the metadata's JSON form)."""
+    try:
+        _unicode_text(text)
+    except ValueError as exc:
+        raise ValueError(f"metadata {role} {brief(text)}: {exc}") from None
+
+
 def _check_metadata_shape(value: dict[str, Any]) -> None:
-    """String keys at every level and at most :data:`MAX_METADATA_DEPTH` levels of objects and
-    arrays, checked without recursion (a deeper value would overflow the JSON encoder's stack,
-    or the decoder's when the fact is read back). Every value takes at least one byte of JSON,
-    so more than :data:`MAX_METADATA_BYTES` of them is over the size limit: refused before
-    encoding, which for a value that holds one list many times over would take time and memory
-    exponential in its depth."""
+    """String keys at every level, valid Unicode in every key and string, and at most
+    :data:`MAX_METADATA_DEPTH` levels of objects and arrays, checked without recursion (a
+    deeper value would overflow the JSON encoder's stack, or the decoder's when the fact is
+    read back). Every value takes at least one byte of JSON, so more than
+    :data:`MAX_METADATA_BYTES` of them is over the size limit: refused before encoding, which
+    for a value that holds one list many times over would take time and memory exponential in
+    its depth."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     values = 0
     while stack:
@@ -229,6 +239,8 @@ def _check_metadata_shape(value: dict[str, Any]) -> None:
         values += 1
         if values > MAX_METADATA_BYTES:
             raise ValueError(f"metadata is over {MAX_METADATA_BYTES} bytes once encoded as JSON")
+        if isinstance(item, str):
+            _metadata_text("value", item)
         if not isinstance(item, dict | list | tuple):
             continue
         if depth > MAX_METADATA_DEPTH:
@@ -239,6 +251,7 @@ def _check_metadata_shape(value: dict[str, Any]) -> None:
             for key in item:
                 if not isinstance(key, str):
                     raise ValueError(f"metadata keys must be strings, not {key!r}")
+                _metadata_text("key", key)
             stack.extend((child, depth + 1) for child in item.values())
         else:
             stack.extend((child, depth + 1) for child in item)
@@ -252,7 +265,6 @@ def _metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
         encoded = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
-    _unicode_text(json.dumps(value, ensure_ascii=False))  # the ASCII form escapes surrogates
     if len(encoded.encode()) > MAX_METADATA_BYTES:
         raise ValueError(f"metadata is over {MAX_METADATA_BYTES} bytes once encoded as JSON")
     return value

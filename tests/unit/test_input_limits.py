@@ -1,6 +1,7 @@
 """Input checks of the write path that need no database: a value that repeats one list or
 object many times over is refused as quickly as a plain value of the same size, and a value
-of any size or type is named briefly in the error."""
+of any size or type is named briefly in the error, as is a metadata string that is not valid
+Unicode."""
 
 from __future__ import annotations
 
@@ -58,3 +59,26 @@ def test_a_wrong_type_that_repeats_one_list_is_named_briefly_and_at_once(
         as_model(FactInput, "text", fields, "fact")
     assert time.perf_counter() - started < 2.0
     assert len(str(refused.value)) < 400
+
+
+@pytest.mark.parametrize(
+    ("metadata", "named"),
+    [
+        (
+            {"\udcff": 1},
+            "metadata key '\\udcff': not valid Unicode: a lone surrogate ('\\udcff') at position 0",
+        ),
+        (
+            {"k": [{"deep": ["x", "y\ud800z"]}]},
+            "metadata value 'y\\ud800z': not valid Unicode: a lone surrogate ('\\ud800') "
+            "at position 1",
+        ),
+    ],
+)
+def test_a_lone_surrogate_in_metadata_is_named_with_its_position_in_its_own_string(
+    metadata: dict[str, Any], named: str
+) -> None:
+    for model, field in ((FactInput, "text"), (Message, "content")):
+        with pytest.raises(InvalidInputError) as refused:
+            as_model(model, field, {field: "meta", "metadata": metadata}, "input")
+        assert named in str(refused.value)
