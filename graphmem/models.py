@@ -462,7 +462,8 @@ class SourceMessage(_Output):
 
 
 class Provenance(_Output):
-    """Where a hit came from: the episodes (verbatim messages) behind it, in id order.
+    """Where a hit came from: the episodes (verbatim messages) behind it, in the order they
+    were sent (by ``occurred_at``, those without one last, then by the caller's id).
     ``messages`` has one entry per episode; the three tuples are its ids, the external ids
     that are set and the distinct sessions."""
 

@@ -3,6 +3,7 @@ and the hits assembled from what was read."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -355,9 +356,29 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
     return ranked[:k]
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _message_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Messages in the order they were sent: by ``occurred_at``, those without one last; then
+    by the caller's id, its numbers compared as numbers (m2 before m10); then by episode id."""
+    sent = row["occurred_at"]
+    external = row["external_id"] or ""
+    parts = tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(external)
+        if part
+    )
+    return (sent is None, sent or _EPOCH, not external, parts, row["id"])
+
+
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+
+
 def hit_provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:
     """A hit's provenance: ``episode`` itself, or the episodes (``fact_provenance`` rows) a
-    fact was derived from, in id order (a stable order, for display too)."""
+    fact was derived from, in the order they were sent (:func:`_message_order`), so that the
+    order is the same from run to run and reads as the conversation did."""
     if episode is not None:
         rows = [
             {
@@ -367,7 +388,7 @@ def hit_provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | 
                 "occurred_at": episode.occurred_at,
             }
         ]
-    rows = sorted(rows or (), key=lambda row: row["id"])
+    rows = sorted(rows or (), key=_message_order)
     return Provenance(
         episode_ids=tuple(r["id"] for r in rows),
         external_ids=tuple(r["external_id"] for r in rows if r["external_id"]),

@@ -965,6 +965,41 @@ def test_an_extractor_derives_facts_with_provenance(
     ]
 
 
+def test_a_fact_s_messages_are_listed_in_the_order_they_were_sent(
+    memory: Client, client_factory: Callable[..., Client], ns: str
+) -> None:
+    """By occurred_at, then (for messages sent without a time) by the caller's id with its
+    numbers compared as numbers, whatever the random episode ids."""
+
+    class OneFact:
+        name = "one-fact"
+
+        def extract(self, episodes: Any) -> list[Any]:
+            from graphmem.extraction import ExtractedFact
+
+            ids = tuple(e.id for e in episodes)
+            return [ExtractedFact(text="The user plans a trip to Kyoto in May.", episode_ids=ids)]
+
+    messages: list[dict[str, Any]] = [
+        {"content": f"Kyoto trip, detail {n}.", "role": "user", "external_id": f"m{n}"}
+        for n in range(1, 13)
+    ]
+    messages[2]["occurred_at"] = "2026-03-01T10:00:00Z"  # m3
+    messages[6]["occurred_at"] = "2026-03-01T09:00:00Z"  # m7, sent first
+    client = client_factory(memory.kind, ns=ns, extractor=OneFact())
+    (fact,) = client.ingest(messages).facts
+    (hit,) = client.recall("trip to Kyoto", kinds=["fact"], k=1).hits
+    order = ["m7", "m3", "m1", "m2", "m4", "m5", "m6", "m8", "m9", "m10", "m11", "m12"]
+    assert [m.external_id for m in hit.provenance.messages] == order
+    assert list(hit.provenance.external_ids) == order
+    block = client.context("trip to Kyoto", budget_tokens=500, kinds=["fact"])
+    line = next(line for line in block.text.splitlines() if fact.id in line)
+    assert line == (
+        f"- [2026-03-01] The user plans a trip to Kyoto in May. "
+        f"(fact {fact.id}, from messages m7, m3, m1 and 9 more)"
+    )
+
+
 def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
     memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
 ) -> None:
