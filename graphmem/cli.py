@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
@@ -859,12 +860,20 @@ def get(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     emit(data, as_json=as_json, table=_item_mapping)
 
 
+def _utc(moment: datetime | None) -> str | None:
+    """A stored time as ``get`` and ``--json`` write it: ISO 8601 in UTC, ending in Z."""
+    if moment is None:
+        return None
+    text = moment.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"
+
+
 def _history_table(history: FactHistory) -> str:
     rows = [
         {
             "": "*" if fact.id == history.head_id else "",
-            "recorded_at": fact.recorded_at.isoformat(),
-            "retired_at": fact.retired_at.isoformat() if fact.retired_at else None,
+            "recorded_at": _utc(fact.recorded_at),
+            "retired_at": _utc(fact.retired_at),
             "status": fact.status,
             "id": fact.id,
             "text": _clip(fact.text),
@@ -875,7 +884,7 @@ def _history_table(history: FactHistory) -> str:
     edges = render_table(
         [
             {
-                "at": edge.at.isoformat(),
+                "at": _utc(edge.at),
                 "actor": edge.actor,
                 "newer": edge.newer_id,
                 "older": edge.older_id,

@@ -150,6 +150,11 @@ def test_supersedes_builds_a_chain_and_recall_hides_the_old_fact(cli: Invoke) ->
     assert "superseded" in table.stdout and "moved in March" in table.stdout
     head_line = next(line for line in table.stdout.splitlines() if line.startswith("*"))
     assert new["id"] in head_line
+    # Times as `get` and --json write them.
+    assert new["recorded_at"].endswith("Z") and new["recorded_at"] in head_line
+    old_line = next(line for line in table.stdout.splitlines() if old["id"] in line)
+    assert chain["facts"][0]["retired_at"] in old_line and "+00:00" not in table.stdout
+    assert chain["edges"][0]["at"] in table.stdout
 
     believed = _json(cli("recall", "which city does the user live in?", "--json"))
     ids = [hit["id"] for hit in believed["hits"]]
