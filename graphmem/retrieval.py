@@ -410,6 +410,8 @@ def stamp_access(ns: str, fact_ids: list[str], episode_ids: list[str]) -> Plan[f
     if not fact_ids and not episode_ids:
         return 0.0
     started = time.perf_counter()
-    params = {"ns": ns, "fact_ids": fact_ids, "episode_ids": episode_ids}
+    # Stamped in id order, not rank order: concurrent recalls that found the same nodes then
+    # take their locks in the same order, and wait for each other instead of deadlocking.
+    params = {"ns": ns, "fact_ids": sorted(fact_ids), "episode_ids": sorted(episode_ids)}
     yield Transaction("write", lambda: single(Run(query("access_stamp"), params)))
     return (time.perf_counter() - started) * 1000
