@@ -58,6 +58,9 @@ def open_driver(
         except (Neo4jError, DriverError, OSError) as exc:
             driver.close()
             raise _unavailable(target, exc) from exc
+        except BaseException:  # interrupted while connecting: the driver is not handed out
+            driver.close()
+            raise
     return driver
 
 
@@ -74,6 +77,9 @@ async def open_async_driver(
         except (Neo4jError, DriverError, OSError) as exc:
             await driver.close()
             raise _unavailable(target, exc) from exc
+        except BaseException:  # cancelled while connecting: the driver is not handed out
+            await driver.close()
+            raise
     return driver
 
 
