@@ -504,12 +504,17 @@ class AsyncMemory(_ClientBase):
             self._idle, self._open_again = asyncio.Event(), asyncio.Event()
             self._open_again.set()
 
+    def _schema_work(self) -> tuple[Neo4jTarget, list[str]]:
+        """Applies (or checks) the schema over a sync driver, closed before it returns: the
+        target, and the bookmarks that end the schema work's chain."""
+        with self._open_graph() as graph:
+            return graph.target, list(graph.driver.execute_query_bookmark_manager.get_bookmarks())
+
     async def _open(self) -> None:
-        graph = await asyncio.to_thread(self._open_graph)  # schema work is synchronous
-        target = graph.target
+        # The schema work is synchronous; in its worker thread it closes its own driver, also
+        # when the call that connects is cancelled meanwhile and no one waits for it.
+        target, schema_bookmarks = await asyncio.to_thread(self._schema_work)
         # Continue the schema work's bookmark chain (see Memory._transaction).
-        schema_bookmarks = graph.driver.execute_query_bookmark_manager.get_bookmarks()
-        graph.close()
         self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager(
             initial_bookmarks=neo4j.Bookmarks.from_raw_values(*schema_bookmarks)
         )

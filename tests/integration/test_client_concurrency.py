@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Sequence
+from typing import Any
 
+import neo4j
 import numpy as np
 import pytest
 
+from graphmem import graph as graph_module
 from graphmem.embeddings import SentenceTransformerEmbedder, Vectors, check_vectors
 from graphmem.graph import Graph
 from graphmem.memory import AsyncMemory
@@ -67,3 +71,64 @@ def test_concurrent_recalls_ranking_the_same_facts_differently_do_not_deadlock(
     assert rankings[0] != rankings[1]  # the same facts, in different orders
     deadlocks = [r for r in caplog.records if "DeadlockDetected" in r.getMessage()]
     assert deadlocks == []
+
+
+class _GatedModelId:
+    """The test embedder, but once ``armed``, reading its model id (which the schema work does,
+    in its worker thread) signals ``entered`` and waits for ``release``."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner, self.dimension = inner, inner.dimension
+        self.armed, self.entered, self.release = False, threading.Event(), threading.Event()
+
+    @property
+    def model_id(self) -> str:
+        if self.armed:
+            self.entered.set()
+            assert self.release.wait(60)
+        return self.inner.model_id
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.inner.embed(texts)
+
+
+def test_a_first_call_cancelled_while_connecting_leaves_no_connection_open(
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The schema work of the first call runs in a worker thread, which the cancellation does
+    # not stop: the driver it opened must still be closed when it ends.
+    opened: list[neo4j.Driver] = []
+    real_open = getattr(graph_module, "open_driver")  # noqa: B009 (not re-exported)
+
+    def recording(*args: Any, **kwargs: Any) -> neo4j.Driver:
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(graph_module, "open_driver", recording)
+    gated = _GatedModelId(embedder)
+    client = AsyncMemory(test_settings, target=graph.target, embedder=gated, ns=ns)
+    gated.armed = True
+
+    async def cancelled_while_connecting() -> None:
+        call = asyncio.create_task(client.stats())
+        assert await asyncio.to_thread(gated.entered.wait, 60)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        gated.armed = False
+        gated.release.set()
+
+    asyncio.run(cancelled_while_connecting())  # waits for the worker thread to end
+    assert len(opened) == 1 and opened[0]._closed
+    assert client._driver is None
+
+    async def later() -> int:
+        async with client:
+            return (await client.stats()).facts
+
+    assert asyncio.run(later()) == 0  # the client connects on its next call
+    assert len(opened) == 2 and opened[1]._closed
