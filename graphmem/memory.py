@@ -223,7 +223,12 @@ class Memory(_ClientBase):
         with self._state:
             _refuse_close_inside_a_call(self._callers, threading.get_ident())
             self._closing = True
-            self._state.wait_for(lambda: not self._callers)
+            try:
+                self._state.wait_for(lambda: not self._callers)
+            except BaseException:  # interrupted while waiting: calls go on, on the open graph
+                self._closing = False
+                self._state.notify_all()
+                raise
             graph, self._graph = self._graph, None
         try:
             if graph is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import neo4j
@@ -15,7 +15,8 @@ import pytest
 from graphmem import graph as graph_module
 from graphmem.embeddings import SentenceTransformerEmbedder, Vectors, check_vectors
 from graphmem.graph import Graph
-from graphmem.memory import AsyncMemory
+from graphmem.memory import AsyncMemory, Memory
+from graphmem.models import Fact
 from graphmem.settings import GraphmemSettings
 
 
@@ -132,3 +133,54 @@ def test_a_first_call_cancelled_while_connecting_leaves_no_connection_open(
 
     assert asyncio.run(later()) == 0  # the client connects on its next call
     assert len(opened) == 2 and opened[1]._closed
+
+
+class _GatedEmbedder:
+    """The test embedder, but a text starting with "wait" blocks until ``release`` is set."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner, self.started, self.release = inner, threading.Event(), threading.Event()
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if texts and texts[0].startswith("wait"):
+            self.started.set()
+            assert self.release.wait(60)
+        return self.inner.embed(texts)
+
+
+def test_a_close_interrupted_while_waiting_for_calls_leaves_the_client_usable(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+) -> None:
+    # close() waits for the calls in flight; Ctrl-C (KeyboardInterrupt) during that wait must
+    # not leave the client closing for ever, with every later call waiting for it.
+    gated = _GatedEmbedder(embedder)
+    client = Memory(test_settings, target=graph.target, embedder=gated, ns=ns).connect()
+    written: list[Fact] = []
+    writer = threading.Thread(target=lambda: written.append(client.remember("wait for me")))
+    writer.start()
+    assert gated.started.wait(60)  # the write is in flight
+    state = client._state
+    real_wait_for = state.wait_for
+
+    def interrupted_wait_for(predicate: Callable[[], bool], timeout: float | None = None) -> Any:
+        if threading.current_thread() is threading.main_thread():
+            raise KeyboardInterrupt  # as a signal would, while close() waits
+        return real_wait_for(predicate, timeout)
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(state, "wait_for", interrupted_wait_for)
+            with pytest.raises(KeyboardInterrupt):
+                client.close()
+    finally:
+        gated.release.set()
+    writer.join(60)
+    assert [fact.text for fact in written] == ["wait for me"]
+    counted: list[int] = []
+    later = threading.Thread(target=lambda: counted.append(client.stats().facts), daemon=True)
+    later.start()
+    later.join(60)
+    assert counted == [1], "a call after the interrupted close() waited for it for ever"
+    client.close()
+    assert client._graph is None
