@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -13,11 +14,13 @@ import numpy as np
 import pytest
 
 from graphmem import graph as graph_module
+from graphmem.cypher import query
 from graphmem.embeddings import SentenceTransformerEmbedder, Vectors, check_vectors
 from graphmem.graph import Graph
 from graphmem.memory import AsyncMemory, Memory
-from graphmem.models import Fact
+from graphmem.models import Fact, FactInput, RecallResult
 from graphmem.settings import GraphmemSettings
+from graphmem.writes import fact_rows
 
 
 class _AxisEmbedder:
@@ -184,3 +187,52 @@ def test_a_close_interrupted_while_waiting_for_calls_leaves_the_client_usable(
     assert counted == [1], "a call after the interrupted close() waited for it for ever"
     client.close()
     assert client._graph is None
+
+
+def _blocked_on_a_lock(graph: Graph, statement: str) -> bool:
+    """Whether a transaction running ``statement`` (a fragment of it) waits for a lock."""
+    records, _, _ = graph.driver.execute_query(
+        "SHOW TRANSACTIONS YIELD currentQuery, status "
+        "WHERE currentQuery CONTAINS $statement AND status STARTS WITH 'Blocked' "
+        "RETURN count(*) AS n",
+        statement=statement,
+        database_=graph.database,
+    )
+    return bool(records[0]["n"])
+
+
+def test_a_recall_stamping_a_fact_that_a_write_links_to_is_not_deadlocked(
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: SentenceTransformerEmbedder,
+    ns: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A write holds the lock of a fact it references; a recall that found the fact waits for
+    # that lock to stamp it. When the write then links its new fact to that fact, the two
+    # must go on one after the other, not be failed by Neo4j as deadlocked.
+    client = Memory(test_settings, target=graph.target, embedder=embedder, ns=ns).connect()
+    target = client.remember("The office is in Porto.")
+    new = FactInput(text="The office has a view of the river.", references=(target.id,))
+    rows = fact_rows(ns, [new], embedder.embed([new.text]), None)
+    recalled: list[RecallResult] = []
+    with caplog.at_level(logging.WARNING, logger="neo4j"):
+        with graph.driver.session(database=graph.database) as session:
+            tx = session.begin_transaction()
+            tx.run(query("fact_lock").text, ns=ns, ids=[target.id]).consume()
+            recall = threading.Thread(
+                target=lambda: recalled.append(client.recall("office", kinds=["fact"]))
+            )
+            recall.start()
+            deadline = time.monotonic() + 60
+            while not _blocked_on_a_lock(graph, "access_count"):
+                assert time.monotonic() < deadline, "the recall never waited for the lock"
+                time.sleep(0.05)
+            tx.run(query("fact_create").text, facts=rows, actor="api").consume()
+            tx.commit()
+        recall.join(60)
+    assert [hit.id for hit in recalled[0].hits] == [target.id]
+    assert client.get(target.id).access_count == 1
+    deadlocks = [r for r in caplog.records if "DeadlockDetected" in r.getMessage()]
+    assert deadlocks == []
+    client.close()
