@@ -15,7 +15,8 @@ import asyncio
 import collections
 import inspect
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -204,7 +205,8 @@ class Memory(_ClientBase):
     def connect(self) -> Memory:
         """Connect to Neo4j and apply (or check) the schema now rather than on first use."""
         if self._graph is None:
-            with self._thread_lock:
+            # A call like the others: close() waits for a connect under way.
+            with self._call(), self._thread_lock:
                 if self._graph is None:
                     self._graph = self._open_graph()
         return self
@@ -250,18 +252,24 @@ class Memory(_ClientBase):
         self.close()
 
     # --- driving plans ----------------------------------------------------------------------------
-    def _run(self, plan: Plan[T]) -> T:
+    @contextmanager
+    def _call(self) -> Iterator[None]:
+        """A call in flight: it waits for a close() under way, and close() waits for it."""
         caller = threading.get_ident()
         with self._state:
             if not self._callers[caller]:  # a call from inside one of this thread's goes on
                 self._state.wait_for(lambda: not self._closing)
             self._callers[caller] += 1
         try:
-            return self._drive(plan)
+            yield
         finally:
             with self._state:
                 self._callers -= collections.Counter({caller: 1})
                 self._state.notify_all()
+
+    def _run(self, plan: Plan[T]) -> T:
+        with self._call():
+            return self._drive(plan)
 
     def _drive(self, plan: Plan[T]) -> T:
         value: Any = None
@@ -488,10 +496,12 @@ class AsyncMemory(_ClientBase):
     async def connect(self) -> AsyncMemory:
         self._bind_loop()
         if self._driver is None:
-            assert self._connecting is not None
-            async with self._connecting:  # calls that race here share one connection
-                if self._driver is None:
-                    await self._open()
+            # A call like the others: close() waits for a connect under way.
+            async with self._call():
+                assert self._connecting is not None
+                async with self._connecting:  # calls that race here share one connection
+                    if self._driver is None:
+                        await self._open()
         return self
 
     def _bind_loop(self) -> None:
@@ -567,18 +577,25 @@ class AsyncMemory(_ClientBase):
     ) -> None:
         await self.close()
 
-    async def _run(self, plan: Plan[T]) -> T:
-        self._bind_loop()
+    @asynccontextmanager
+    async def _call(self) -> AsyncIterator[None]:
+        """A call in flight: it waits for a close() under way, and close() waits for it."""
         caller = asyncio.current_task()
         while self._closing and self._open_again is not None and not self._callers[caller]:
             await self._open_again.wait()
+        self._bind_loop()  # a close() waited for may have freed the client from this loop
         self._callers[caller] += 1
         try:
-            return await self._drive(plan)
+            yield
         finally:
             self._callers -= collections.Counter({caller: 1})
             if not self._callers and self._idle is not None:
                 self._idle.set()
+
+    async def _run(self, plan: Plan[T]) -> T:
+        self._bind_loop()
+        async with self._call():
+            return await self._drive(plan)
 
     async def _drive(self, plan: Plan[T]) -> T:
         value: Any = None

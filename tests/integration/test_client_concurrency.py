@@ -236,3 +236,54 @@ def test_a_recall_stamping_a_fact_that_a_write_links_to_is_not_deadlocked(
     deadlocks = [r for r in caplog.records if "DeadlockDetected" in r.getMessage()]
     assert deadlocks == []
     client.close()
+
+
+def test_closing_an_async_client_waits_for_a_connect_under_way(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+) -> None:
+    # close() while connect() opens the connection: close waits for it and then closes it,
+    # rather than return at once and leave the connection opened after it behind (with the
+    # client then refusing every call as tied to "another event loop").
+    gated = _GatedModelId(embedder)
+    client = AsyncMemory(test_settings, target=graph.target, embedder=gated, ns=ns)
+    gated.armed = True
+
+    async def scenario() -> int:
+        connecting = asyncio.create_task(client.connect())
+        assert await asyncio.to_thread(gated.entered.wait, 60)  # the schema work is under way
+        closing = asyncio.create_task(client.close())
+        await asyncio.sleep(0)  # close() runs until it waits (or, closing nothing, returns)
+        gated.armed = False
+        gated.release.set()
+        await asyncio.gather(connecting, closing)
+        assert client._driver is None  # closed after the connect, not before it
+        return (await client.stats()).facts  # and usable again in this loop
+
+    try:
+        assert asyncio.run(scenario()) == 0
+    finally:
+        asyncio.run(client.close())
+
+
+def test_closing_a_client_waits_for_a_connect_under_way(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+) -> None:
+    gated = _GatedModelId(embedder)
+    client = Memory(test_settings, target=graph.target, embedder=gated, ns=ns)
+    gated.armed = True
+    connecting = threading.Thread(target=client.connect)
+    connecting.start()
+    assert gated.entered.wait(60)  # the schema work is under way
+    closing = threading.Thread(target=client.close)
+    closing.start()
+    # close() either returns (closing nothing) or waits for the connect, seen as a call.
+    deadline = time.monotonic() + 60
+    while closing.is_alive() and not (client._closing and client._callers):
+        assert time.monotonic() < deadline, "close() neither returned nor waited"
+        time.sleep(0.01)
+    gated.armed = False
+    gated.release.set()
+    connecting.join(60)
+    closing.join(60)
+    assert client._graph is None  # closed after the connect, not before it
+    client.close()
