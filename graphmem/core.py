@@ -55,7 +55,13 @@ from graphmem.errors import (
     TransientDatabaseError,
 )
 from graphmem.extraction import extract_facts
-from graphmem.messages import content_hash, edit_conflict, message_hash, refuse_conflicts
+from graphmem.messages import (
+    content_hash,
+    edit_conflict,
+    episode_text,
+    message_hash,
+    refuse_conflicts,
+)
 from graphmem.models import (
     MAX_IDS,
     MAX_K,
@@ -395,7 +401,8 @@ class MemoryCore:
         which also gives the episodes that ``repeats`` matched their external ids: the episodes
         created, the inputs found stored (by another writer meanwhile, or among ``repeats``),
         and the facts."""
-        vectors = yield from self._embed(tuple(r["content"] for r in fresh))
+        texts = tuple(episode_text(r["content"], r["speaker"]) for r in fresh)
+        vectors = yield from self._embed(texts)
         for row, vector in zip(fresh, vectors, strict=True):
             row["embedding"] = VectorParam(vector.tolist())
 

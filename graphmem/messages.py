@@ -13,6 +13,13 @@ from graphmem.errors import MessageConflictError
 from graphmem.models import Message
 
 
+def episode_text(content: str, speaker: str | None) -> str:
+    """What an episode is embedded and gated by: ``"speaker: content"`` for a message that
+    names its speaker, so that a question naming a person ("What is Melanie's dog called?")
+    finds what that person said, which seldom names them; the content alone otherwise."""
+    return f"{speaker}: {content}" if speaker else content
+
+
 def content_hash(message: Message, session_id: str | None, occurrence: int = 0) -> str:
     """What makes two messages the same message: session, role, speaker, time and content, and
     for the second and later of identical messages in one ``ingest`` call, which one it is

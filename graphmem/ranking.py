@@ -13,8 +13,9 @@ Nothing here touches the database; the sync and async clients share it.
   (``as_of`` or now). With the defaults a brand-new item gains at most 1 %: on the RRF scale
   that reorders near-ties, while a stronger boost would outweigh several ranks of relevance.
 * **Quality gate.** A hit is kept only if its cosine similarity to the query is at least
-  ``min_score`` or at least half of the query's content words occur in its text. When nothing
-  passes, recall returns nothing rather than the least bad noise.
+  ``min_score`` or at least half of the query's content words occur in its text (for an
+  episode, ``speaker: content``, as it is embedded). When nothing passes, recall returns
+  nothing rather than the least bad noise.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from graphmem.checks import checked_integer
 from graphmem.cypher import query
 from graphmem.embeddings import Embedder, check_vectors
 from graphmem.errors import GraphmemError, SchemaError
+from graphmem.messages import episode_text
 from graphmem.models import native_time
 from graphmem.plans import VectorParam
 
@@ -345,7 +346,9 @@ def _batch(
         rows = db.execute(driver, database, read, ns=ns, since=since, after=after, limit=limit)
     if not rows:
         return None
-    vectors = check_vectors(embedder.embed([r["text"] for r in rows]), embedder.dimension)
+    # An episode is embedded as ingest embeds it: with its speaker (facts have none).
+    texts = [episode_text(r["text"], r.get("speaker")) for r in rows]
+    vectors = check_vectors(embedder.embed(texts), embedder.dimension)
     items = [
         {"id": r["id"], "embedding": VectorParam(v.tolist())}
         for r, v in zip(rows, vectors, strict=True)

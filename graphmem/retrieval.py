@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from graphmem.cypher import query
 from graphmem.fulltext import lucene_query
+from graphmem.messages import episode_text
 from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
 from graphmem.plans import Plan, Run, Transaction, Work, single
 from graphmem.ranking import (
@@ -260,7 +261,8 @@ def _gate(
                 continue
             similarity = brief["similarity"]
             vector = cand.vector if similarity is None else index_score_to_cosine(similarity)
-            lexical = lexical_coverage(words, brief["text"])
+            # An episode's speaker counts as a word of it, as in its embedding.
+            lexical = lexical_coverage(words, episode_text(brief["text"], brief.get("speaker")))
             if passes_gate(vector, lexical, cfg):
                 passed = (matched, vector, lexical)
                 break

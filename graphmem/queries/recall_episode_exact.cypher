@@ -8,7 +8,7 @@ MATCH (node:Episode {ns: $ns})
 WHERE {{episode_visible}}
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 RETURN node.id AS id, score,
-       {id: node.id, text: node.content,
+       {id: node.id, text: node.content, speaker: node.speaker,
         at: coalesce(node.occurred_at, node.recorded_at).epochMillis, similarity: score} AS brief
 ORDER BY score DESC
 LIMIT $pool

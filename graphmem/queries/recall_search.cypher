@@ -76,7 +76,7 @@ CALL (fv, ff) {
 CALL (ev, ef) {
   UNWIND ev + ef AS hit
   WITH DISTINCT hit.node AS node
-  RETURN collect({id: node.id, text: node.content,
+  RETURN collect({id: node.id, text: node.content, speaker: node.speaker,
                   at: coalesce(node.occurred_at, node.recorded_at).epochMillis,
                   similarity: vector.similarity.cosine(node.embedding, $vector)})
          AS episode_briefs

@@ -843,6 +843,46 @@ def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
     assert isinstance(hits[0].episode, Episode) and hits[0].fact is None
 
 
+def test_a_question_naming_a_speaker_finds_what_that_speaker_said(
+    memory: Client, embedder: SentenceTransformerEmbedder, graph: Graph, ns: str
+) -> None:
+    """An episode is embedded, and gated, with its speaker: what Melanie said seldom names
+    her, so a question about her would otherwise find only messages that greet her."""
+    dog = "A golden retriever. The kids named him Biscuit."
+    said = [
+        ("Caroline", "I started bouldering in the spring."),
+        ("Caroline", "It's really fun. My coworker Priya got me into it."),
+        ("Melanie", dog),
+        (None, dog),  # the same words, sent without a speaker
+    ]
+    stored = memory.ingest(
+        [
+            {"content": text, "speaker": who, "external_id": f"D1:{i}"}
+            for i, (who, text) in enumerate(said, 1)
+        ],
+        session_id="D1",
+    )
+    hits = memory.recall("What is Melanie's dog called?", kinds=["episode"], k=4).hits
+    cosine = {h.provenance.external_ids[0]: h.scores.vector for h in hits}
+    assert cosine["D1:3"] is not None and cosine["D1:4"] is not None
+    assert cosine["D1:3"] > cosine["D1:4"] + 0.05, cosine
+    # Its words are "got", "Caroline" and "climb(ing)": the reply that names none but "got"
+    # passes the quality gate through its speaker, and is found.
+    who = memory.recall("Who got Caroline into climbing?", kinds=["episode"], k=10).hits
+    assert "D1:2" in [h.provenance.external_ids[0] for h in who]
+    # What is stored is the vector of "speaker: content".
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (e:Episode {ns: $ns}) WHERE e.id IN $ids RETURN e.id AS id, e.embedding AS v",
+        ns=ns,
+        ids=[stored.episodes[2].id, stored.episodes[3].id],
+        database_=graph.database,
+    )
+    vectors = {r["id"]: r["v"] for r in records}
+    expected = embedder.embed([f"Melanie: {dog}", dog])
+    assert vectors[stored.episodes[2].id] == pytest.approx(expected[0].tolist(), abs=1e-5)
+    assert vectors[stored.episodes[3].id] == pytest.approx(expected[1].tolist(), abs=1e-5)
+
+
 def test_ingest_in_batches_is_one_call_written_in_several_transactions(
     memory: Client, graph: Graph, ns: str
 ) -> None:

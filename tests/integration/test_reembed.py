@@ -381,6 +381,33 @@ def test_a_reembedding_left_unfinished_on_an_older_schema_is_finished_by_the_new
         assert reopened.schema.version == latest.version and reopened.schema.applied_now == ()
 
 
+def test_an_episode_is_embedded_again_with_its_speaker_as_ingest_embeds_it(
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    graph, db = fresh_graph, fresh_graph.database
+    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
+        memory.ingest(
+            [{"content": "My dog is called Biscuit.", "speaker": "Melanie"}, "I moved to Porto."]
+        )
+        memory.remember("The user likes tea.")
+    texts: list[str] = []
+
+    def record(inner: Embedder) -> Embedder:
+        class Recording(_Hooked):
+            def embed(self, batch: Sequence[str]) -> Vectors:
+                texts.extend(batch)
+                return super().embed(batch)
+
+        return Recording(inner, lambda _: None)
+
+    reembed(graph.driver, database=db, embedder=record(SMALL))
+    assert sorted(texts) == [
+        "I moved to Porto.",
+        "Melanie: My dog is called Biscuit.",
+        "The user likes tea.",
+    ]
+
+
 def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused_before_anything(
     fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
 ) -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem.errors import MessageConflictError
-from graphmem.messages import conflict_reason, content_hash, refuse_conflicts
+from graphmem.messages import conflict_reason, content_hash, episode_text, refuse_conflicts
 from graphmem.models import Message
 
 
@@ -40,3 +40,9 @@ def test_a_conflict_names_the_others_in_good_grammar(indexes: list[int], suffix:
     with pytest.raises(MessageConflictError) as refused:
         refuse_conflicts([_conflict(i) for i in reversed(indexes)])
     assert str(refused.value) == f"message 2: conflict{suffix}"
+
+
+def test_an_episode_is_embedded_with_its_speaker_when_it_names_one() -> None:
+    assert episode_text("My dog is Biscuit.", "Melanie") == "Melanie: My dog is Biscuit."
+    assert episode_text("My dog is Biscuit.", None) == "My dog is Biscuit."
+    assert episode_text("My dog is Biscuit.", "") == "My dog is Biscuit."
