@@ -226,15 +226,21 @@ def init(ctx: click.Context, check: bool, as_json: bool) -> None:
     help="Items embedded and written per transaction.",
 )
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--again",
+    is_flag=True,
+    help="Also when the graph has the configured model already: embed everything again "
+    "(for episodes stored before they were embedded with their speaker).",
+)
 @output_options
 @click.pass_context
-def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> None:
+def reembed(ctx: click.Context, batch_size: int, yes: bool, again: bool, as_json: bool) -> None:
     """Move the graph to the configured embedding model (GRAPHMEM_EMBEDDING_MODEL).
 
     Embeds every fact and episode of the database again, rebuilds the vector indexes for the
     model's dimension and records the model. Clients are refused meanwhile, and those of the
     old model afterwards. A run that stops (an error, Ctrl-C, SIGTERM) resumes where it was
-    when started again.
+    when started again. With --again, a graph that has the model already is embedded again.
 
     Example:
 
@@ -252,7 +258,7 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
     target = resolve_target(settings)
     with open_driver(target, connection_timeout=settings.neo4j_connection_timeout) as driver:
         plan = reembed_plan(driver, database=target.database, embedder=embedder)
-        if plan.up_to_date:
+        if plan.up_to_date and not again:
             # The keys of a run's report, so that a script reads the same ones either way.
             nothing = ReembedReport(plan=plan, facts=0, episodes=0, caught_up=0, seconds=0.0)
             report_data = {**nothing.model_dump(), "done": False}
@@ -260,7 +266,7 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
             return
         refuse_if_running(plan)  # before asking to go on with what it would refuse
         if not yes:
-            click.confirm(f"{_plan_text(plan)}. Go on?", abort=True, err=True)
+            click.confirm(f"{_plan_text(plan, again)}. Go on?", abort=True, err=True)
         total = plan.facts + plan.episodes
         with (
             # SIGTERM, SIGHUP and Ctrl-C stop the run after its current batch, and it gives its
@@ -281,6 +287,7 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
                 progress=bar.update,
                 timeout=settings.schema_wait_timeout,
                 checkpoint=ending.check,
+                again=again,
             )
 
     def table(d: Mapping[str, Any]) -> str:
@@ -298,12 +305,18 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, as_json: bool) -> No
     emit({**report.model_dump(), "done": True}, as_json=as_json, table=table)
 
 
-def _plan_text(plan: ReembedPlan) -> str:
-    if plan.up_to_date:
-        return f"the graph's vectors are already those of {plan.to_model!r} ({plan.to_dimension}-d)"
+def _plan_text(plan: ReembedPlan, again: bool = False) -> str:
     counts = (
         f"{plan.facts} fact(s) and {plan.episodes} episode(s) in {plan.namespaces} namespace(s)"
     )
+    model = f"{plan.to_model!r} ({plan.to_dimension}-d)"
+    if plan.up_to_date and again:
+        return (
+            f"Re-embed {counts} again with {model}, the graph's model; clients are refused "
+            "until it ends"
+        )
+    if plan.up_to_date:
+        return f"the graph's vectors are already those of {model}"
     verb = (
         f"Resume re-embedding the graph's {counts} (some done already)"
         if plan.resumes

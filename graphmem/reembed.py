@@ -156,17 +156,21 @@ def reembed(
     progress: Callable[[int], object] | None = None,
     timeout: float = 300.0,
     checkpoint: Callable[[], object] | None = None,
+    again: bool = False,
 ) -> ReembedReport:
     """Re-embed every fact and episode of the database with ``embedder`` and record it as the
     graph's model (see the module's description). ``progress`` is called with the number of
     items each batch embedded. ``checkpoint`` is called between transactions, after each batch
     and before each pass; whatever it raises ends the run, which then gives its claim up (the
     CLI stops there on SIGTERM, SIGHUP and Ctrl-C). A second run to the same model while this
-    one is alive is refused; one that starts after this one stopped resumes where it was."""
+    one is alive is refused; one that starts after this one stopped resumes where it was.
+    A graph already on ``embedder``'s model is left as it is, unless ``again``: then every
+    item is embedded again with the same model, as when the text an item is embedded from
+    changed (episodes stored before they were embedded with their speaker)."""
     batch_size = checked_integer("batch_size", batch_size, 1, MAX_BATCH)
     began = time.monotonic()
     plan = reembed_plan(driver, database=database, embedder=embedder)
-    if plan.up_to_date:
+    if plan.up_to_date and not again:
         return ReembedReport(plan=plan, facts=0, episodes=0, caught_up=0, seconds=0.0)
     refuse_if_running(plan)
     # Migrations an older graphmem did not apply: clients and `graphmem init` refuse a graph

@@ -384,6 +384,8 @@ def test_a_reembedding_left_unfinished_on_an_older_schema_is_finished_by_the_new
 def test_an_episode_is_embedded_again_with_its_speaker_as_ingest_embeds_it(
     fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
 ) -> None:
+    """With --again, a graph already on the model is embedded again (as after episodes came
+    to be embedded with their speaker); an episode is embedded as ingest embeds it."""
     graph, db = fresh_graph, fresh_graph.database
     with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
         memory.ingest(
@@ -392,20 +394,41 @@ def test_an_episode_is_embedded_again_with_its_speaker_as_ingest_embeds_it(
         memory.remember("The user likes tea.")
     texts: list[str] = []
 
-    def record(inner: Embedder) -> Embedder:
-        class Recording(_Hooked):
-            def embed(self, batch: Sequence[str]) -> Vectors:
-                texts.extend(batch)
-                return super().embed(batch)
+    class Recording(_Hooked):
+        def embed(self, batch: Sequence[str]) -> Vectors:
+            texts.extend(batch)
+            return super().embed(batch)
 
-        return Recording(inner, lambda _: None)
-
-    reembed(graph.driver, database=db, embedder=record(SMALL))
+    same_model = Recording(embedder, lambda _: None)
+    nothing = reembed(graph.driver, database=db, embedder=same_model)
+    assert (nothing.facts, nothing.episodes, texts) == (0, 0, [])
+    report = reembed(graph.driver, database=db, embedder=same_model, again=True)
+    assert (report.facts, report.episodes) == (1, 2)
     assert sorted(texts) == [
         "I moved to Porto.",
         "Melanie: My dog is called Biscuit.",
         "The user likes tea.",
     ]
+    state = read_state(graph.driver, db)
+    assert state is not None and state["embedder_model"] == embedder.model_id
+
+    env = {
+        "GRAPHMEM_NEO4J_URI": graph.target.uri,
+        "GRAPHMEM_NEO4J_USER": graph.target.user,
+        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
+        "GRAPHMEM_NEO4J_DATABASE": db,
+    }
+    runner = CliRunner()
+    declined = runner.invoke(main, ["reembed", "--again"], env=env, input="n\n")
+    assert declined.exit_code == 1
+    assert "Re-embed 1 fact(s) and 2 episode(s) in 1 namespace(s) again" in declined.stderr
+    done = runner.invoke(main, ["reembed", "--again", "--yes", "--json"], env=env)
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    assert data["done"] and (data["facts"], data["episodes"]) == (1, 2)
+    with Memory(test_settings, target=graph.target, embedder=embedder, ns="a") as memory:
+        (hit,) = memory.recall("Melanie's dog", kinds=["episode"], k=1).hits
+        assert hit.episode is not None and hit.episode.speaker == "Melanie"
 
 
 def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused_before_anything(
