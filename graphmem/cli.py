@@ -11,7 +11,6 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
@@ -25,7 +24,7 @@ from graphmem.settings import GraphmemSettings, load_settings
 if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
     from graphmem.embeddings import SentenceTransformerEmbedder
     from graphmem.memory import Memory
-    from graphmem.models import Fact, FactHistory, RecallResult
+    from graphmem.models import Fact, RecallResult
     from graphmem.reembed import ReembedPlan
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -873,43 +872,36 @@ def get(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     emit(data, as_json=as_json, table=_item_mapping)
 
 
-def _utc(moment: datetime | None) -> str | None:
-    """A stored time as ``get`` and ``--json`` write it: ISO 8601 in UTC, ending in Z."""
-    if moment is None:
-        return None
-    text = moment.astimezone(UTC).isoformat()
-    return text.removesuffix("+00:00") + "Z"
-
-
-def _history_table(history: FactHistory) -> str:
+def _history_table(history: Mapping[str, Any]) -> str:
+    """The chain as a table, from the JSON form ``--json`` prints (so times read the same)."""
     rows = [
         {
-            "": "*" if fact.id == history.head_id else "",
-            "recorded_at": _utc(fact.recorded_at),
-            "retired_at": _utc(fact.retired_at),
-            "status": fact.status,
-            "id": fact.id,
-            "text": _clip(fact.text),
+            "": "*" if fact["id"] == history["head_id"] else "",
+            "recorded_at": fact["recorded_at"],
+            "retired_at": fact["retired_at"],
+            "status": fact["status"],
+            "id": fact["id"],
+            "text": _clip(fact["text"]),
         }
-        for fact in history.facts
+        for fact in history["facts"]
     ]
     chain = render_table(rows, ["", "recorded_at", "retired_at", "status", "id", "text"])
     edges = render_table(
         [
             {
-                "at": _utc(edge.at),
-                "actor": edge.actor,
-                "newer": edge.newer_id,
-                "older": edge.older_id,
-                "reason": edge.reason,
+                "at": edge["at"],
+                "actor": edge["actor"],
+                "newer": edge["newer_id"],
+                "older": edge["older_id"],
+                "reason": edge["reason"],
             }
-            for edge in history.edges
+            for edge in history["edges"]
         ],
         ["at", "actor", "newer", "older", "reason"],
     )
     head = (
-        f"head (believed now): {history.head_id}, marked *"
-        if history.head_id
+        f"head (believed now): {history['head_id']}, marked *"
+        if history["head_id"]
         else "head: none (the chain ends in a retired fact)"
     )
     return f"{chain}\n\n{head}\n\nsupersedes edges (newer replaces older):\n{edges}"
@@ -932,10 +924,7 @@ def history(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     """
     with _memory(ctx, ns) as memory:
         chain = memory.history(id)
-    if as_json:
-        emit(chain.model_dump(mode="json"), as_json=True)
-    else:
-        click.echo(_history_table(chain))
+    emit(chain.model_dump(mode="json"), as_json=as_json, table=_history_table)
 
 
 @main.command()

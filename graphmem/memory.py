@@ -580,6 +580,7 @@ class AsyncMemory(_ClientBase):
     @asynccontextmanager
     async def _call(self) -> AsyncIterator[None]:
         """A call in flight: it waits for a close() under way, and close() waits for it."""
+        self._bind_loop()  # refuses another loop's client before waiting on its events
         caller = asyncio.current_task()
         while self._closing and self._open_again is not None and not self._callers[caller]:
             await self._open_again.wait()
@@ -593,7 +594,6 @@ class AsyncMemory(_ClientBase):
                 self._idle.set()
 
     async def _run(self, plan: Plan[T]) -> T:
-        self._bind_loop()
         async with self._call():
             return await self._drive(plan)
 

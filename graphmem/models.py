@@ -114,15 +114,16 @@ def _zoned_time(text: str) -> datetime | None:
     if match is None:
         return None
     zone = named_zone(match["zone"])
+    not_a_time = ValueError(
+        f"{brief(text)} is not an ISO-8601 time before its zone id, such as "
+        "'2026-03-01T09:00:00[Europe/Lisbon]'"
+    )
+    if _is_number(match["time"]):
+        raise not_a_time
     try:
         given = _DATETIME.validate_python(match["time"])
     except ValidationError:
-        given = None
-    if given is None or _is_number(match["time"]):
-        raise ValueError(
-            f"{brief(text)} is not an ISO-8601 time before its zone id, such as "
-            "'2026-03-01T09:00:00[Europe/Lisbon]'"
-        )
+        raise not_a_time from None
     if given.tzinfo is None:
         return given.replace(tzinfo=zone)
     zoned = given.astimezone(zone)

@@ -359,6 +359,8 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
 
 
 _DIGITS = re.compile(r"(\d+)")
+#: Before any message's time: what messages sent without one are compared by among themselves.
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def _message_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -372,9 +374,6 @@ def _message_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
         if part
     )
     return (sent is None, sent or _EPOCH, not external, parts, row["id"])
-
-
-_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def hit_provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:

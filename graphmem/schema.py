@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import neo4j
@@ -234,15 +234,7 @@ class SchemaReport:
             "latest_version": self.latest_version,
             "applied_now": list(self.applied_now),
             "restored": list(self.restored),
-            "checksum_mismatches": [
-                {
-                    "version": m.version,
-                    "name": m.name,
-                    "recorded": m.recorded,
-                    "expected": m.expected,
-                }
-                for m in self.checksum_mismatches
-            ],
+            "checksum_mismatches": [asdict(m) for m in self.checksum_mismatches],
             "embedder_model": self.embedder_model,
             "embedding_dimension": self.embedding_dimension,
             "indexes": [
@@ -301,7 +293,10 @@ def apply_migrations(
     if state is None or state["embedder_model"] is None:
         raise SchemaError("the graph has no recorded embedder: run `graphmem init` first")
     newly = _migrate(
-        driver, database, _applied_versions(driver, database), int(state["embedding_dimension"])
+        driver,
+        database,
+        set(_recorded_checksums(driver, database)),
+        int(state["embedding_dimension"]),
     )
     created = [name for m in MIGRATIONS if m.version in newly for name in m.creates]
     await_indexes_online(driver, database=database, timeout=timeout, only=created)
@@ -570,12 +565,7 @@ def _shape_difference(index: IndexState, shape: IndexShape) -> str:
 def refuse_newer_migrations(driver: neo4j.Driver, database: str) -> None:
     """Raise :class:`~graphmem.errors.SchemaError` if the graph records migrations that this
     graphmem does not know (applied by a newer graphmem)."""
-    _applied_versions(driver, database)
-
-
-def _applied_versions(driver: neo4j.Driver, database: str) -> set[int]:
-    """The versions of the migrations the graph records (see :func:`_recorded_checksums`)."""
-    return set(_recorded_checksums(driver, database))
+    _recorded_checksums(driver, database)
 
 
 def _recorded_checksums(driver: neo4j.Driver, database: str) -> dict[int, str | None]:

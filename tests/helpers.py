@@ -1,4 +1,5 @@
-"""Test helpers: a deterministic fake embedder, ports, and a database wipe for disposable DBs."""
+"""Test helpers: a deterministic fake embedder, ports, a database wipe for disposable DBs, and
+the settings that point the command line at the test graph."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ import hashlib
 import socket
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import neo4j
 import numpy as np
 
 from graphmem.embeddings import Vectors, check_vectors
+
+if TYPE_CHECKING:
+    from graphmem.graph import Graph
 
 
 class FakeEmbedder:
@@ -73,3 +78,16 @@ def _decode_host(host_hex: str) -> str:
         return socket.inet_ntop(socket.AF_INET, raw[::-1])
     words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
     return socket.inet_ntop(socket.AF_INET6, words)
+
+
+def cli_env(graph: Graph, ns: str | None = None) -> dict[str, str]:
+    """The settings that point the command line at the test graph (and namespace ``ns``)."""
+    env = {
+        "GRAPHMEM_NEO4J_URI": graph.target.uri,
+        "GRAPHMEM_NEO4J_USER": graph.target.user,
+        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
+        "GRAPHMEM_NEO4J_DATABASE": graph.database,
+    }
+    if ns is not None:
+        env["GRAPHMEM_NAMESPACE"] = ns
+    return env

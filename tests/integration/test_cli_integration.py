@@ -8,19 +8,11 @@ from click.testing import CliRunner
 
 from graphmem.cli import main
 from graphmem.graph import Graph
-
-
-def _env(graph: Graph) -> dict[str, str]:
-    return {
-        "GRAPHMEM_NEO4J_URI": graph.target.uri,
-        "GRAPHMEM_NEO4J_USER": graph.target.user,
-        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
-        "GRAPHMEM_NEO4J_DATABASE": graph.database,
-    }
+from tests.helpers import cli_env
 
 
 def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:
-    result = CliRunner().invoke(main, ["init", "--json"], env=_env(graph))
+    result = CliRunner().invoke(main, ["init", "--json"], env=cli_env(graph))
     assert result.exit_code == 0, result.output
     report = json.loads(result.output[result.output.index("{") :])
     assert report["version"] == report["latest_version"] == 5
@@ -28,7 +20,7 @@ def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:
     assert report["checksum_mismatches"] == []
     assert report["embedding_dimension"] == 384
     assert {i["state"] for i in report["indexes"]} == {"ONLINE"}
-    check = CliRunner().invoke(main, ["init", "--check"], env=_env(graph))
+    check = CliRunner().invoke(main, ["init", "--check"], env=cli_env(graph))
     assert check.exit_code == 0, check.output
     assert "schema version  5 of 5" in check.output
     assert "checksums differ" not in check.output
@@ -44,13 +36,13 @@ def test_init_shows_a_migration_recorded_with_another_checksum(graph: Graph) -> 
     )
     assert records[0]["n"] == 1
     try:
-        result = CliRunner().invoke(main, ["init", "--json"], env=_env(graph))
+        result = CliRunner().invoke(main, ["init", "--json"], env=cli_env(graph))
         assert result.exit_code == 0, result.output
         report = json.loads(result.output[result.output.index("{") :])
         assert report["checksum_mismatches"] == [
             {"version": 2, "name": MIGRATIONS[1].name, "recorded": "f00d", "expected": expected}
         ]
-        check = CliRunner().invoke(main, ["init", "--check"], env=_env(graph))
+        check = CliRunner().invoke(main, ["init", "--check"], env=cli_env(graph))
         assert check.exit_code == 0, check.output
         assert (
             f"checksums differ  migration 2 ({MIGRATIONS[1].name}) was recorded with checksum "
@@ -65,7 +57,7 @@ def test_init_shows_a_migration_recorded_with_another_checksum(graph: Graph) -> 
 
 
 def test_demo_writes_and_reads_back(graph: Graph) -> None:
-    result = CliRunner().invoke(main, ["demo"], env=_env(graph))
+    result = CliRunner().invoke(main, ["demo"], env=cli_env(graph))
     assert result.exit_code == 0, result.output
     assert "demo OK" in result.output
     assert "The user now works at Microsoft" in result.output

@@ -18,19 +18,9 @@ from graphmem.cli import main
 from graphmem.embeddings import SentenceTransformerEmbedder
 from graphmem.graph import Graph
 from graphmem.memory import Memory
+from tests.helpers import cli_env
 
 Invoke = Callable[..., Result]
-
-
-def _env(graph: Graph, ns: str) -> dict[str, str]:
-    """The settings that point graphmem at the test server, in this test's namespace."""
-    return {
-        "GRAPHMEM_NEO4J_URI": graph.target.uri,
-        "GRAPHMEM_NEO4J_USER": graph.target.user,
-        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
-        "GRAPHMEM_NEO4J_DATABASE": graph.database,
-        "GRAPHMEM_NAMESPACE": ns,
-    }
 
 
 @pytest.fixture
@@ -45,7 +35,7 @@ def cli(
     The commands share the session's embedder (the same model the CLI would load).
     """
     monkeypatch.setattr("graphmem.cli._embedder", lambda settings, **_: embedder)
-    env = _env(graph, ns)
+    env = cli_env(graph, ns)
 
     def invoke(*args: str, input: str | None = None) -> Result:
         return CliRunner().invoke(main, list(args), env=env, input=input)
@@ -635,7 +625,7 @@ def test_commands_that_embed_nothing_never_load_the_model(
     """`get`, `history`, `stats` and refused `remember`, `recall` and `context` calls run
     without loading PyTorch."""
     fact_id = _json(cli("remember", "The user keeps bees.", "--json"))["id"]
-    env = {**os.environ, **_env(graph, ns)}
+    env = {**os.environ, **cli_env(graph, ns)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

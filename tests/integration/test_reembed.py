@@ -31,7 +31,7 @@ from graphmem.schema import (
     read_state,
 )
 from graphmem.settings import GraphmemSettings
-from tests.helpers import FakeEmbedder
+from tests.helpers import FakeEmbedder, cli_env
 
 SMALL = FakeEmbedder(16, model_id="fake/16-d")
 
@@ -56,16 +56,6 @@ def _dimensions(graph: Graph) -> dict[str, set[int]]:
         database_=graph.database,
     )
     return {r["label"]: set(r["sizes"]) for r in records}
-
-
-def _cli_env(graph: Graph) -> dict[str, str]:
-    """The settings that point the command line at the test graph."""
-    return {
-        "GRAPHMEM_NEO4J_URI": graph.target.uri,
-        "GRAPHMEM_NEO4J_USER": graph.target.user,
-        "GRAPHMEM_NEO4J_PASSWORD": graph.target.password.get_secret_value(),
-        "GRAPHMEM_NEO4J_DATABASE": graph.database,
-    }
 
 
 def _index_dimensions(graph: Graph) -> dict[str, int]:
@@ -171,7 +161,7 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
     assert again.facts == again.episodes == 0
 
     # The command line moves it back to the configured (default) model.
-    env = _cli_env(graph)
+    env = cli_env(graph)
     runner = CliRunner()
     declined = runner.invoke(main, ["reembed"], env=env, input="n\n")
     assert declined.exit_code == 1 and "Re-embed 9 fact(s) and 2 episode(s)" in declined.stderr
@@ -321,7 +311,7 @@ def test_the_command_gives_its_claim_up_when_it_is_terminated(
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
     _plants(graph, test_settings, SMALL, 400)
-    env = {**os.environ, **_cli_env(graph)}
+    env = {**os.environ, **cli_env(graph)}
     # Started as from a terminal or a supervisor: the signals at Python's defaults. The run
     # stops between two transactions, so the driver it releases its claim with is intact (an
     # exception raised inside the driver's read left it unusable: a BufferError, exit 1).
@@ -411,7 +401,7 @@ def test_an_episode_is_embedded_again_with_its_speaker_as_ingest_embeds_it(
     state = read_state(graph.driver, db)
     assert state is not None and state["embedder_model"] == embedder.model_id
 
-    env = _cli_env(graph)
+    env = cli_env(graph)
     runner = CliRunner()
     declined = runner.invoke(main, ["reembed", "--again"], env=env, input="n\n")
     assert declined.exit_code == 1
