@@ -129,7 +129,10 @@ def _episode_line(episode: Episode, zone: tzinfo) -> str:
     when = _day(episode.occurred_at or episode.recorded_at, zone)
     who = _clip(episode.speaker or episode.role, MAX_LABEL_CHARS)
     ext = f", message {_clip(episode.external_id, MAX_LABEL_CHARS)}" if episode.external_id else ""
-    return f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext})"
+    session = (
+        f", session {_clip(episode.session_id, MAX_LABEL_CHARS)}" if episode.session_id else ""
+    )
+    return f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext}{session})"
 
 
 def build_context(

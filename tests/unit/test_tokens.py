@@ -282,7 +282,10 @@ def test_context_dates_are_days_in_the_zone_asked_for(counter: WordPieceBudgetCo
         id="ep-1", ns="default", content="Just landed!", content_hash="h", role="user",
         occurred_at=late, recorded_at=late,
     )  # fmt: skip
-    hits = [_hit(fact), _hit(message)]
+    sent = message.model_copy(
+        update={"id": "ep-2", "external_id": "m-7", "session_id": "trip", "speaker": "Ana"}
+    )
+    hits = [_hit(fact), _hit(message), _hit(sent)]
     at = datetime(2024, 8, 2, tzinfo=UTC)
 
     def lines(zone: str | None) -> list[str]:
@@ -292,12 +295,14 @@ def test_context_dates_are_days_in_the_zone_asked_for(counter: WordPieceBudgetCo
         CONTEXT_HEADER,
         "- [2024-07-31 to 2024-08-09] The user landed in Lisbon. (fact fact-1)",
         "- [2024-07-31] user: Just landed! (episode ep-1)",
+        "- [2024-07-31] Ana: Just landed! (episode ep-2, message m-7, session trip)",
     ]
     assert "in UTC," in CONTEXT_HEADER
     assert lines("Europe/Lisbon") == [
         context_header(ZoneInfo("Europe/Lisbon")),
         "- [2024-08-01 to 2024-08-10] The user landed in Lisbon. (fact fact-1)",
         "- [2024-08-01] user: Just landed! (episode ep-1)",
+        "- [2024-08-01] Ana: Just landed! (episode ep-2, message m-7, session trip)",
     ]
     assert "in Europe/Lisbon," in lines("Europe/Lisbon")[0]
     assert lines("America/New_York")[1].startswith("- [2024-07-31 to 2024-08-09]")
