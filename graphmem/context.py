@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
 from graphmem._text import brief, printable
@@ -57,7 +57,23 @@ def time_zone(value: str | tzinfo | None) -> tzinfo:
 
 
 def _day(moment: datetime, zone: tzinfo) -> str:
-    return moment.astimezone(zone).date().isoformat()
+    """The day ``moment`` falls on in ``zone``, in ISO 8601. A time within the years 1 to 9999
+    in UTC (all that is stored) can fall on a day just outside them in a zone ahead of or
+    behind UTC, which Python's dates cannot hold: that day is written 10000-01-01 or
+    0000-12-31."""
+    try:
+        return moment.astimezone(zone).date().isoformat()
+    except OverflowError:
+        wall = moment.astimezone(UTC).replace(tzinfo=None)
+        # Read at the UTC wall time: hours from the instant, where no zone changes offset.
+        offset = zone.utcoffset(wall) or timedelta(0)
+        since_midnight = wall - datetime.combine(wall.date(), datetime.min.time())
+        ordinal = wall.toordinal() + (since_midnight + offset).days
+        if ordinal < 1:
+            return "0000-12-31"
+        if ordinal > date.max.toordinal():
+            return "10000-01-01"
+        return date.fromordinal(ordinal).isoformat()
 
 
 def _clip(text: str, limit: int = _LINE_CHARS) -> str:

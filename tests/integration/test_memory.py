@@ -1608,6 +1608,31 @@ def test_pinned_facts_stay_within_the_calls_scope(memory: Client) -> None:
     assert shown(since=name.recorded_at, tags=["profile", "style"]) == ({name.id, rule.id}, 0)
 
 
+def test_context_dates_at_the_ends_of_the_range_in_any_zone(memory: Client) -> None:
+    # Valid times may lie anywhere in the years 1 to 9999 in UTC; in a zone ahead of or
+    # behind UTC such a time can fall on a day just outside them, which is still its day.
+    sealed = memory.remember(
+        "The vault stays sealed.", valid_to=datetime(9999, 12, 31, 23, 30, tzinfo=UTC)
+    )
+    began = memory.remember("The calendar began.", valid_from=datetime(1, 1, 1, 0, 30, tzinfo=UTC))
+
+    def lines(zone: str) -> dict[str, str]:
+        block = memory.context("vault calendar", budget_tokens=500, timezone=zone)
+        return {
+            fact_id: line
+            for line in block.text.splitlines()
+            for fact_id in (sealed.id, began.id)
+            if fact_id in line
+        }
+
+    assert lines("UTC")[sealed.id].startswith("- [until 9999-12-31]")
+    assert lines("UTC")[began.id].startswith("- [0001-01-01]")
+    assert lines("Asia/Tokyo")[sealed.id].startswith("- [until 10000-01-01]")
+    assert lines("Asia/Tokyo")[began.id].startswith("- [0001-01-01]")
+    assert lines("America/New_York")[began.id].startswith("- [0000-12-31]")
+    assert lines("America/New_York")[sealed.id].startswith("- [until 9999-12-31]")
+
+
 def test_context_with_retired_facts_labels_them(memory: Client) -> None:
     google = memory.remember("The user works at Google.", pinned=True)
     microsoft = memory.remember("The user works at Microsoft.", supersedes=[google.id])
