@@ -126,7 +126,12 @@ def _zoned_time(text: str) -> datetime | None:
         raise not_a_time from None
     if given.tzinfo is None:
         return given.replace(tzinfo=zone)
-    zoned = given.astimezone(zone)
+    try:
+        zoned = given.astimezone(zone)
+    except OverflowError:
+        # The instant falls past year 9999 (or before year 1) on that zone's clock, so the
+        # offset given cannot be the zone's there: report the one its wall time has.
+        zoned = given.replace(tzinfo=zone)
     if zoned.utcoffset() != given.utcoffset():
         raise ValueError(
             f"the offset of {brief(text)} is not the zone's: {match['zone']} was "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -1631,6 +1632,20 @@ def test_context_dates_at_the_ends_of_the_range_in_any_zone(memory: Client) -> N
     assert lines("Asia/Tokyo")[began.id].startswith("- [0001-01-01]")
     assert lines("America/New_York")[began.id].startswith("- [0000-12-31]")
     assert lines("America/New_York")[sealed.id].startswith("- [until 9999-12-31]")
+
+
+def test_a_zone_id_whose_offset_lies_past_the_range_is_refused(memory: Client) -> None:
+    # 23:30 with offset +00:00 is not a Tokyo time (+09:00); converting it to Tokyo to
+    # compare the offsets would leave the years Python can hold.
+    for text, zone_offset in (
+        ("9999-12-31T23:30:00+00:00[Asia/Tokyo]", "+09:00"),
+        ("0001-01-01T00:10:00+00:00[America/New_York]", "-04:56"),
+    ):
+        reason = re.escape(f"was {zone_offset} at that time")
+        with pytest.raises(InvalidInputError, match=reason):
+            memory.recall("where does the user work", as_of=text)
+        with pytest.raises(InvalidInputError, match=reason):
+            memory.remember("The user works at Initech.", valid_from=text)
 
 
 def test_context_with_retired_facts_labels_them(memory: Client) -> None:
