@@ -21,7 +21,10 @@ WITH CASE
          THEN datetime(given)
        ELSE datetime('not a time with a zone: ' + toString(given) + ' (give one, as in 2026-01-01T00:00:00Z)')
      END AS t
-WITH datetime({datetime: t, timezone: 'Z'}) AS t  // in UTC, as stored: compared by instant
+// In UTC, as stored: compared by instant. Built from the instant itself: converting with
+// datetime({datetime: t, timezone: 'Z'}) reads t's local time again, which in a zone's
+// repeated hour (clocks going back) takes the earlier of the two and loses an hour.
+WITH datetime({epochSeconds: t.epochSeconds, nanosecond: t.nanosecond}) AS t
 MATCH (f:Fact {ns: $ns})
 WHERE f.recorded_at <= t AND (f.retired_at IS NULL OR f.retired_at > t)
 RETURN f.id AS id, f.text AS text, f.status AS status, f.recorded_at AS recorded_at,

@@ -27,7 +27,10 @@ WITH [t IN given |
          ELSE datetime('not a time with a zone: ' + toString(t) + ' (give one, as in 2026-01-01T00:00:00Z)')
        END] AS window
 // In UTC, as stored: two spellings of one instant (offsets, zone ids) compare as equal.
-WITH [t IN window | datetime({datetime: t, timezone: 'Z'})] AS window
+// Built from the instant itself: converting with datetime({datetime: t, timezone: 'Z'})
+// reads t's local time again, which in a zone's repeated hour (clocks going back) takes
+// the earlier of the two and loses an hour.
+WITH [t IN window | datetime({epochSeconds: t.epochSeconds, nanosecond: t.nanosecond})] AS window
 WITH window[0] AS t0, window[1] AS t1
 WITH t0, CASE WHEN t1 < t0
                 THEN datetime('until (' + toString(t1) + ') is before since (' + toString(t0) + ')')

@@ -21,7 +21,10 @@ WITH CASE
          THEN datetime(given)
        ELSE datetime('not a time with a zone: ' + toString(given) + ' (give one, as in 2026-01-01T00:00:00Z)')
      END AS v
-WITH datetime({datetime: v, timezone: 'Z'}) AS v  // in UTC, as stored: compared by instant
+// In UTC, as stored: compared by instant. Built from the instant itself: converting with
+// datetime({datetime: v, timezone: 'Z'}) reads v's local time again, which in a zone's
+// repeated hour (clocks going back) takes the earlier of the two and loses an hour.
+WITH datetime({epochSeconds: v.epochSeconds, nanosecond: v.nanosecond}) AS v
 MATCH (f:Fact {ns: $ns})
 WHERE (f.retired_at IS NULL OR f.status = 'superseded')
   AND (f.valid_from IS NULL OR f.valid_from <= v)

@@ -115,6 +115,42 @@ def test_analyst_times_need_a_zone(graph: Graph, ns: str) -> None:
             graph.execute(q, ns=ns, as_of="2026-03-15T10:00:00Z", limit=value)
 
 
+def test_analyst_times_in_a_zones_repeated_hour_keep_their_offset(graph: Graph, ns: str) -> None:
+    # On 2026-10-25 Lisbon's clocks go back from 02:00 (+01:00) to 01:00 (+00:00), so 01:30
+    # happens twice. The offset says which: 01:30+00:00 is 01:30Z, the later one. Neo4j's
+    # datetime({datetime: t, timezone: 'Z'}) reads t's local time again and takes the
+    # earlier, an hour before the instant given: a query converting that way would answer
+    # for 00:30Z.
+    graph.driver.execute_query(
+        "CREATE (:Fact {id: $ns + '-a', ns: $ns, text: 'the clocks went back',"
+        " status: 'active', recorded_at: datetime('2026-10-25T01:00:00Z'),"
+        " valid_from: datetime('2026-10-25T01:00:00Z')})",
+        ns=ns,
+        database_=graph.database,
+    )
+    queries = analyst_queries()
+    later = datetime(2026, 10, 25, 1, 30, tzinfo=UTC)
+    for when in (
+        "2026-10-25T01:30:00+00:00[Europe/Lisbon]",
+        "2026-10-25T01:30:00Z[Europe/Lisbon]",  # as Neo4j writes that instant in Lisbon
+        later,
+    ):
+        for name, param in (("beliefs_as_of", "as_of"), ("true_at", "valid_at")):
+            rows = graph.execute(queries[name], ns=ns, limit=10, **{param: when})
+            assert [r["id"] for r in rows] == [f"{ns}-a"], (name, when)
+        rows = graph.execute(
+            queries["changes_between"],
+            ns=ns,
+            since="2026-10-25T00:45:00Z",
+            until=when,
+            limit=10,
+        )
+        assert [r["id"] for r in rows] == [f"{ns}-a"], ("changes_between", when)
+    # The earlier 01:30 (+01:00) is 00:30Z, before the fact.
+    earlier = "2026-10-25T01:30:00+01:00[Europe/Lisbon]"
+    assert graph.execute(queries["beliefs_as_of"], ns=ns, limit=10, as_of=earlier) == []
+
+
 def test_changes_between_two_times_explain_the_beliefs_at_both(
     graph: Graph, ns: str, client_factory: Callable[..., Client]
 ) -> None:
