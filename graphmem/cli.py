@@ -707,7 +707,7 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 "--since", metavar="ISO", help="Only what was recorded or said from then on."
             ),
             click.option(
-                "--until", metavar="ISO", help="Only what was recorded or said until then."
+                "--until", metavar="ISO", help="Only what was recorded or said before then."
             ),
             click.option(
                 "--no-references", is_flag=True, help="Do not add facts reached over REFERENCES."
