@@ -8,9 +8,12 @@ import re
 import reprlib
 from collections.abc import Sequence
 
-# C0 and C1 controls (terminal escapes, backspaces, bells, newlines) and the bidirectional
+# C0 and C1 controls (terminal escapes, backspaces, bells, newlines), Unicode's line and
+# paragraph separators (line breaks to str.splitlines and to editors), and the bidirectional
 # formatting characters, which reorder what follows them on screen.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def and_more(others: Sequence[str], noun: str, shown: int = 10) -> str:

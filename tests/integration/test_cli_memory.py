@@ -440,6 +440,11 @@ def test_tables_show_control_characters_as_escapes(cli: Invoke) -> None:
     (line,) = [line for line in table.stdout.splitlines() if line.startswith("text ")]
     assert line.endswith("line one\\nstatus  superseded\\r\\x1b[31mred")
     assert "\x1b" not in table.stdout and "\r" not in table.stdout
+    # Unicode's line and paragraph separators end a line too (str.splitlines, editors).
+    separated = _json(cli("remember", "one\u2028two\u2029three", "--json"))
+    table = cli("get", separated["id"])
+    (line,) = [line for line in table.stdout.splitlines() if line.startswith("text ")]
+    assert line.endswith("one\\u2028two\\u2029three")
     # A context block too, and the block printed is the block given to machines.
     tricky = "The user works at Google.\x1b]0;pwned\x07 \x08XYZ \u202eesrever"
     cli("remember", tricky)
