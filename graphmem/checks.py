@@ -24,10 +24,13 @@ from graphmem.ranking import RecallConfig
 T = TypeVar("T")
 
 
-def validate(model: type[BaseModel], data: Mapping[str, Any], what: str) -> Any:
-    """``model`` from ``data``, with pydantic's errors as one InvalidInputError."""
+def validate(
+    model: type[BaseModel], data: Mapping[str, Any], what: str, *, strict: bool | None = None
+) -> Any:
+    """``model`` from ``data``, with pydantic's errors as one InvalidInputError (``strict``:
+    no value converted between types, for a model whose fields are not strict themselves)."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=strict)
     except ValidationError as exc:
         raise InvalidInputError(f"invalid {what}: {describe_validation_error(exc)}") from exc
 
@@ -35,14 +38,15 @@ def validate(model: type[BaseModel], data: Mapping[str, Any], what: str) -> Any:
 def resolve_config(given: Any, base: RecallConfig, name: str) -> RecallConfig:
     """``given`` as a recall config: ``None`` is ``base``, a mapping changes some of ``base``'s
     fields, and a :class:`RecallConfig` is checked again (one changed with ``model_copy`` or
-    built with ``model_construct`` skipped pydantic's checks)."""
+    built with ``model_construct`` skipped pydantic's checks). No value is converted between
+    types: ``"false"`` for a flag, ``True`` or ``60.0`` for an integer are refused."""
     if given is None:
         return base
     if isinstance(given, RecallConfig):
-        checked: RecallConfig = validate(RecallConfig, dict(given), name)
+        checked: RecallConfig = validate(RecallConfig, dict(given), name, strict=True)
         return checked
     if isinstance(given, Mapping):
-        merged: RecallConfig = validate(RecallConfig, {**dict(base), **given}, name)
+        merged: RecallConfig = validate(RecallConfig, {**dict(base), **given}, name, strict=True)
         return merged
     raise InvalidInputError(f"{name} must be a RecallConfig or a mapping, got {brief(given)}")
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 Retriever = Literal["vector", "fulltext"]
 
@@ -56,6 +56,15 @@ MAX_INDEX_CANDIDATES = 100_000
 MAX_FUSION_PARAMETER = 1_000_000
 
 
+def _list_as_tuple(value: object) -> object:
+    """A list given for a tuple field is that tuple (also when validated strictly)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+#: A tuple field that takes a list too.
+_Listed = BeforeValidator(_list_as_tuple)
+
+
 class RecallConfig(BaseModel):
     """How recall ranks; immutable, set per client and overridable per call."""
 
@@ -66,7 +75,9 @@ class RecallConfig(BaseModel):
     rrf_k: int = Field(default=60, ge=1, le=MAX_FUSION_PARAMETER)
     vector_weight: float = Field(default=0.7, ge=0.0, le=MAX_FUSION_PARAMETER)
     fulltext_weight: float = Field(default=0.3, ge=0.0, le=MAX_FUSION_PARAMETER)
-    retrievers: tuple[Retriever, ...] = Field(default=("vector", "fulltext"), min_length=1)
+    retrievers: Annotated[tuple[Retriever, ...], _Listed] = Field(
+        default=("vector", "fulltext"), min_length=1
+    )
     recency: bool = True
     recency_weight: float = Field(default=0.01, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
@@ -81,10 +92,10 @@ class RecallConfig(BaseModel):
     #: When filters leave fewer than ``k`` visible candidates in a list, the index is asked
     #: again for ``candidates * factor`` entries, for each factor in turn; a vector list still
     #: short after that is scored exactly over the namespace, a fulltext list is kept as it is.
-    vector_widen: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field(
+    vector_widen: Annotated[tuple[Annotated[int, Field(ge=1, le=1000)], ...], _Listed] = Field(
         default=(10,), max_length=5
     )
-    fulltext_widen: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field(
+    fulltext_widen: Annotated[tuple[Annotated[int, Field(ge=1, le=1000)], ...], _Listed] = Field(
         default=(10,), max_length=5
     )
     #: Score of a fact reached over REFERENCES, relative to the hit that led to it.

@@ -52,6 +52,24 @@ def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) ->
         client(settings, embedder=FakeEmbedder(), recall_config=unchecked)
     with pytest.raises(InvalidInputError, match="fusion"):
         client(settings, embedder=FakeEmbedder(), recall_config={"fusion": "bogus"})
+    # No value is converted between types, as for every other argument; lists are tuples.
+    for wrong, field in (
+        ({"recency": "false"}, "recency: Input should be a valid boolean, got 'false'"),
+        ({"recency": 0}, "recency: Input should be a valid boolean"),
+        ({"rrf_k": "60"}, "rrf_k: Input should be a valid integer"),
+        ({"rrf_k": 60.0}, "rrf_k: Input should be a valid integer"),
+        ({"pool_factor": True}, "pool_factor: Input should be a valid integer, got True"),
+        ({"min_score": "0.3"}, "min_score: Input should be a valid number"),
+        ({"vector_widen": [True]}, "vector_widen.0: Input should be a valid integer"),
+    ):
+        with pytest.raises(InvalidInputError, match=field):
+            client(settings, embedder=FakeEmbedder(), recall_config=wrong)
+        with pytest.raises(InvalidInputError, match=field):
+            client(settings, embedder=FakeEmbedder(), recall_config=given.model_copy(update=wrong))
+    listed = {"retrievers": ["vector"], "vector_widen": [], "vector_weight": 1}
+    made = client(settings, embedder=FakeEmbedder(), recall_config=listed)
+    assert made.recall_config.retrievers == ("vector",) and made.recall_config.vector_widen == ()
+    assert made.recall_config.vector_weight == 1.0
 
 
 @pytest.mark.parametrize("client", [Memory, AsyncMemory])
