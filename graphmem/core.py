@@ -24,7 +24,7 @@ import numbers
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from datetime import UTC, datetime, tzinfo
 from typing import Any, get_args
 
@@ -568,6 +568,11 @@ class MemoryCore:
             )
         # Only the lines the block shows count as accessed, so recall stamps nothing itself.
         track_access = checked_flag("track_access", recall_options.pop("track_access", True))
+        # kinds and tags are read twice (by recall, then for the pinned facts): an iterator,
+        # which recall takes, is read once here.
+        for name in ("kinds", "tags"):
+            if isinstance(recall_options.get(name), Iterator):
+                recall_options[name] = list(recall_options[name])
         result: RecallResult = yield from self.recall(
             text, ns=ns, k=k, track_access=False, **recall_options
         )

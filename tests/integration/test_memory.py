@@ -1287,6 +1287,18 @@ def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) 
     assert not unpinned.pinned
 
 
+def test_context_takes_kinds_and_tags_as_recall_does_also_as_iterators(memory: Client) -> None:
+    work = memory.remember("The user works at Google.", tags=["work"], pinned=True)
+    memory.remember("The user plays tennis.", tags=["sport"], pinned=True)
+    memory.ingest(["I started at Google last week."])
+    query = "where does the user work"
+    for kinds, tags in ((("fact",), ["work"]), (iter(["fact"]), (t for t in ["work"]))):
+        block = memory.context(query, budget_tokens=300, kinds=kinds, tags=tags)
+        assert block.fact_ids == (work.id,) and block.episode_ids == ()
+    block = memory.context(query, budget_tokens=300, kinds=(k for k in ["episode"]))
+    assert block.fact_ids == () and len(block.episode_ids) == 1
+
+
 def test_only_believed_facts_can_be_pinned_and_stats_count_those(
     memory: Client, graph: Graph, ns: str
 ) -> None:
