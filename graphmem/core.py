@@ -486,7 +486,7 @@ class MemoryCore:
             if isinstance(min_score, bool) or not isinstance(min_score, numbers.Real):
                 raise InvalidInputError(f"min_score must be a number, got {brief(min_score)}")
             if not -1.0 <= min_score <= 1.0:
-                raise InvalidInputError(f"min_score must lie in [-1, 1], got {min_score!r}")
+                raise InvalidInputError(f"min_score must lie in [-1, 1], got {brief(min_score)}")
             cfg = cfg.model_copy(update={"min_score": float(min_score)})
 
         loading = time.perf_counter()

@@ -188,7 +188,7 @@ def _unicode_text(value: str) -> str:
 def check_namespace(value: str) -> str:
     if not isinstance(value, str) or not _NAMESPACE.fullmatch(value):
         raise ValueError(
-            f"namespace {value!r} is not allowed: use 1 to 128 ASCII letters, digits and "
+            f"namespace {brief(value)} is not allowed: use 1 to 128 ASCII letters, digits and "
             ". _ - : @, starting with a letter or digit"
         )
     return value

@@ -6,11 +6,13 @@ Unicode."""
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 from typing import Any
 
 import pytest
 
 from graphmem.checks import as_model
+from graphmem.core import MemoryCore
 from graphmem.errors import InvalidInputError
 from graphmem.models import FactInput, Message
 
@@ -82,3 +84,21 @@ def test_a_lone_surrogate_in_metadata_is_named_with_its_position_in_its_own_stri
         with pytest.raises(InvalidInputError) as refused:
             as_model(model, field, {field: "meta", "metadata": metadata}, "input")
         assert named in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"min_score": 10**5000}, "min_score must lie in [-1, 1], got <an int of about 5000"),
+        ({"min_score": Fraction(10**5000, 3)}, "min_score must lie in [-1, 1], got <Fraction"),
+        ({"ns": 10**5000}, "namespace <an int of about 5000 digits> is not allowed"),
+        ({"ns": "x y" * 1_000_000}, "namespace 'x yx yx y"),
+    ],
+)
+def test_a_recall_argument_of_any_size_is_named_briefly(
+    options: dict[str, Any], named: str
+) -> None:
+    plan = MemoryCore(dimension=3, default_ns="default").recall("q", **{"ns": None, **options})
+    with pytest.raises(InvalidInputError) as refused:
+        next(plan)
+    assert str(refused.value).startswith(named) and len(str(refused.value)) < 400
