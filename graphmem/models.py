@@ -256,7 +256,7 @@ def _check_metadata_shape(value: dict[str, Any]) -> None:
         if isinstance(item, dict):
             for key in item:
                 if not isinstance(key, str):
-                    raise ValueError(f"metadata keys must be strings, not {key!r}")
+                    raise ValueError(f"metadata keys must be strings, not {brief(key)}")
                 _metadata_text("key", key)
             stack.extend((child, depth + 1) for child in item.values())
         else:

@@ -51,6 +51,8 @@ def test_metadata_that_repeats_one_list_is_refused_by_its_size_at_once(
         # More digits than Python turns into text: repr() itself would raise ValueError.
         {"text": 10**5000},
         {"text": "flag", "pinned": 10**5000},
+        {"text": "key", "metadata": {"a": {10**5000: 1}}},
+        {"text": "key", "metadata": {"a": {tuple(range(1_000_000)): 1}}},
     ],
 )
 def test_a_wrong_type_that_repeats_one_list_is_named_briefly_and_at_once(
