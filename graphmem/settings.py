@@ -185,6 +185,12 @@ class GraphmemSettings(BaseSettings):
             )
         if not parts.hostname:
             raise ValueError(f"URI {value!r} names no host")
+        if parts.query and not parts.scheme.startswith("neo4j"):
+            # The driver's own rule: a routing context is for neo4j:// URIs only.
+            raise ValueError(
+                f"URI {value!r}: a query string (routing context) needs a neo4j:// scheme; "
+                f"{parts.scheme}:// connects to one server directly"
+            )
         try:
             parts.port  # noqa: B018 - urlsplit checks the port only when it is read
         except ValueError:

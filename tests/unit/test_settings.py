@@ -83,6 +83,8 @@ def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
         ("GRAPHMEM_NEO4J_URI", "bolt://", "names no host"),
         ("GRAPHMEM_NEO4J_URI", "bolt://db.example:abc", "port must be a number"),
         ("GRAPHMEM_NEO4J_URI", "bolt://u:pw-secret@db.example:7687", "GRAPHMEM_NEO4J_PASSWORD"),
+        # The driver takes a routing context only with neo4j://: refused here, not by a crash.
+        ("GRAPHMEM_NEO4J_URI", "bolt://db.example:7687?region=eu", "needs a neo4j:// scheme"),
         ("GRAPHMEM_LOCAL_NEO4J_PORT", "70000", "GRAPHMEM_LOCAL_NEO4J_PORT"),
         ("GRAPHMEM_LOCAL_NEO4J_HEAP", "lots", "GRAPHMEM_LOCAL_NEO4J_HEAP"),
         ("GRAPHMEM_EMBEDDING_BATCH_SIZE", "0", "GRAPHMEM_EMBEDDING_BATCH_SIZE"),
@@ -106,3 +108,8 @@ def test_bad_settings_raise_a_typed_error_naming_the_variable(
 
 def test_settings_class_is_the_pydantic_settings_model() -> None:
     assert GraphmemSettings.model_config["env_prefix"] == "GRAPHMEM_"
+
+
+def test_a_routing_context_is_allowed_with_neo4j_uris() -> None:
+    uri = "neo4j://db.example:7687?region=eu"
+    assert load_settings(neo4j_uri=uri).neo4j_uri == uri
