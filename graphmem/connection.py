@@ -6,7 +6,9 @@ Driver errors met while connecting are mapped here to :class:`Neo4jUnavailableEr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,7 +17,7 @@ from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavaila
 from pydantic import SecretStr
 
 from graphmem import __version__
-from graphmem.errors import Neo4jUnavailableError
+from graphmem.errors import ConfigurationError, Neo4jUnavailableError
 
 TargetMode = Literal["local", "docker", "external"]
 
@@ -47,14 +49,40 @@ def _driver_options(target: Neo4jTarget, connection_timeout: float) -> dict[str,
     }
 
 
+def _verify_options(connection_timeout: float) -> dict[str, Any]:
+    # The driver's connection_timeout bounds the TCP connect only; the Bolt handshake and the
+    # authentication wait for connection_acquisition_timeout (60 s by default). Verifying with
+    # the connection timeout as that bound makes a port whose listener never speaks Bolt fail
+    # as fast as one where nothing listens. (The driver keeps its 60 s for later acquisitions,
+    # which may wait for a free connection of a busy pool.)
+    return {"connection_acquisition_timeout": connection_timeout}
+
+
+@contextmanager
+def _verify_options_allowed() -> Iterator[None]:
+    """Silence the driver's note that options to ``verify_connectivity`` are a preview."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="Passing key-word arguments to verify_connectivity"
+        )
+        yield
+
+
 def open_driver(
     target: Neo4jTarget, *, verify: bool = True, connection_timeout: float = 15.0
 ) -> neo4j.Driver:
-    """Open a driver to ``target``; with ``verify``, fail now if it does not answer."""
-    driver = neo4j.GraphDatabase.driver(target.uri, **_driver_options(target, connection_timeout))
+    """Open a driver to ``target``; with ``verify``, fail now if it does not answer within
+    ``connection_timeout`` seconds (TCP connect, Bolt handshake and authentication)."""
+    try:
+        driver = neo4j.GraphDatabase.driver(
+            target.uri, **_driver_options(target, connection_timeout)
+        )
+    except DriverError as exc:  # a URI the driver cannot use (e.g. a bolt:// query string)
+        raise _unusable_uri(target, exc) from exc
     if verify:
         try:
-            driver.verify_connectivity()
+            with _verify_options_allowed():
+                driver.verify_connectivity(**_verify_options(connection_timeout))
         except (Neo4jError, DriverError, OSError) as exc:
             driver.close()
             raise _unavailable(target, exc) from exc
@@ -68,12 +96,16 @@ async def open_async_driver(
     target: Neo4jTarget, *, verify: bool = True, connection_timeout: float = 15.0
 ) -> neo4j.AsyncDriver:
     """The async twin of :func:`open_driver`."""
-    driver = neo4j.AsyncGraphDatabase.driver(
-        target.uri, **_driver_options(target, connection_timeout)
-    )
+    try:
+        driver = neo4j.AsyncGraphDatabase.driver(
+            target.uri, **_driver_options(target, connection_timeout)
+        )
+    except DriverError as exc:
+        raise _unusable_uri(target, exc) from exc
     if verify:
         try:
-            await driver.verify_connectivity()
+            with _verify_options_allowed():
+                await driver.verify_connectivity(**_verify_options(connection_timeout))
         except (Neo4jError, DriverError, OSError) as exc:
             await driver.close()
             raise _unavailable(target, exc) from exc
@@ -93,7 +125,10 @@ def wait_for_bolt(
     """Block until ``target`` accepts an authenticated Bolt connection.
 
     ``still_starting`` is polled between attempts; when it returns False (for example, the
-    server process died) waiting stops early. Raises :class:`Neo4jUnavailableError`.
+    server process died) waiting stops early. Credentials the server refuses end the wait at
+    once: asking again would not change its answer (the caller waits until the server has set
+    its password), and each refusal counts towards locking the user out. Raises
+    :class:`Neo4jUnavailableError`.
     """
     deadline = time.monotonic() + timeout
     last: BaseException | None = None
@@ -102,6 +137,8 @@ def wait_for_bolt(
             with open_driver(target, connection_timeout=min(5.0, timeout)):
                 return
         except Neo4jUnavailableError as exc:
+            if isinstance(exc.__cause__, AuthError):
+                raise
             last = exc
         if not still_starting() or time.monotonic() >= deadline:
             break
@@ -110,6 +147,11 @@ def wait_for_bolt(
         f"Neo4j at {target.describe()} did not accept Bolt connections within {timeout:.0f} s: "
         f"{last}"
     ) from last
+
+
+def _unusable_uri(target: Neo4jTarget, exc: DriverError) -> ConfigurationError:
+    setting = "GRAPHMEM_NEO4J_URI" if target.mode == "external" else "the managed server's URI"
+    return ConfigurationError(f"{setting} {target.uri!r} cannot be used: {exc}")
 
 
 def _unavailable(target: Neo4jTarget, exc: BaseException) -> Neo4jUnavailableError:
