@@ -262,6 +262,7 @@ def apply_schema(
     state, existing = _read_state(driver, database)
     check_embedder(state, existing, embedder)
     _check_shapes(existing)
+    _check_others(driver, database, existing)
     recorded = _recorded_checksums(driver, database)
     applied = set(recorded)
     newly = _migrate(driver, database, applied, embedder.dimension)
@@ -290,6 +291,7 @@ def apply_migrations(
     versions applied."""
     state, existing = _read_state(driver, database)
     _check_shapes(existing)
+    _check_others(driver, database, existing)
     if state is None or state["embedder_model"] is None:
         raise SchemaError("the graph has no recorded embedder: run `graphmem init` first")
     newly = _migrate(
@@ -376,6 +378,7 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     state, indexes = _read_state(driver, database)
     check_embedder(state, indexes, embedder)
     _check_shapes(indexes)
+    _check_others(driver, database, indexes)
     report = _report(_recorded_checksums(driver, database), state, indexes)
     if not report.up_to_date:
         raise SchemaError(
@@ -539,6 +542,42 @@ def _check_shapes(indexes: Sequence[IndexState]) -> None:
             "indexes with graphmem's names were built differently from graphmem's own: "
             + "; ".join(different)
             + ". Drop them and run `graphmem init`, which creates them as graphmem needs them."
+        )
+
+
+def _check_others(driver: neo4j.Driver, database: str, existing: Sequence[IndexState]) -> None:
+    """Refuse indexes under other names that cover what a missing index of graphmem's would.
+
+    Neo4j keeps one index of a kind per label and property list: ``CREATE ... IF NOT EXISTS``
+    then does nothing (or a uniqueness constraint fails), graphmem's index never appears, and
+    waiting for it to come ONLINE would last the whole schema wait timeout. Searches name
+    graphmem's fulltext and vector indexes, so another's cannot stand in for them."""
+    present = {index.name for index in existing}
+    missing = {name: INDEX_SHAPES[name] for name in _ALL_INDEXES if name not in present}
+    if not missing:
+        return
+    rows = db.execute(driver, database, query("index_others"), names=list(_ALL_INDEXES))
+    clashes = []
+    for name, shape in missing.items():
+        for row in rows:
+            if (
+                row["type"] == shape.type
+                and tuple(row["labels"]) == (shape.label,)
+                and tuple(row["properties"]) == shape.properties
+            ):
+                owner = f" of constraint {row['constraint']!r}" if row["constraint"] else ""
+                clashes.append(
+                    f"{row['name']!r} ({row['type']}{owner}) covers "
+                    f":{shape.label}({', '.join(shape.properties)}), where graphmem's "
+                    f"{name!r} belongs"
+                )
+    if clashes:
+        raise SchemaError(
+            "indexes under other names already cover what graphmem's own would, and Neo4j "
+            "keeps one index of a kind per label and properties: "
+            + "; ".join(clashes)
+            + ". Drop those (DROP INDEX, or DROP CONSTRAINT for a constraint's) and run "
+            "`graphmem init`, or give graphmem a database of its own."
         )
 
 

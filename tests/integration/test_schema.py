@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import neo4j
 import pytest
 
@@ -176,6 +178,75 @@ def test_an_index_under_a_graphmem_name_built_differently_is_refused(
         assert "graphmem init" in str(caught.value)
     assert _indexes(driver, database).keys() == before.keys()
     assert _count(driver, database, "GraphmemMigration") == 0
+
+
+@pytest.mark.parametrize(
+    ("statement", "clash"),
+    [
+        (
+            "CREATE RANGE INDEX their_fact_ns FOR (n:Fact) ON (n.ns)",
+            "'their_fact_ns' (RANGE) covers :Fact(ns), where graphmem's 'fact_ns' belongs",
+        ),
+        (
+            "CREATE CONSTRAINT their_fact_id FOR (n:Fact) REQUIRE n.id IS UNIQUE",
+            "'their_fact_id' (RANGE of constraint 'their_fact_id') covers :Fact(id)",
+        ),
+        (
+            "CREATE RANGE INDEX their_episode_id FOR (n:Episode) ON (n.id)",
+            "where graphmem's 'episode_id' belongs",
+        ),
+        (
+            "CREATE FULLTEXT INDEX their_text FOR (n:Fact) ON EACH [n.text] OPTIONS {indexConfig: "
+            "{`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}}",
+            "'their_text' (FULLTEXT) covers :Fact(text), where graphmem's 'fact_text' belongs",
+        ),
+        (
+            "CREATE VECTOR INDEX their_vectors FOR (n:Episode) ON (n.embedding) OPTIONS "
+            "{indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}",
+            "where graphmem's 'episode_embedding' belongs",
+        ),
+    ],
+    ids=["range", "unique", "range-for-unique", "fulltext", "vector"],
+)
+def test_an_index_under_another_name_covering_a_graphmem_index_is_refused(
+    fresh_graph: Graph, statement: str, clash: str
+) -> None:
+    # Neo4j keeps one index of a kind per label and properties: `IF NOT EXISTS` kept the other
+    # one, graphmem's never appeared, and init waited the whole schema wait timeout (300 s)
+    # for it, then said it was not ONLINE.
+    driver, database = fresh_graph.driver, fresh_graph.database
+    driver.execute_query(statement, database_=database)
+    before = _indexes(driver, database)
+    began = time.monotonic()
+    with pytest.raises(SchemaError, match="under other names") as applying:
+        schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384), timeout=30)
+    with pytest.raises(SchemaError, match="under other names") as checking:
+        schema.check_schema(driver, database=database, embedder=FakeEmbedder(384))
+    assert clash in str(applying.value) and clash in str(checking.value)
+    assert time.monotonic() - began < 20
+    assert _indexes(driver, database).keys() == before.keys()
+    assert _count(driver, database, "GraphmemMigration") == 0
+
+
+def test_an_index_dropped_and_made_again_under_another_name_is_named(fresh_graph: Graph) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    driver.execute_query("DROP INDEX fact_ns_status", database_=database)
+    driver.execute_query(
+        "CREATE RANGE INDEX mine FOR (n:Fact) ON (n.ns, n.status)", database_=database
+    )
+    clash = r"'mine' \(RANGE\) covers :Fact\(ns, status\)"
+    with pytest.raises(SchemaError, match=clash):
+        schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384), timeout=30)
+    with pytest.raises(SchemaError, match=clash):
+        schema.check_schema(driver, database=database, embedder=FakeEmbedder(384))
+    # The same properties in another order are another index: no clash.
+    driver.execute_query("DROP INDEX mine", database_=database)
+    driver.execute_query(
+        "CREATE RANGE INDEX mine FOR (n:Fact) ON (n.status, n.ns)", database_=database
+    )
+    report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384), timeout=20)
+    assert report.restored == ("fact_ns_status",)
 
 
 def test_init_after_dropping_a_differently_built_index_builds_graphmem_s_own(
