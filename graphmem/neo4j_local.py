@@ -282,8 +282,9 @@ class LocalNeo4jServer:
     def target(self) -> Neo4jTarget:
         """How to connect to this server (the port it runs on, if it runs)."""
         state = self._read_state()
+        running = state is not None and self._alive(state)
         if not self.password_file.exists():
-            if state is not None and self._alive(state):
+            if running:
                 raise Neo4jUnavailableError(
                     f"the local Neo4j in {self.home} runs, but its password file "
                     f"{self.password_file} is gone: restart it (`graphmem neo4j stop`, then "
@@ -292,9 +293,15 @@ class LocalNeo4jServer:
             raise Neo4jUnavailableError(
                 f"the local Neo4j in {self.home} has never been started: run `graphmem neo4j start`"
             )
-        port = state.port if state and self._alive(state) else self.port
+        if state is None or not running:
+            # Not the port alone: whatever answers there (another home's server, which would
+            # refuse this home's password) is not this home's server.
+            raise Neo4jUnavailableError(
+                f"the local Neo4j in {self.home} is not running: start it with "
+                "`graphmem neo4j start`"
+            )
         return Neo4jTarget(
-            uri=_uri(port),
+            uri=_uri(state.port),
             user="neo4j",
             password=SecretStr(ensure_secret_file(self.password_file)),
             database=self.settings.neo4j_database,
@@ -393,11 +400,12 @@ class LocalNeo4jServer:
 
     # --- internals -----------------------------------------------------------------------
     def _read_state(self, *, repair: bool = False) -> _State | None:
-        """What ``server.json`` records; where it is unreadable, the live server of this home
-        that it should record, found by its command line (written back with ``repair``, under
-        the home's lock), so that a damaged file does not orphan a running server."""
+        """What ``server.json`` records; where it is unreadable or missing, the live server of
+        this home that it should record, found by its command line (written back with
+        ``repair``, under the home's lock), so that a damaged or deleted file does not orphan a
+        running server."""
         state = _State.read(self.state_file)
-        if state is None or state.pid != -1:
+        if state is not None and state.pid != -1:
             return state
         found = self._running_here()
         if found is None:
@@ -628,7 +636,11 @@ class LocalNeo4jServer:
         if not _pid_alive(state.pid):
             return False
         cmdline = _cmdline(state.pid)
-        return cmdline is None or (MAIN_CLASS in cmdline and str(self.home) in cmdline)
+        # The home as a whole argument: one that is a prefix of another's (/data/neo4j and
+        # /data/neo4j2) is not taken for it.
+        return cmdline is None or (
+            MAIN_CLASS in cmdline and f" --home {self.home} " in f"{cmdline} "
+        )
 
     def _check_port_free(self, *, wait: float) -> None:
         deadline = time.monotonic() + wait

@@ -112,7 +112,7 @@ def test_a_running_server_whose_password_file_is_gone_says_so(tmp_path: Path) ->
     server = _server(tmp_path)
     server.home.mkdir(parents=True)
     # A live process that looks like this home's server (its command line names both).
-    stand_in = _stand_in(MAIN_CLASS, str(server.home))
+    stand_in = _stand_in(MAIN_CLASS, "--home", str(server.home), "--config", "neo4j.conf")
     try:
         _State(pid=stand_in.pid, port=7687).write(server.state_file)
         with pytest.raises(Neo4jUnavailableError, match=r"runs, but its password file .* is gone"):
@@ -152,6 +152,60 @@ def test_a_damaged_state_file_does_not_orphan_a_running_server(tmp_path: Path) -
         if stand_in.poll() is None:
             stand_in.kill()
             stand_in.wait()
+
+
+def test_a_deleted_state_file_does_not_orphan_a_running_server(tmp_path: Path) -> None:
+    # Deleted by hand (or never written): status said "not running", start that the port was
+    # "in use by another process", and stop did nothing, while the server ran on.
+    server = _server(tmp_path)
+    server.home.mkdir(parents=True)
+    looks_like = [MAIN_CLASS, "--home", str(server.home), "--config", "c", "--port", "7799"]
+    stand_in = _stand_in(*looks_like)
+    try:
+        assert not server.state_file.exists()
+        status = server.status()
+        assert status.running and status.pid == stand_in.pid and status.uri.endswith(":7799")
+        assert server.stop() is True
+        assert stand_in.wait(timeout=10) is not None and not server.state_file.exists()
+    finally:
+        if stand_in.poll() is None:
+            stand_in.kill()
+            stand_in.wait()
+
+
+def test_the_server_of_a_home_whose_path_extends_this_one_is_not_taken_for_it(
+    tmp_path: Path,
+) -> None:
+    # A stale state whose pid now belongs to the server of /x/home2: /x/home is a prefix of
+    # its command line, but it is not this home's server, and stop must not end it.
+    server = _server(tmp_path)
+    server.home.mkdir(parents=True)
+    other = [MAIN_CLASS, "--home", f"{server.home}2", "--config", f"{server.home}2/c"]
+    stand_in = _stand_in(*other)
+    try:
+        _State(pid=stand_in.pid, port=7687).write(server.state_file)
+        assert not server.status().running
+        assert server.stop() is False
+        assert stand_in.poll() is None
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+
+
+def test_a_home_whose_server_is_not_running_is_not_looked_for_on_its_port(
+    tmp_path: Path,
+) -> None:
+    # Started once (it has a password), stopped now: whatever answers on its port (another
+    # home's server) is not its server, and would only refuse its password.
+    server = _server(tmp_path)
+    ensure_secret_file(server.password_file)
+    with pytest.raises(Neo4jUnavailableError, match=r"is not running: start it with"):
+        server.target()
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    _State(pid=child.pid, port=7687).write(server.state_file)  # stale
+    with pytest.raises(Neo4jUnavailableError, match=r"is not running"):
+        server.target()
 
 
 def test_missing_maven_is_explained(tmp_path: Path) -> None:
