@@ -21,6 +21,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -37,7 +38,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from graphmem._files import bundled_resource, ensure_secret_file, file_lock, tail
-from graphmem.connection import Neo4jTarget, wait_for_bolt
+from graphmem.connection import Neo4jTarget, open_driver, wait_for_bolt
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
 from graphmem.settings import GraphmemSettings, memory_bytes
 
@@ -337,7 +338,7 @@ class LocalNeo4jServer:
         with file_lock(self.home / ".lock"):
             state = self._read_state(repair=True)
             if state is not None and self._alive(state):
-                self._wait_ready(state, began)
+                self._wait_ready(state, began, spawned=False)
                 return StartResult(self.status(), True, time.monotonic() - began)
             if state is not None:
                 self.state_file.unlink(missing_ok=True)  # left behind by a killed server
@@ -599,16 +600,28 @@ class LocalNeo4jServer:
         state.write(self.state_file)
         return state
 
-    def _wait_ready(self, state: _State, began: float) -> None:
+    def _wait_ready(self, state: _State, began: float, *, spawned: bool = True) -> None:
+        """Wait until the server logs that it is ready, then until Bolt accepts its password.
+
+        A server found running (not ``spawned`` by this call) may have been ready for long,
+        with its log rotated, truncated or deleted since, so that no ready line will ever come:
+        it is also ready once it accepts an authenticated Bolt connection (asked every few
+        seconds; refused credentials may still be a start of another process that has not set
+        the password yet, so they do not end the wait)."""
         pid = state.pid
         deadline = began + self.settings.local_neo4j_start_timeout
-        while _READY not in self.server_log.read_text(encoding="utf-8", errors="replace"):
+        asked_at = -math.inf
+        while not self._logged_ready():
             if not _pid_alive(pid):
                 raise Neo4jServerError(
                     f"the local Neo4j (pid {pid}) exited during start-up "
                     f"(server log: {self.server_log}, debug log: {self.debug_log})",
                     log_tail=self._log_tail(),
                 )
+            if not spawned and time.monotonic() - asked_at >= 2.0:
+                asked_at = time.monotonic()
+                if _answers(self.target()):
+                    return
             if time.monotonic() >= deadline:
                 raise Neo4jServerError(
                     "the local Neo4j did not become ready within "
@@ -625,6 +638,12 @@ class LocalNeo4jServer:
             )
         except Neo4jUnavailableError as exc:
             raise Neo4jServerError(str(exc), log_tail=self._log_tail()) from exc
+
+    def _logged_ready(self) -> bool:
+        try:
+            return _READY in self.server_log.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return False
 
     def _log_tail(self) -> str:
         server = tail(self.server_log, 30)
@@ -680,6 +699,15 @@ class LocalNeo4jServer:
         return ServerStatus(
             running=False, uri=_uri(self.port), home=self.home, version=self.version, note=note
         )
+
+
+def _answers(target: Neo4jTarget) -> bool:
+    """Whether ``target`` accepts an authenticated Bolt connection now."""
+    try:
+        with open_driver(target, connection_timeout=2.0):
+            return True
+    except Neo4jUnavailableError:
+        return False
 
 
 def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:

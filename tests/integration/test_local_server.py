@@ -133,3 +133,25 @@ def test_a_busy_port_is_reported(env: dict[str, str]) -> None:
         busy.listen()
         with pytest.raises(Neo4jServerError, match="already in use"):
             _server(env).start()
+
+
+def test_start_finds_a_running_server_ready_whatever_became_of_its_log(
+    env: dict[str, str],
+) -> None:
+    # `start` of a running server waited for the ready line of logs/server.log: with the log
+    # deleted (a clean-up) it crashed with FileNotFoundError, and with the log truncated (a
+    # rotation) it waited the whole start timeout, then said the server did not become ready.
+    first = _cli(env, "start")
+    log = Path(env["GRAPHMEM_LOCAL_NEO4J_HOME"]) / "logs" / "server.log"
+    log.unlink()
+    began = time.monotonic()
+    again = _cli(env, "start")
+    assert again["already_running"] is True and again["pid"] == first["pid"]
+    log.write_text("rotated\n")
+    assert _cli(env, "start")["already_running"] is True
+    assert time.monotonic() - began < 60
+    # server.json deleted too: the server is still found, by its command line, and stopped.
+    (Path(env["GRAPHMEM_LOCAL_NEO4J_HOME"]) / "server.json").unlink()
+    assert _cli(env, "status")["pid"] == first["pid"]
+    assert _cli(env, "stop")["stopped"] is True
+    assert not _pid_alive(first["pid"])
