@@ -137,7 +137,7 @@ def wait_for_bolt(
             with open_driver(target, connection_timeout=min(5.0, timeout)):
                 return
         except Neo4jUnavailableError as exc:
-            if isinstance(exc.__cause__, AuthError):
+            if credentials_refused(exc):
                 raise
             last = exc
         if not still_starting() or time.monotonic() >= deadline:
@@ -147,6 +147,19 @@ def wait_for_bolt(
         f"Neo4j at {target.describe()} did not accept Bolt connections within {timeout:.0f} s: "
         f"{last}"
     ) from last
+
+
+#: What Neo4j answers, instead of checking the password, after a few wrong ones in a row.
+_RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"
+
+
+def credentials_refused(exc: Neo4jUnavailableError) -> bool:
+    """Whether connecting failed because the server refused the credentials (a wrong password,
+    or too many wrong ones in a row)."""
+    cause = exc.__cause__
+    return isinstance(cause, AuthError) or (
+        isinstance(cause, Neo4jError) and cause.code == _RATE_LIMITED
+    )
 
 
 def _unusable_uri(target: Neo4jTarget, exc: DriverError) -> ConfigurationError:
@@ -160,9 +173,15 @@ def _unavailable(target: Neo4jTarget, exc: BaseException) -> Neo4jUnavailableErr
         "docker": "start it with `graphmem neo4j start` (GRAPHMEM_NEO4J_URI=docker)",
         "external": "check GRAPHMEM_NEO4J_URI and that the server is up",
     }[target.mode]
-    if isinstance(exc, AuthError):
+    if isinstance(exc, AuthError) or (isinstance(exc, Neo4jError) and exc.code == _RATE_LIMITED):
+        limited = (
+            " (after too many wrong passwords in a row, it refuses every attempt for a while)"
+            if not isinstance(exc, AuthError)
+            else ""
+        )
         return Neo4jUnavailableError(
             f"Neo4j at {target.describe()} refused the credentials of user {target.user!r}"
+            + limited
             + (
                 ""
                 if target.mode == "external"

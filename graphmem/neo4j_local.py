@@ -38,7 +38,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from graphmem._files import bundled_resource, ensure_secret_file, file_lock, tail
-from graphmem.connection import Neo4jTarget, open_driver, wait_for_bolt
+from graphmem.connection import Neo4jTarget, credentials_refused, open_driver, wait_for_bolt
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
 from graphmem.settings import GraphmemSettings, memory_bytes
 
@@ -50,6 +50,9 @@ MAIN_CLASS = "io.graphmem.localneo4j.LocalNeo4j"
 _JAR = "graphmem-local-neo4j.jar"
 _READY = "graphmem-local-neo4j: ready"
 _MAVEN_TIMEOUT = 1800.0
+#: Seconds a server found running may refuse its password file before that is its answer (a
+#: server that another process is starting accepts Bolt a moment before it sets the password).
+_PASSWORD_GRACE = 15.0
 
 # The JVM options Neo4j's own launcher uses that matter for an embedded DBMS.
 _JVM_OPTIONS = (
@@ -606,11 +609,12 @@ class LocalNeo4jServer:
         A server found running (not ``spawned`` by this call) may have been ready for long,
         with its log rotated, truncated or deleted since, so that no ready line will ever come:
         it is also ready once it accepts an authenticated Bolt connection (asked every few
-        seconds; refused credentials may still be a start of another process that has not set
-        the password yet, so they do not end the wait)."""
+        seconds). Refused credentials may be a start of another process that has not set the
+        password yet, a moment's work: refused for longer, they end the wait."""
         pid = state.pid
         deadline = began + self.settings.local_neo4j_start_timeout
         asked_at = -math.inf
+        refused_since: float | None = None
         while not self._logged_ready():
             if not _pid_alive(pid):
                 raise Neo4jServerError(
@@ -620,8 +624,17 @@ class LocalNeo4jServer:
                 )
             if not spawned and time.monotonic() - asked_at >= 2.0:
                 asked_at = time.monotonic()
-                if _answers(self.target()):
-                    return
+                target = self.target()
+                try:
+                    with open_driver(target, connection_timeout=2.0):
+                        return
+                except Neo4jUnavailableError as exc:
+                    if not credentials_refused(exc):
+                        refused_since = None
+                    elif refused_since is None:
+                        refused_since = asked_at
+                    elif asked_at - refused_since >= _PASSWORD_GRACE:
+                        raise
             if time.monotonic() >= deadline:
                 raise Neo4jServerError(
                     "the local Neo4j did not become ready within "
@@ -699,15 +712,6 @@ class LocalNeo4jServer:
         return ServerStatus(
             running=False, uri=_uri(self.port), home=self.home, version=self.version, note=note
         )
-
-
-def _answers(target: Neo4jTarget) -> bool:
-    """Whether ``target`` accepts an authenticated Bolt connection now."""
-    try:
-        with open_driver(target, connection_timeout=2.0):
-            return True
-    except Neo4jUnavailableError:
-        return False
 
 
 def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:

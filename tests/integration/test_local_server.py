@@ -150,6 +150,17 @@ def test_start_finds_a_running_server_ready_whatever_became_of_its_log(
     log.write_text("rotated\n")
     assert _cli(env, "start")["already_running"] is True
     assert time.monotonic() - began < 60
+    # And with its password file edited as well, start says so, without waiting it out.
+    from graphmem.cli import main
+
+    password = Path(env["GRAPHMEM_LOCAL_NEO4J_HOME"]) / "password"
+    kept = password.read_text()
+    password.write_text("not-the-password-it-has\n")
+    began = time.monotonic()
+    refused = CliRunner().invoke(main, ["neo4j", "start"], env=env)
+    assert refused.exit_code == 1 and "refused the credentials" in refused.output
+    assert time.monotonic() - began < 60
+    password.write_text(kept)
     # server.json deleted too: the server is still found, by its command line, and stopped.
     (Path(env["GRAPHMEM_LOCAL_NEO4J_HOME"]) / "server.json").unlink()
     assert _cli(env, "status")["pid"] == first["pid"]

@@ -93,3 +93,25 @@ def test_driver_errors_judge_a_stopped_transaction_by_the_time_it_ran() -> None:
     with pytest.raises(DatabaseError) as unlimited, driver_errors(None):
         raise stopped
     assert type(unlimited.value) is DatabaseError
+
+
+def test_a_login_refused_for_too_many_wrong_passwords_is_refused_credentials() -> None:
+    # After a few wrong passwords in a row Neo4j answers with a rate limit, not an AuthError:
+    # it is still a refusal of the credentials (and final for wait_for_bolt), said plainly.
+    from pydantic import SecretStr
+
+    from graphmem.connection import Neo4jTarget, _unavailable, credentials_refused
+
+    target = Neo4jTarget(uri="bolt://127.0.0.1:7687", user="neo4j", password=SecretStr("x" * 8))
+    limited = _server_error(
+        ClientError,
+        "Neo.ClientError.Security.AuthenticationRateLimit",
+        "The client has provided incorrect authentication details too many times in a row.",
+    )
+    for cause in (limited, AuthError("The client is unauthorized due to authentication failure.")):
+        error = _unavailable(target, cause)
+        error.__cause__ = cause
+        assert "refused the credentials of user 'neo4j'" in str(error)
+        assert credentials_refused(error)
+    assert "too many wrong passwords" in str(_unavailable(target, limited))
+    assert not credentials_refused(Neo4jUnavailableError("no Neo4j answers"))
