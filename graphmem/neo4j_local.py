@@ -264,6 +264,11 @@ class LocalNeo4jServer:
         return self.home / "server.json"
 
     @property
+    def version_file(self) -> Path:
+        """The Neo4j version that last ran this home's store (kept after a stop)."""
+        return self.home / "neo4j-version"
+
+    @property
     def server_log(self) -> Path:
         return self.home / "logs" / "server.log"
 
@@ -345,6 +350,7 @@ class LocalNeo4jServer:
                 return StartResult(self.status(), True, time.monotonic() - began)
             if state is not None:
                 self.state_file.unlink(missing_ok=True)  # left behind by a killed server
+            self._check_store_version()
             # A server killed a moment ago may still be releasing its socket.
             self._check_port_free(wait=10.0 if state is not None else 0.0)
             self.home.chmod(0o700)  # the store and the password are this user's alone
@@ -362,6 +368,7 @@ class LocalNeo4jServer:
                 self._terminate(state.pid, timeout=30.0)
                 self.state_file.unlink(missing_ok=True)
                 raise
+            self.version_file.write_text(self.version + "\n", encoding="utf-8")
         return StartResult(self.status(), False, time.monotonic() - began)
 
     def stop(self, *, timeout: float = 90.0) -> bool:
@@ -440,6 +447,22 @@ class LocalNeo4jServer:
                             home=str(self.home),
                         )
         return None
+
+    def _check_store_version(self) -> None:
+        """Refuse a version older than the one that last ran the store: a newer Neo4j upgrades
+        the store as it runs (its transaction logs at least), and an older one cannot read it
+        (it fails at start-up, in Java, after tens of seconds)."""
+        try:
+            ran = self.version_file.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return
+        if _version_key(ran) > _version_key(self.version):
+            raise ConfigurationError(
+                f"GRAPHMEM_LOCAL_NEO4J_VERSION={self.version}, but Neo4j {ran} has run the store "
+                f"in {self.home}, and an older Neo4j cannot read a store that a newer one has "
+                f"upgraded: set GRAPHMEM_LOCAL_NEO4J_VERSION={ran}, or give this version a home "
+                "of its own (GRAPHMEM_LOCAL_NEO4J_HOME)"
+            )
 
     def _check_home(self) -> None:
         """Create the home if need be; one that cannot hold the server's files is a
@@ -712,6 +735,14 @@ class LocalNeo4jServer:
         return ServerStatus(
             running=False, uri=_uri(self.port), home=self.home, version=self.version, note=note
         )
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """``5.26.30`` as ``(5, 26, 30)``, for ordering versions (an unreadable one sorts first)."""
+    try:
+        return tuple(int(part) for part in version.split("."))
+    except ValueError:
+        return ()
 
 
 def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:

@@ -72,6 +72,7 @@ def test_start_twice_kill_9_and_restart_keeps_the_data(env: dict[str, str]) -> N
     assert listening_addresses(port) <= {"127.0.0.1", "::ffff:127.0.0.1"}
     assert listening_addresses(port)
     assert "dbms.usage_report.enabled=false" in (home / "conf" / "neo4j.conf").read_text()
+    assert (home / "neo4j-version").read_text().strip() == first["version"]
 
     second = _cli(env, "start")
     assert second["already_running"] is True

@@ -208,6 +208,28 @@ def test_a_home_whose_server_is_not_running_is_not_looked_for_on_its_port(
         server.target()
 
 
+def test_a_store_that_a_newer_neo4j_has_run_is_not_started_with_an_older_one(
+    tmp_path: Path,
+) -> None:
+    # 5.26.30 on a store that 2025.12.1 had run failed in Java after ~40 s with a stack trace
+    # about transaction log entries "from a newer version of neo4j".
+    server = _server(
+        tmp_path, local_neo4j_version="5.26.30", maven="mvn-not-installed", cache_dir=tmp_path
+    )
+    server.home.mkdir(parents=True)
+    server.version_file.write_text("2025.12.1\n")
+    with pytest.raises(ConfigurationError, match=r"Neo4j 2025\.12\.1 has run the store") as raised:
+        server.start()
+    assert "GRAPHMEM_LOCAL_NEO4J_VERSION=2025.12.1" in str(raised.value)
+    assert not server.password_file.exists()  # refused before anything was set up
+    # Forward is fine: a newer version upgrades the store of an older one.
+    newer = _server(tmp_path, local_neo4j_version="2025.12.1")
+    server.version_file.write_text("5.26.30\n")
+    newer._check_store_version()
+    server.version_file.write_text("2025.12.1\n")
+    newer._check_store_version()
+
+
 def test_missing_maven_is_explained(tmp_path: Path) -> None:
     server = _server(tmp_path, maven="mvn-not-installed", cache_dir=tmp_path / "cache")
     with pytest.raises(Neo4jServerError, match=r"Maven .* is not on PATH"):
