@@ -257,12 +257,12 @@ def test_closing_an_async_client_waits_for_a_connect_under_way(
         gated.release.set()
         await asyncio.gather(connecting, closing)
         assert client._driver is None  # closed after the connect, not before it
-        return (await client.stats()).facts  # and usable again in this loop
+        try:
+            return (await client.stats()).facts  # and usable again in this loop
+        finally:
+            await client.close()  # in the loop its driver belongs to
 
-    try:
-        assert asyncio.run(scenario()) == 0
-    finally:
-        asyncio.run(client.close())
+    assert asyncio.run(scenario()) == 0
 
 
 def test_closing_a_client_waits_for_a_connect_under_way(
