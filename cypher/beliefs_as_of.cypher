@@ -10,23 +10,11 @@
 // $as_of is a datetime with a zone, or ISO-8601 text with an offset or a zone id; text
 // without one (which Neo4j would read as UTC), and no time at all, are refused with an
 // error that says so.
-WITH CASE WHEN $as_of IS :: STRING THEN trim(toString($as_of)) ELSE $as_of END AS given
-WITH CASE WHEN given IS :: STRING AND given =~ '[0-9]{4}-[0-9]{2}-[0-9]{2} .+'
-            THEN left(given, 10) + 'T' + substring(given, 11)  // a space for the T, as in str()
-          ELSE given END AS given
-WITH CASE
-       WHEN given IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
-       WHEN given IS :: ZONED DATETIME THEN given
-       WHEN given IS :: STRING AND given =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'
-         THEN datetime(given)
-       ELSE datetime('not a time with a zone: ' + toString(given) + ' (give one, as in 2026-01-01T00:00:00Z)')
-     END AS t
-// In UTC, as stored: compared by instant. Built from the instant itself: converting with
-// datetime({datetime: t, timezone: 'Z'}) reads t's local time again, which in a zone's
-// repeated hour (clocks going back) takes the earlier of the two and loses an hour.
-WITH datetime({epochSeconds: t.epochSeconds, nanosecond: t.nanosecond}) AS t
+WITH [$as_of] AS given
+{{zoned_times}}
+WITH times[0] AS t
 MATCH (f:Fact {ns: $ns})
-WHERE f.recorded_at <= t AND (f.retired_at IS NULL OR f.retired_at > t)
+WHERE {{believed_at(f, t)}}
 RETURN f.id AS id, f.text AS text, f.status AS status, f.recorded_at AS recorded_at,
        f.retired_at AS retired_at, f.valid_from AS valid_from,
        CASE WHEN f.status = 'superseded' AND f.retired_at > t THEN f.stated_valid_to

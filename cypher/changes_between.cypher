@@ -13,25 +13,9 @@
 // $since and $until are datetimes with a zone, or ISO-8601 text with an offset or a zone id;
 // text without one (which Neo4j would read as UTC), no time at all, and an $until before
 // $since are refused with an error that says so.
-WITH [t IN [$since, $until] | CASE WHEN t IS :: STRING THEN trim(toString(t)) ELSE t END] AS given
-WITH [t IN given |
-       CASE WHEN t IS :: STRING AND t =~ '[0-9]{4}-[0-9]{2}-[0-9]{2} .+'
-              THEN left(t, 10) + 'T' + substring(t, 11)  // a space for the T, as in str()
-            ELSE t END] AS given
-WITH [t IN given |
-       CASE
-         WHEN t IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
-         WHEN t IS :: ZONED DATETIME THEN t
-         WHEN t IS :: STRING AND t =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'
-           THEN datetime(t)
-         ELSE datetime('not a time with a zone: ' + toString(t) + ' (give one, as in 2026-01-01T00:00:00Z)')
-       END] AS window
-// In UTC, as stored: two spellings of one instant (offsets, zone ids) compare as equal.
-// Built from the instant itself: converting with datetime({datetime: t, timezone: 'Z'})
-// reads t's local time again, which in a zone's repeated hour (clocks going back) takes
-// the earlier of the two and loses an hour.
-WITH [t IN window | datetime({epochSeconds: t.epochSeconds, nanosecond: t.nanosecond})] AS window
-WITH window[0] AS t0, window[1] AS t1
+WITH [$since, $until] AS given
+{{zoned_times}}
+WITH times[0] AS t0, times[1] AS t1
 WITH t0, CASE WHEN t1 < t0
                 THEN datetime('until (' + toString(t1) + ') is before since (' + toString(t0) + ')')
               ELSE t1 END AS t1

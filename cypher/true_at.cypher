@@ -10,25 +10,12 @@
 // $valid_at is a datetime with a zone, or ISO-8601 text with an offset or a zone id; text
 // without one (which Neo4j would read as UTC), and no time at all, are refused with an
 // error that says so.
-WITH CASE WHEN $valid_at IS :: STRING THEN trim(toString($valid_at)) ELSE $valid_at END AS given
-WITH CASE WHEN given IS :: STRING AND given =~ '[0-9]{4}-[0-9]{2}-[0-9]{2} .+'
-            THEN left(given, 10) + 'T' + substring(given, 11)  // a space for the T, as in str()
-          ELSE given END AS given
-WITH CASE
-       WHEN given IS NULL THEN datetime('no time given (give one, as in 2026-01-01T00:00:00Z)')
-       WHEN given IS :: ZONED DATETIME THEN given
-       WHEN given IS :: STRING AND given =~ '.+T.+([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)(\\[.+\\])?|.+T.+\\[.+\\]'
-         THEN datetime(given)
-       ELSE datetime('not a time with a zone: ' + toString(given) + ' (give one, as in 2026-01-01T00:00:00Z)')
-     END AS v
-// In UTC, as stored: compared by instant. Built from the instant itself: converting with
-// datetime({datetime: v, timezone: 'Z'}) reads v's local time again, which in a zone's
-// repeated hour (clocks going back) takes the earlier of the two and loses an hour.
-WITH datetime({epochSeconds: v.epochSeconds, nanosecond: v.nanosecond}) AS v
+WITH [$valid_at] AS given
+{{zoned_times}}
+WITH times[0] AS v
 MATCH (f:Fact {ns: $ns})
 WHERE (f.retired_at IS NULL OR f.status = 'superseded')
-  AND (f.valid_from IS NULL OR f.valid_from <= v)
-  AND (f.valid_to IS NULL OR f.valid_to > v)
+  AND {{true_at(f.valid_from, f.valid_to, v)}}
 RETURN f.id AS id, f.text AS text, f.valid_from AS valid_from, f.valid_to AS valid_to,
        f.recorded_at AS recorded_at
 ORDER BY f.valid_from IS NULL, f.valid_from DESC, f.recorded_at DESC  // dated facts first

@@ -34,8 +34,9 @@ from graphmem.errors import (
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
-    from graphmem.extraction import ExtractedFact, Extractor
-    from graphmem.memory import AsyncMemory, Memory
+    from graphmem.client.memory import AsyncMemory, Memory
+    from graphmem.core.extraction import ExtractedFact, Extractor
+    from graphmem.core.recall.ranking import RecallConfig
     from graphmem.models import (
         ContextBlock,
         Episode,
@@ -48,16 +49,15 @@ if TYPE_CHECKING:
         NamespaceStats,
         RecallResult,
     )
-    from graphmem.ranking import RecallConfig
 
 # The clients, what they take and what they return, imported on first use (the clients pull in
 # the driver and, through the embedder, PyTorch).
 _LAZY = {
-    "Memory": "graphmem.memory",
-    "AsyncMemory": "graphmem.memory",
-    "RecallConfig": "graphmem.ranking",
-    "ExtractedFact": "graphmem.extraction",
-    "Extractor": "graphmem.extraction",
+    "Memory": "graphmem.client.memory",
+    "AsyncMemory": "graphmem.client.memory",
+    "RecallConfig": "graphmem.core.recall.ranking",
+    "ExtractedFact": "graphmem.core.extraction",
+    "Extractor": "graphmem.core.extraction",
     **dict.fromkeys(
         (
             "ContextBlock",

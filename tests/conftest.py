@@ -20,11 +20,11 @@ import neo4j
 import pytest
 from pydantic import SecretStr
 
-from graphmem.connection import Neo4jTarget, open_driver
-from graphmem.embeddings import SentenceTransformerEmbedder
-from graphmem.graph import Graph
-from graphmem.neo4j_docker import docker_engine_available
-from graphmem.neo4j_local import LocalNeo4jServer
+from graphmem.client.graph import Graph
+from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.servers.connection import Neo4jTarget, open_driver
+from graphmem.servers.docker import docker_engine_available
+from graphmem.servers.local import LocalNeo4jServer
 from graphmem.settings import GraphmemSettings, load_settings
 from tests.helpers import free_port, wipe_database
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import neo4j
 import numpy as np
 
-from graphmem.embeddings import Vectors, check_vectors
+from graphmem.embed.embedder import Vectors, check_vectors
 
 if TYPE_CHECKING:
-    from graphmem.graph import Graph
+    from graphmem.client.graph import Graph
 
 
 class FakeEmbedder:

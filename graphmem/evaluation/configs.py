@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import InvalidInputError
 from graphmem.models import Hit, describe_validation_error
-from graphmem.ranking import RecallConfig
 
 Corpus = Literal["all", "user"]
 Baseline = Literal["cosine", "bm25"]

@@ -23,8 +23,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from graphmem.core.jsonl import json_objects
 from graphmem.errors import BadLinesError, InvalidInputError
-from graphmem.jsonl import json_objects
 from graphmem.models import AwareDatetime, EpisodeText, Label, describe_validation_error
 
 ConversationId = Annotated[str, Field(min_length=1, max_length=256)]

@@ -30,9 +30,9 @@ import numpy as np
 from pydantic import Field
 
 from graphmem import __version__
-from graphmem.bench import Progress, load_embedder, on_server
-from graphmem.bench_report import ServerOptions
-from graphmem.embeddings import EmbedderWrapper
+from graphmem.bench.report import ServerOptions
+from graphmem.bench.runner import Progress, load_embedder, on_server
+from graphmem.embed.embedder import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
 from graphmem.evaluation.configs import (
@@ -70,9 +70,9 @@ from graphmem.models import Message
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
-    from graphmem.connection import Neo4jTarget
-    from graphmem.embeddings import Embedder, Vectors
-    from graphmem.memory import Memory
+    from graphmem.client.memory import Memory
+    from graphmem.embed.embedder import Embedder, Vectors
+    from graphmem.servers.connection import Neo4jTarget
 
 
 class EvalOptions(ServerOptions):
@@ -292,7 +292,7 @@ def run_eval(
     deleted afterwards; with ``"configured"`` the run writes its ``eval-...`` namespaces into
     ``target`` (default: the Neo4j the settings name), where they stay.
     """
-    from graphmem.memory import settings_recall_config
+    from graphmem.client.memory import settings_recall_config
 
     check_dataset(messages, questions)
     options = options or EvalOptions()
@@ -323,7 +323,7 @@ def _run(
     say: Progress,
     specs: Sequence[Configuration],
 ) -> EvalReport:
-    from graphmem.memory import Memory
+    from graphmem.client.memory import Memory
 
     started = datetime.now(UTC)
     began = time.perf_counter()

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from graphmem.embeddings import Embedder, SentenceTransformerEmbedder
-from graphmem.graph import Graph
-from graphmem.memory import AsyncMemory, Memory
+from graphmem.client.graph import Graph
+from graphmem.client.memory import AsyncMemory, Memory
+from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder
 from graphmem.settings import GraphmemSettings
 
 

@@ -9,9 +9,9 @@ from decimal import Decimal
 import neo4j
 import pytest
 
-from graphmem.cypher import CypherQuery, analyst_queries
+from graphmem.client.graph import Graph
 from graphmem.errors import InvalidInputError
-from graphmem.graph import Graph
+from graphmem.store.cypher import CypherQuery, analyst_queries
 from tests.integration.conftest import Client
 
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem.bench import run_bench
-from graphmem.bench_report import BenchOptions, BenchReport, Percentiles, render_markdown
-from graphmem.embeddings import SentenceTransformerEmbedder
-from graphmem.graph import Graph
+from graphmem.bench.report import BenchOptions, BenchReport, Percentiles, render_markdown
+from graphmem.bench.runner import run_bench
+from graphmem.client.graph import Graph
+from graphmem.embed.embedder import SentenceTransformerEmbedder
 from graphmem.settings import GraphmemSettings
 
 

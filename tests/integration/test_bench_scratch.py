@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.bench import run_bench
-from graphmem.bench_report import BenchOptions, BenchReport
-from graphmem.embeddings import SentenceTransformerEmbedder
-from graphmem.neo4j_local import LocalNeo4jServer
-from graphmem.peer_graphiti import run_peer_bench
-from graphmem.peer_report import PeerOptions, PeerReport
+from graphmem.bench.peer_graphiti import run_peer_bench
+from graphmem.bench.peer_report import PeerOptions, PeerReport
+from graphmem.bench.report import BenchOptions, BenchReport
+from graphmem.bench.runner import run_bench
+from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.servers.local import LocalNeo4jServer
 from graphmem.settings import GraphmemSettings, load_settings
 
 # A process that holds a throwaway server until it is told to stop. It takes its settings from
@@ -29,7 +29,7 @@ from graphmem.settings import GraphmemSettings, load_settings
 _HOLDER = """
 import signal
 import time
-from graphmem.bench import scratch_neo4j
+from graphmem.bench.runner import scratch_neo4j
 from graphmem.settings import load_settings
 for signum in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(signum, signal.SIG_DFL)

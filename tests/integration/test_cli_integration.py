@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from graphmem.cli import main
-from graphmem.graph import Graph
+from graphmem.client.graph import Graph
 from tests.helpers import cli_env
 
 
@@ -27,7 +27,7 @@ def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:
 
 
 def test_init_shows_a_migration_recorded_with_another_checksum(graph: Graph) -> None:
-    from graphmem.schema import MIGRATIONS
+    from graphmem.store.schema import MIGRATIONS
 
     expected = MIGRATIONS[1].checksum
     records, _, _ = graph.driver.execute_query(

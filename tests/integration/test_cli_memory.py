@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem.cli import main
-from graphmem.embeddings import SentenceTransformerEmbedder
-from graphmem.graph import Graph
-from graphmem.memory import Memory
+from graphmem.client.graph import Graph
+from graphmem.client.memory import Memory
+from graphmem.embed.embedder import SentenceTransformerEmbedder
 from tests.helpers import cli_env
 
 Invoke = Callable[..., Result]
@@ -34,7 +34,7 @@ def cli(
 
     The commands share the session's embedder (the same model the CLI would load).
     """
-    monkeypatch.setattr("graphmem.cli._embedder", lambda settings, **_: embedder)
+    monkeypatch.setattr("graphmem.cli.root.embedder_for", lambda settings, **_: embedder)
     env = cli_env(graph, ns)
 
     def invoke(*args: str, input: str | None = None) -> Result:

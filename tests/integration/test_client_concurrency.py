@@ -13,14 +13,14 @@ import neo4j
 import numpy as np
 import pytest
 
-from graphmem import graph as graph_module
-from graphmem.cypher import query
-from graphmem.embeddings import SentenceTransformerEmbedder, Vectors, check_vectors
-from graphmem.graph import Graph
-from graphmem.memory import AsyncMemory, Memory
+from graphmem.client import graph as graph_module
+from graphmem.client.graph import Graph
+from graphmem.client.memory import AsyncMemory, Memory
+from graphmem.core.writes import fact_rows
+from graphmem.embed.embedder import SentenceTransformerEmbedder, Vectors, check_vectors
 from graphmem.models import Fact, FactInput, RecallResult
 from graphmem.settings import GraphmemSettings
-from graphmem.writes import fact_rows
+from graphmem.store.cypher import query
 
 
 class _AxisEmbedder:

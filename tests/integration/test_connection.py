@@ -12,9 +12,9 @@ import neo4j
 import pytest
 from pydantic import SecretStr
 
-from graphmem.connection import Neo4jTarget, open_async_driver, open_driver, wait_for_bolt
+from graphmem.client.graph import Graph
 from graphmem.errors import ConfigurationError, Neo4jUnavailableError
-from graphmem.graph import Graph
+from graphmem.servers.connection import Neo4jTarget, open_async_driver, open_driver, wait_for_bolt
 from tests.helpers import free_port
 
 

@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.embeddings import SentenceTransformerEmbedder
+from graphmem.client.graph import Graph
+from graphmem.embed.embedder import SentenceTransformerEmbedder
 from graphmem.evaluation.configs import Configuration
 from graphmem.evaluation.format import EvalMessage, EvalQuestion
 from graphmem.evaluation.report import render_markdown
 from graphmem.evaluation.results import EvalReport
 from graphmem.evaluation.runner import EvalOptions, run_eval
-from graphmem.graph import Graph
 from graphmem.models import Hit
 from graphmem.settings import GraphmemSettings
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from graphmem.connection import open_driver
 from graphmem.errors import Neo4jServerError
-from graphmem.neo4j_local import LocalNeo4jServer, _pid_alive
+from graphmem.servers.connection import open_driver
+from graphmem.servers.local import LocalNeo4jServer, _pid_alive
 from graphmem.settings import load_settings
 from tests.helpers import free_port, listening_addresses
 

@@ -16,10 +16,14 @@ import neo4j
 import numpy as np
 import pytest
 
-from graphmem import memory as memory_module
-from graphmem import tokens
-from graphmem.cypher import query
-from graphmem.embeddings import EmbedderWrapper, SentenceTransformerEmbedder
+from graphmem.client import memory as memory_module
+from graphmem.client.graph import Graph
+from graphmem.client.memory import AsyncMemory, Memory
+from graphmem.core.plans import Transaction, Work
+from graphmem.core.recall.ranking import RecallConfig
+from graphmem.embed import tokens
+from graphmem.embed.embedder import EmbedderWrapper, SentenceTransformerEmbedder
+from graphmem.embed.tokens import TokenCounter
 from graphmem.errors import (
     ClientUsageError,
     EmbeddingError,
@@ -32,13 +36,9 @@ from graphmem.errors import (
     TransactionTimeoutError,
     TransientDatabaseError,
 )
-from graphmem.graph import Graph
-from graphmem.memory import AsyncMemory, Memory
 from graphmem.models import MAX_TEXT_CHARS, Episode, Fact, FactInput, Message
-from graphmem.plans import Transaction, Work
-from graphmem.ranking import RecallConfig
 from graphmem.settings import GraphmemSettings
-from graphmem.tokens import TokenCounter
+from graphmem.store.cypher import query
 from tests.helpers import FakeEmbedder
 from tests.integration.conftest import Client
 
@@ -191,7 +191,7 @@ def test_concurrent_first_calls_share_one_connection(
     ns: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import graphmem.memory as memory_module
+    import graphmem.client.memory as memory_module
 
     opened: list[object] = []
     real_open = getattr(memory_module, "open_async_driver")  # noqa: B009 (not re-exported)
@@ -963,7 +963,7 @@ def test_an_extractor_derives_facts_with_provenance(
         name = "test-extractor"
 
         def extract(self, episodes: Any) -> list[Any]:
-            from graphmem.extraction import ExtractedFact
+            from graphmem.core.extraction import ExtractedFact
 
             return [
                 ExtractedFact(text=f"Maya said: {e.content}", episode_ids=(e.id,))
@@ -1016,7 +1016,7 @@ def test_a_fact_s_messages_are_listed_in_the_order_they_were_sent(
         name = "one-fact"
 
         def extract(self, episodes: Any) -> list[Any]:
-            from graphmem.extraction import ExtractedFact
+            from graphmem.core.extraction import ExtractedFact
 
             ids = tuple(e.id for e in episodes)
             return [ExtractedFact(text="The user plans a trip to Kyoto in May.", episode_ids=ids)]
@@ -1050,7 +1050,7 @@ def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
         name = "flaky"
 
         def extract(self, episodes: Any) -> list[Any]:
-            from graphmem.extraction import ExtractedFact
+            from graphmem.core.extraction import ExtractedFact
 
             calls.append(len(episodes))
             if len(calls) == 1:
@@ -1074,7 +1074,7 @@ def test_a_failing_extractor_writes_nothing_and_the_messages_can_be_sent_again(
 def test_what_an_extractor_returns_is_checked(
     memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
 ) -> None:
-    from graphmem.extraction import ExtractedFact
+    from graphmem.core.extraction import ExtractedFact
 
     class Returns:
         name = "returns"
@@ -1120,7 +1120,7 @@ def test_what_an_extractor_returns_is_checked(
 def test_an_async_extractor_needs_the_async_client(
     memory: Client, client_factory: Callable[..., Client], graph: Graph, ns: str
 ) -> None:
-    from graphmem.extraction import ExtractedFact
+    from graphmem.core.extraction import ExtractedFact
 
     async def derive(episodes: Any) -> list[Any]:
         await asyncio.sleep(0)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.graph import Graph
+from graphmem.client.graph import Graph
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 

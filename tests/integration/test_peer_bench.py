@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem.bench_report import Percentiles
-from graphmem.embeddings import SentenceTransformerEmbedder
-from graphmem.graph import Graph
-from graphmem.peer_graphiti import run_peer_bench
-from graphmem.peer_report import PeerOptions, PeerReport, render_peer_markdown
+from graphmem.bench.peer_graphiti import run_peer_bench
+from graphmem.bench.peer_report import PeerOptions, PeerReport, render_peer_markdown
+from graphmem.bench.report import Percentiles
+from graphmem.client.graph import Graph
+from graphmem.embed.embedder import SentenceTransformerEmbedder
 from graphmem.settings import GraphmemSettings
 
 

@@ -17,20 +17,20 @@ import pytest
 from click.testing import CliRunner
 
 from graphmem.cli import main
-from graphmem.cypher import query
-from graphmem.embeddings import Embedder, SentenceTransformerEmbedder, Vectors
+from graphmem.client.graph import Graph
+from graphmem.client.memory import Memory
+from graphmem.core.reembed import reembed, reembed_plan
+from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from graphmem.errors import EmbedderMismatchError, SchemaError
-from graphmem.graph import Graph
-from graphmem.memory import Memory
-from graphmem.reembed import reembed, reembed_plan
-from graphmem.schema import (
+from graphmem.settings import GraphmemSettings
+from graphmem.store.cypher import query
+from graphmem.store.schema import (
     MIGRATIONS,
     SCHEMA_KEY,
     create_vector_indexes,
     drop_vector_indexes,
     read_state,
 )
-from graphmem.settings import GraphmemSettings
 from tests.helpers import FakeEmbedder, cli_env
 
 SMALL = FakeEmbedder(16, model_id="fake/16-d")
@@ -224,7 +224,7 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
 
     # A run that is alive keeps its claim through a step slower than the lease (here a batch
     # that takes 6 s to embed, against a lease of 4 s), and a second run is refused meanwhile.
-    monkeypatch.setattr("graphmem.reembed.LEASE_SECONDS", 4)
+    monkeypatch.setattr("graphmem.core.reembed.LEASE_SECONDS", 4)
     stalled = threading.Event()
     outcome: dict[str, Any] = {}
 

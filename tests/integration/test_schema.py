@@ -7,10 +7,10 @@ import time
 import neo4j
 import pytest
 
-from graphmem import schema
+from graphmem.client.graph import Graph
 from graphmem.errors import EmbedderMismatchError, SchemaError
-from graphmem.graph import Graph
 from graphmem.settings import GraphmemSettings
+from graphmem.store import schema
 from tests.helpers import FakeEmbedder
 
 

@@ -15,10 +15,9 @@ import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr, ValidationError
 
-from graphmem import bench, cli_bench
 from graphmem._signals import EndingSignals
-from graphmem.bench import plan_batches, scratch_neo4j, usable_cpus
-from graphmem.bench_report import (
+from graphmem.bench import runner as bench
+from graphmem.bench.report import (
     BenchOptions,
     BenchReport,
     CpuUse,
@@ -33,12 +32,14 @@ from graphmem.bench_report import (
     evaluate_targets,
     render_markdown,
 )
+from graphmem.bench.runner import plan_batches, scratch_neo4j, usable_cpus
+from graphmem.bench.synthetic import generate_facts
+from graphmem.cli import benchmark as cli_bench
 from graphmem.cli import main
-from graphmem.cli_bench import bench as bench_command
-from graphmem.connection import Neo4jTarget
-from graphmem.neo4j_local import process_cpu_seconds
+from graphmem.cli.benchmark import bench as bench_command
+from graphmem.servers.connection import Neo4jTarget
+from graphmem.servers.local import process_cpu_seconds
 from graphmem.settings import load_settings
-from graphmem.synthetic import generate_facts
 
 
 def _percentiles(p50: float) -> Percentiles:
@@ -407,7 +408,7 @@ def _use_scratch(lines: list[str]) -> None:
 
 
 def test_the_scratch_server_is_stopped_and_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _FakeServer)
+    monkeypatch.setattr("graphmem.servers.local.LocalNeo4jServer", _FakeServer)
     lines: list[str] = []
     with pytest.raises(RuntimeError, match="boom"):
         _use_scratch(lines)
@@ -449,7 +450,7 @@ def _signal_inside_scratch(signum: signal.Signals) -> None:
 def test_an_ending_signal_stops_and_deletes_the_scratch_server(
     monkeypatch: pytest.MonkeyPatch, signum: signal.Signals
 ) -> None:
-    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _FakeServer)
+    monkeypatch.setattr("graphmem.servers.local.LocalNeo4jServer", _FakeServer)
     with pytest.raises(SystemExit) as ended:
         _signal_inside_scratch(signum)
     assert ended.value.code == 128 + signum
@@ -469,7 +470,7 @@ class _SignalledWhileStopping(_FakeServer):
 
 @pytest.mark.usefixtures("default_ending_signals")
 def test_a_signal_during_the_clean_up_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _SignalledWhileStopping)
+    monkeypatch.setattr("graphmem.servers.local.LocalNeo4jServer", _SignalledWhileStopping)
     with pytest.raises(SystemExit) as ended, _quiet_scratch():
         pass
     assert ended.value.code == 128 + signal.SIGTERM
@@ -481,7 +482,7 @@ def test_a_signal_during_the_clean_up_waits_for_it(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.usefixtures("default_ending_signals")
 def test_a_handler_the_application_set_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("graphmem.neo4j_local.LocalNeo4jServer", _FakeServer)
+    monkeypatch.setattr("graphmem.servers.local.LocalNeo4jServer", _FakeServer)
     received: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, _frame: received.append(signum))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graphmem.cli import _recall_table
+from graphmem.cli.read import _recall_table
 from graphmem.models import Fact, Hit, Provenance, RecallResult, Scores
 
 _AT = datetime(2026, 3, 1, tzinfo=UTC)

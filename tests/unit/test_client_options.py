@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from graphmem.client.memory import AsyncMemory, Memory
+from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import ClientUsageError, InvalidInputError
-from graphmem.memory import AsyncMemory, Memory
-from graphmem.ranking import RecallConfig
 from graphmem.settings import load_settings
 from tests.helpers import FakeEmbedder
 
@@ -76,7 +76,7 @@ def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) ->
 def test_the_default_embedder_loads_its_model_on_first_use(
     client: type[Memory | AsyncMemory],
 ) -> None:
-    from graphmem.embeddings import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
+    from graphmem.embed.embedder import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
 
     made = client(load_settings())
     assert isinstance(made.embedder, SentenceTransformerEmbedder)

@@ -5,23 +5,26 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.cypher import (
+from graphmem.errors import QueryNotFoundError
+from graphmem.store.cypher import (
     FRAGMENT_DIR,
     QUERY_DIR,
     CypherFileError,
+    Fragment,
     analyst_queries,
     load_dir,
     load_fragments,
     parse_cypher,
     query,
 )
-from graphmem.errors import QueryNotFoundError
 
 ANALYST_DIR = Path(__file__).resolve().parents[2] / "cypher"
 
 
 def test_every_runtime_query_parses_and_declares_its_parameters() -> None:
-    queries = load_dir(QUERY_DIR, fragments=load_fragments(FRAGMENT_DIR))
+    queries = load_dir(
+        QUERY_DIR, fragments=load_fragments(FRAGMENT_DIR), recursive=True, skip=FRAGMENT_DIR
+    )
     assert {"fact_create", "recall_search", "episode_create", "access_stamp"} <= set(queries)
     for q in queries.values():
         assert q.mode in ("read", "write")
@@ -29,13 +32,14 @@ def test_every_runtime_query_parses_and_declares_its_parameters() -> None:
 
 
 def test_analyst_queries_are_all_reads_scoped_to_a_namespace() -> None:
-    queries = load_dir(ANALYST_DIR)
+    queries = load_dir(ANALYST_DIR, fragments=load_fragments(FRAGMENT_DIR))
     assert queries
     for q in queries.values():
         assert q.mode == "read", q.name
         assert "ns" in q.params, f"{q.name} is not scoped to a namespace"
         assert q.example is not None and set(q.example) == set(q.params), q.name
-    assert load_dir(str(ANALYST_DIR)).keys() == queries.keys()  # a path as text works too
+    as_text = load_dir(str(ANALYST_DIR), fragments=load_fragments(FRAGMENT_DIR))
+    assert as_text.keys() == queries.keys()  # a path as text works too
     assert analyst_queries() == queries
 
 
@@ -125,7 +129,7 @@ _ERASURE_FILES: frozenset[str] = frozenset()
 def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
     # Invariant 1: history is never lost. Cypher keywords are case-insensitive, and Cypher
     # lives in the package's .cypher files and in strings of its modules.
-    package = Path(QUERY_DIR).parent
+    package = Path(QUERY_DIR).parents[1]
     sources = [*package.rglob("*.py"), *package.rglob("*.cypher"), *ANALYST_DIR.rglob("*.cypher")]
     assert len(sources) > 50
     deleting = re.compile(r"\bdelete\b", re.IGNORECASE)
@@ -135,3 +139,31 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
         if path.name not in _ERASURE_FILES and deleting.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_the_two_clock_predicates_are_written_once_and_shared_with_the_analysts() -> None:
+    # Invariants 2 and 3 live in one fragment each; runtime and analyst queries include them.
+    fragments = load_fragments(FRAGMENT_DIR)
+    assert fragments["believed_at"].args == ("node", "at")
+    analyst = load_dir(ANALYST_DIR, fragments=fragments)
+    assert "f.recorded_at <= t AND (f.retired_at IS NULL OR f.retired_at > t)" in (
+        analyst["beliefs_as_of"].text
+    )
+    assert "(f.valid_from IS NULL OR f.valid_from <= v)" in analyst["true_at"].text
+    handwritten = re.compile(r"\.retired_at IS NULL OR \w+\.retired_at >|\.valid_from <=")
+    sources = [*ANALYST_DIR.glob("*.cypher"), *Path(QUERY_DIR).rglob("*.cypher")]
+    owners = {p.name for p in sources if handwritten.search(p.read_text(encoding="utf-8"))}
+    assert owners == {"believed_at.cypher"}  # true_at names its interval lo and hi
+
+
+def test_a_fragment_argument_replaces_the_name_only_where_it_stands_alone() -> None:
+    fragments = {"between": Fragment("(lo <= at AND at < node.lo_at)")}
+    fragments["between"].args = ("lo", "at")
+    q = parse_cypher(
+        "// name: q\n// mode: read\n// params: x\nRETURN {{between(f.lo, $x)}}", fragments=fragments
+    )
+    assert q.text == "RETURN (f.lo <= $x AND $x < node.lo_at)"
+    with pytest.raises(CypherFileError, match="takes 2 argument"):
+        parse_cypher(
+            "// name: q\n// mode: read\n// params:\nRETURN {{between(a)}}", fragments=fragments
+        )

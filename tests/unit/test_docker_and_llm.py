@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from graphmem.llm import graphiti_telemetry_enabled, import_graphiti
-from graphmem.neo4j_docker import DockerNeo4j, docker_engine_available
-from graphmem.servers import managed_server, resolve_target
+from graphmem.llm.graphiti import graphiti_telemetry_enabled, import_graphiti
+from graphmem.servers.docker import DockerNeo4j, docker_engine_available
+from graphmem.servers.targets import managed_server, resolve_target
 from graphmem.settings import GraphmemSettings, load_settings
 
 

@@ -14,7 +14,6 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from graphmem.db import driver_errors, map_driver_error
 from graphmem.errors import (
     CommitUnknownError,
     DatabaseError,
@@ -22,6 +21,7 @@ from graphmem.errors import (
     TransactionTimeoutError,
     TransientDatabaseError,
 )
+from graphmem.store.db import driver_errors, map_driver_error
 
 
 def _server_error(cls: type[Neo4jError], code: str, message: str) -> Neo4jError:
@@ -100,7 +100,7 @@ def test_a_login_refused_for_too_many_wrong_passwords_is_refused_credentials() -
     # it is still a refusal of the credentials (and final for wait_for_bolt), said plainly.
     from pydantic import SecretStr
 
-    from graphmem.connection import Neo4jTarget, _unavailable, credentials_refused
+    from graphmem.servers.connection import Neo4jTarget, _unavailable, credentials_refused
 
     target = Neo4jTarget(uri="bolt://127.0.0.1:7687", user="neo4j", password=SecretStr("x" * 8))
     limited = _server_error(

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import graphmem.embeddings
-from graphmem.embeddings import (
+import graphmem.embed.embedder
+from graphmem.embed.embedder import (
     DEFAULT_MODEL_ID,
     DIGEST_CACHE_FILE,
     SentenceTransformerEmbedder,
@@ -110,7 +110,7 @@ def test_a_lazy_embedder_loads_once_when_threads_race(monkeypatch: pytest.Monkey
         loads.append(source)
         return Model(), 384
 
-    monkeypatch.setattr(graphmem.embeddings, "_load_model", load)
+    monkeypatch.setattr(graphmem.embed.embedder, "_load_model", load)
     lazy = SentenceTransformerEmbedder(lazy=True)
     threads = [threading.Thread(target=lazy.embed, args=(["x"],)) for _ in range(8)]
     for thread in threads:
@@ -123,7 +123,7 @@ def test_a_lazy_embedder_loads_once_when_threads_race(monkeypatch: pytest.Monkey
 def test_a_model_whose_files_misstate_its_dimension_is_refused_on_load(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(graphmem.embeddings, "_load_model", lambda *_: (object(), 512))
+    monkeypatch.setattr(graphmem.embed.embedder, "_load_model", lambda *_: (object(), 512))
     lazy = SentenceTransformerEmbedder(lazy=True)
     assert lazy.dimension == 384
     with pytest.raises(EmbeddingError, match="produces 512-d vectors, but its files describe 384"):
@@ -266,13 +266,13 @@ def _fake_model(root: Path, weights: bytes = b"weights", **extra: bytes) -> Path
 def hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files whose content is hashed (not served from the cache), in order."""
     hashed: list[Path] = []
-    real = graphmem.embeddings._file_sha256
+    real = graphmem.embed.embedder._file_sha256
 
     def counting(path: Path) -> str:
         hashed.append(path)
         return real(path)
 
-    monkeypatch.setattr(graphmem.embeddings, "_file_sha256", counting)
+    monkeypatch.setattr(graphmem.embed.embedder, "_file_sha256", counting)
     return hashed
 
 
@@ -424,7 +424,7 @@ def test_from_settings_caches_digests_in_the_settings_cache_dir(tmp_path: Path) 
 
 def test_a_mismatch_with_a_folder_name_identity_explains_itself(tmp_path: Path) -> None:
     from graphmem.errors import EmbedderMismatchError
-    from graphmem.schema import check_embedder
+    from graphmem.store.schema import check_embedder
 
     model = _fake_model(tmp_path / "model")
     embedder = SentenceTransformerEmbedder(model, lazy=True, cache_dir=tmp_path)

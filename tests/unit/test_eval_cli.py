@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner, Result
 from pydantic import SecretStr
 
-from graphmem import memory as memory_module
 from graphmem.cli import main
-from graphmem.connection import Neo4jTarget
+from graphmem.client import memory as memory_module
+from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import BadLinesError, InvalidInputError
 from graphmem.evaluation import runner
 from graphmem.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
@@ -24,7 +24,7 @@ from graphmem.evaluation.configs import Configuration, configurations
 from graphmem.evaluation.format import EvalQuestion, read_messages, read_questions
 from graphmem.evaluation.report import checks, render_markdown
 from graphmem.evaluation.results import ConfigurationResult, EvalReport
-from graphmem.ranking import RecallConfig
+from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import load_settings
 from tests.helpers import FakeEmbedder
 

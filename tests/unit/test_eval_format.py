@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from graphmem.cli import main
+from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import BadLinesError, InvalidInputError
 from graphmem.evaluation.beam import (
     BeamFormatError,
@@ -29,7 +30,6 @@ from graphmem.evaluation.format import (
     read_messages,
     read_questions,
 )
-from graphmem.ranking import RecallConfig
 
 GOOD_MESSAGE = {
     "conversation_id": "c1",

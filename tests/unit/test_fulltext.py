@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.fulltext import MAX_QUERY_TERMS, _terms, lucene_query
+from graphmem.core.recall.fulltext import MAX_QUERY_TERMS, _terms, lucene_query
 
 #: Lucene refuses a query of more clauses than this.
 LUCENE_MAX_CLAUSES = 1024

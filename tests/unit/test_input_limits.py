@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from graphmem.checks import as_model
-from graphmem.core import MemoryCore
+from graphmem.core.checks import as_model
+from graphmem.core.memory_core import MemoryCore
 from graphmem.errors import InvalidInputError
 from graphmem.models import FactInput, Message
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from graphmem.core.messages import conflict_reason, content_hash, episode_text, refuse_conflicts
 from graphmem.errors import MessageConflictError
-from graphmem.messages import conflict_reason, content_hash, episode_text, refuse_conflicts
 from graphmem.models import Message
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import graphmem
-from graphmem import memory
-from graphmem.cypher import load_dir
+from graphmem.client import memory
+from graphmem.store.cypher import FRAGMENT_DIR, load_dir, load_fragments
 
 
 def test_clients_and_errors_are_importable_from_the_package() -> None:
@@ -51,7 +51,7 @@ def test_the_wheel_carries_the_files_graphmem_reads_outside_its_code(tmp_path: P
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
     probe = (
-        "import graphmem, graphmem.cypher as c, graphmem._files as f\n"
+        "import graphmem, graphmem.store.cypher as c, graphmem._files as f\n"
         "print(graphmem.__file__)\n"
         "print(sorted(c.analyst_queries()))\n"
         "print(len(c._package_queries()))\n"
@@ -69,7 +69,10 @@ def test_the_wheel_carries_the_files_graphmem_reads_outside_its_code(tmp_path: P
     )
     package, analyst, runtime, compose, pom = done.stdout.splitlines()
     assert package.startswith(str(site))
-    assert analyst == str(sorted(load_dir(root / "cypher")))
-    assert int(runtime) == len(list((root / "graphmem" / "queries").glob("*.cypher")))
+    assert analyst == str(sorted(load_dir(root / "cypher", fragments=load_fragments(FRAGMENT_DIR))))
+    queries = root / "graphmem" / "store" / "queries"
+    assert int(runtime) == len(
+        [p for p in queries.rglob("*.cypher") if p.parent.name != "fragments"]
+    )
     for path in (compose, pom):
         assert path.startswith(str(site)) and Path(path).is_file()

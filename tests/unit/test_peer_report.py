@@ -14,12 +14,9 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from graphmem import peer_graphiti
-from graphmem.bench_report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo, Throughput
-from graphmem.cli_bench import bench as bench_command
-from graphmem.errors import EmbeddingError
-from graphmem.peer_graphiti import PrecomputedEmbedder
-from graphmem.peer_report import (
+from graphmem.bench import peer_graphiti
+from graphmem.bench.peer_graphiti import PrecomputedEmbedder
+from graphmem.bench.peer_report import (
     PeerOptions,
     PeerReport,
     PeerSizeResult,
@@ -30,6 +27,9 @@ from graphmem.peer_report import (
     render_peer_markdown,
     top_k_overlap,
 )
+from graphmem.bench.report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo, Throughput
+from graphmem.cli.benchmark import bench as bench_command
+from graphmem.errors import EmbeddingError
 
 
 def test_overlap_is_the_share_of_graphmem_hits_whose_edge_graphiti_found() -> None:

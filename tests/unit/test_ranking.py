@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.ranking import (
+from graphmem.core.recall.ranking import (
     RecallConfig,
     content_words,
     fuse,

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphmem.core import MemoryCore
+from graphmem.core.memory_core import MemoryCore
+from graphmem.core.plans import Embed, LoadModel, Run, Transaction
+from graphmem.core.recall.ranking import RecallConfig
+from graphmem.core.recall.search import DETAIL_READS, RecallReads, recall_reads
 from graphmem.errors import InvalidInputError
-from graphmem.plans import Embed, LoadModel, Run, Transaction
-from graphmem.ranking import RecallConfig
-from graphmem.retrieval import DETAIL_READS, RecallReads, recall_reads
 
 FILTERS: dict[str, Any] = {"as_of": None, "valid_at": None, "since": None, "until": None}
 FACT_FILTERS: dict[str, Any] = {**FILTERS, "include_retired": False, "tags": None}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from graphmem.errors import SchemaError
-from graphmem.schema import MIGRATIONS, VECTOR_INDEXES, check_dimension
+from graphmem.store.schema import MIGRATIONS, VECTOR_INDEXES, check_dimension
 
 
 def test_migrations_are_numbered_in_order_and_create_distinct_names() -> None:

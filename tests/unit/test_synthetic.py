@@ -8,8 +8,7 @@ from collections import Counter
 
 import pytest
 
-from graphmem.models import FactInput, Message
-from graphmem.synthetic import (
+from graphmem.bench.synthetic import (
     ATTRIBUTES,
     NAMES,
     TOPICS,
@@ -19,6 +18,7 @@ from graphmem.synthetic import (
     generate_queries,
     heads,
 )
+from graphmem.models import FactInput, Message
 
 
 @pytest.fixture(scope="module")

@@ -13,18 +13,18 @@ from zoneinfo import TZPATH, ZoneInfo
 
 import pytest
 
-from graphmem.context import CONTEXT_HEADER, build_context, context_header, time_zone
-from graphmem.embeddings import DEFAULT_MODEL_ID, packaged_model_path
-from graphmem.errors import ClientUsageError, InvalidInputError
-from graphmem.models import Episode, Fact, Hit, Provenance, Scores, SourceMessage
-from graphmem.synthetic import generate_facts, generate_messages
-from graphmem.tokens import (
+from graphmem.bench.synthetic import generate_facts, generate_messages
+from graphmem.core.context import CONTEXT_HEADER, build_context, context_header, time_zone
+from graphmem.embed.embedder import DEFAULT_MODEL_ID, packaged_model_path
+from graphmem.embed.tokens import (
     HFTokenizerCounter,
     TokenCounter,
     WordPieceBudgetCounter,
     counter_from_setting,
     default_counter,
 )
+from graphmem.errors import ClientUsageError, InvalidInputError
+from graphmem.models import Episode, Fact, Hit, Provenance, Scores, SourceMessage
 
 KEY = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=150))
 THAI = "ผมชื่อสมชายและผมทำงานที่กรุงเทพมหานครตั้งแต่ปีที่แล้ว"

@@ -1,0 +1,625 @@
+"""The report of ``graphmem bench``: what a run is asked to do, the figures it reports, the
+targets they are held to and the Markdown they are shown in. Pure: nothing here measures or
+touches the database (:mod:`graphmem.bench.runner` runs the benchmark)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+
+ServerMode = Literal["scratch", "configured"]
+
+#: End-to-end ingest must reach this share of the embedding-only ceiling.
+E2E_RATIO_TARGET = 0.85
+#: Facts per second that writes with precomputed vectors must reach.
+NEO4J_ONLY_TARGET = 5_000.0
+#: The most milliseconds the recall read transaction may take at the 95th percentile ...
+DB_P95_TARGET_MS = 25.0
+#: ... in a namespace of at least this many facts.
+DB_P95_MIN_FACTS = 100_000
+
+
+# --- options and report ---------------------------------------------------------------------------
+def check_sizes(value: tuple[int, ...]) -> tuple[int, ...]:
+    """Distinct positive sizes, smallest first (a size's run then sees the smaller sizes' data
+    only)."""
+    if not value:
+        raise ValueError("give at least one size")
+    if any(size < 1 for size in value):
+        raise ValueError(f"sizes must be positive, got {value}")
+    return tuple(sorted(set(value)))
+
+
+class ServerOptions(BaseModel):
+    """Which Neo4j a measuring run uses: a throwaway local server (``scratch``, with this heap
+    and page cache) or the configured one."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    server: ServerMode = "scratch"
+    heap: str = "2g"
+    pagecache: str = "1g"
+
+    @field_validator("heap", "pagecache")
+    @classmethod
+    def _check_memory(cls, value: str) -> str:
+        if not re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value):
+            raise ValueError(f"must be a size such as 512m or 2g, got {value!r}")
+        return value.lower()
+
+
+class BenchOptions(ServerOptions):
+    """What to measure, and against which Neo4j."""
+
+    sizes: tuple[int, ...] = (10_000, 100_000)
+    queries: int = Field(default=200, ge=1)
+    warmup: int = Field(default=20, ge=0)
+    #: Facts written (with random vectors, untimed) before the first size, so that the first
+    #: measured phase does not pay for a cold server's query planning and JIT compilation.
+    #: On a fresh local Neo4j the JIT compiler threads use about as much CPU as the writing
+    #: transaction for the first ~20,000 facts, so a shorter warm-up measures the JVM's start.
+    warmup_facts: int = Field(default=20_000, ge=0)
+    batch_size: int = Field(default=1_000, ge=1, le=10_000)
+    k: int = Field(default=10, ge=1, le=200)
+    seed: int = 0
+    update_share: float = Field(default=0.1, ge=0.0, lt=1.0)
+    #: Messages ingested per fact of the size (at least one message).
+    episodes_per_fact: float = Field(default=0.1, ge=0.0)
+
+    _check_sizes = field_validator("sizes")(check_sizes)
+
+
+class CpuUse(BaseModel):
+    """CPU seconds a phase used during its timed calls: this process (``client``: validation,
+    the driver and, where the phase embeds, the embedder) and, for a throwaway server, the
+    Neo4j process; ``server_after_seconds`` is what the server went on to use once the phase
+    ended, until it was idle (the Lucene merges the phase's writes left)."""
+
+    client_seconds: float
+    server_seconds: float | None = None
+    server_after_seconds: float | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        """Client and server CPU during the timed calls; None when the server's is unknown."""
+        if self.server_seconds is None:
+            return None
+        return self.client_seconds + self.server_seconds
+
+
+class Throughput(BaseModel):
+    """``items`` processed in ``seconds`` of timed work, in ``batches`` calls."""
+
+    items: int
+    seconds: float
+    batches: int
+    cpu: CpuUse | None = None
+
+    @property
+    def cpus_busy(self) -> float | None:
+        """How many CPUs the client and server kept busy on average during the timed calls."""
+        used = self.cpu.seconds if self.cpu else None
+        return used / self.seconds if used is not None and self.seconds > 0 else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def per_second(self) -> float:
+        return self.items / self.seconds if self.seconds > 0 else 0.0
+
+
+class Percentiles(BaseModel):
+    """Milliseconds."""
+
+    p50: float
+    p95: float
+    p99: float
+    mean: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Percentiles:
+        if not values:
+            return cls(p50=0.0, p95=0.0, p99=0.0, mean=0.0, max=0.0)
+        array = np.asarray(values, dtype=np.float64)
+        p50, p95, p99 = np.percentile(array, [50, 95, 99])
+        return cls(
+            p50=float(p50),
+            p95=float(p95),
+            p99=float(p99),
+            mean=float(array.mean()),
+            max=float(array.max()),
+        )
+
+
+class RecallLatency(BaseModel):
+    """Recall timings over ``queries`` measured queries (after ``warmup`` unmeasured ones)."""
+
+    queries: int
+    warmup: int
+    k: int
+    total_ms: Percentiles
+    embed_ms: Percentiles
+    db_ms: Percentiles
+    stamp_ms: Percentiles
+    db_stamp_ms: Percentiles
+    mean_hits: float
+    #: Share of queries whose answering fact (the newest version) was among the hits.
+    found_share: float
+    #: Queries for which the indexes were not enough and recall scored exactly.
+    exact_fallbacks: int
+
+
+class SizeResult(BaseModel):
+    """Everything measured at one size."""
+
+    size: int
+    updates: int
+    messages: int
+    #: Phase ("end_to_end", "neo4j_only", "episodes") to namespace.
+    namespaces: dict[str, str]
+    embedding_ceiling: Throughput
+    end_to_end: Throughput
+    #: Seconds of ``end_to_end`` spent in the embedder (the rest is validation and Neo4j).
+    end_to_end_embed_seconds: float = 0.0
+    neo4j_only: Throughput
+    episodes: Throughput
+    recall: RecallLatency
+    #: Facts retired by supersession in the end-to-end namespace (should equal ``updates``).
+    superseded: int
+    #: Facts and episodes in the whole database while recall ran (all namespaces).
+    graph_facts: int
+    graph_episodes: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def end_to_end_ratio(self) -> float:
+        ceiling = self.embedding_ceiling.per_second
+        return self.end_to_end.per_second / ceiling if ceiling > 0 else 0.0
+
+
+class TargetResult(BaseModel):
+    """One target at one size: ``measured`` against ``threshold``."""
+
+    name: str
+    size: int
+    measured: float
+    threshold: float
+    comparison: Literal[">=", "<="]
+    unit: str
+    status: Literal["pass", "fail", "n/a"]
+    note: str = ""
+
+    @classmethod
+    def check(
+        cls,
+        name: str,
+        size: int,
+        measured: float,
+        threshold: float,
+        comparison: Literal[">=", "<="],
+        unit: str,
+        *,
+        min_size: int = 0,
+        caveat: str = "",
+    ) -> TargetResult:
+        """``measured`` compared with ``threshold``; "n/a" below ``min_size``. A ``caveat``
+        says why the figure may mislead; it goes into the note and leaves the status alone."""
+        if size < min_size:
+            status: Literal["pass", "fail", "n/a"] = "n/a"
+        elif comparison == ">=":
+            status = _status(measured >= threshold)
+        else:
+            status = _status(measured <= threshold)
+        note = f"applies from {min_size:,} facts" if size < min_size else caveat
+        return cls(
+            name=name,
+            size=size,
+            measured=measured,
+            threshold=threshold,
+            comparison=comparison,
+            unit=unit,
+            status=status,
+            note=note,
+        )
+
+
+class MachineInfo(BaseModel):
+    cpus: int | None
+    platform: str
+    python: str
+    torch_threads: int | None = None
+
+
+class ServerInfo(BaseModel):
+    mode: ServerMode
+    uri: str
+    database: str
+    neo4j_version: str
+    neo4j_edition: str | None = None
+    heap: str | None = None
+    pagecache: str | None = None
+    #: The throwaway server's vector index merge factor (None: a configured server's, unknown).
+    vector_merge_factor: int | None = None
+    #: Whether the benchmark's namespaces stay in the database after the run.
+    kept: bool
+
+    def describe(self) -> str:
+        """``Neo4j 5.26.30 community (throwaway local server at bolt://..., heap 2g, ...)``: the
+        version, where it runs and, for a throwaway server, its settings."""
+        edition = f" {self.neo4j_edition}" if self.neo4j_edition else ""
+        where = "throwaway local server" if self.mode == "scratch" else "configured server"
+        settings = "".join(
+            f", {name} {value}"
+            for name, value in (
+                ("heap", self.heap),
+                ("page cache", self.pagecache),
+                ("vector merge factor", self.vector_merge_factor),
+            )
+            if value is not None
+        )
+        return f"Neo4j {self.neo4j_version}{edition} ({where} at {self.uri}{settings})"
+
+
+class EmbedderInfo(BaseModel):
+    model_id: str
+    dimension: int
+    device: str
+    batch_size: int
+
+
+class BenchReport(BaseModel):
+    """The result of :func:`run_bench`; JSON-ready with ``model_dump(mode="json")``."""
+
+    graphmem_version: str
+    started_at: datetime
+    finished_at: datetime
+    options: BenchOptions
+    machine: MachineInfo
+    server: ServerInfo
+    embedder: EmbedderInfo
+    namespace_prefix: str
+    sizes: list[SizeResult]
+    targets: list[TargetResult]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        """No target failed (targets that do not apply do not count)."""
+        return all(t.status != "fail" for t in self.targets)
+
+
+# --- targets --------------------------------------------------------------------------------------
+def _status(ok: bool) -> Literal["pass", "fail"]:
+    return "pass" if ok else "fail"
+
+
+#: The embedder inside the end-to-end phase shares the CPU with validation and Neo4j, so it
+#: should not run faster than the ceiling, which has the CPU to itself. When it takes less than
+#: this share of the ceiling's time per text, the ceiling was measured under more contention
+#: (CPU steal on a shared VM, another process) and the ratio is flattered.
+CEILING_SUSPECT_SHARE = 0.98
+
+
+def ceiling_caveat(r: SizeResult) -> str:
+    """Why ``r``'s end-to-end ratio may be flattered, or "" when nothing suggests it."""
+    ceiling, e2e = r.embedding_ceiling, r.end_to_end
+    if not (ceiling.items and e2e.items and r.end_to_end_embed_seconds):
+        return ""
+    inside = r.end_to_end_embed_seconds / e2e.items
+    if inside >= CEILING_SUSPECT_SHARE * ceiling.seconds / ceiling.items:
+        return ""
+    return (
+        f"ceiling suspect: {_per_item_ms(ceiling.seconds, ceiling.items)} per text alone, "
+        f"{_per_item_ms(r.end_to_end_embed_seconds, e2e.items)} inside end-to-end"
+    )
+
+
+#: A phase that kept at least this share of the machine's CPUs busy was limited by the CPU.
+CPU_BOUND_SHARE = 0.9
+
+
+def cpu_note(throughput: Throughput, target_ms_per_fact: float, cpus: int | None) -> str:
+    """For a throughput that missed its target: how busy the CPUs were, and the CPU it used
+    per fact against what the target allows on this machine (a fact every
+    ``target_ms_per_fact`` with all ``cpus`` busy all the time); "" when either is not known.
+
+    Above the allowance, the phase needs less CPU per fact to pass; within it, the phase left
+    CPU time idle (waits, work that did not overlap) that it would need to use."""
+    busy, cpu = throughput.cpus_busy, throughput.cpu
+    if busy is None or cpu is None or cpu.seconds is None or not cpus or not throughput.items:
+        return ""
+    used = 1000 * cpu.seconds / throughput.items
+    allowed = cpus * target_ms_per_fact
+    if used <= allowed:
+        return (
+            f"{busy:.2f} of {cpus} CPUs busy; {used:.2f} ms CPU per fact is within the "
+            f"{allowed:.2f} the target allows, the CPUs were idle part of the time"
+        )
+    bound = "CPU-bound: " if busy >= CPU_BOUND_SHARE * cpus else ""
+    return (
+        f"{bound}{busy:.2f} of {cpus} CPUs busy; {used:.2f} ms CPU per fact, the target "
+        f"allows {allowed:.2f} at most"
+    )
+
+
+def evaluate_targets(sizes: Sequence[SizeResult], *, cpus: int | None = None) -> list[TargetResult]:
+    """The targets at each size: end-to-end at least 0.85 of the embedding ceiling, Neo4j-only
+    writes at least 5,000 facts/s, and recall's database p95 at most 25 ms from 100,000 facts.
+    A ratio whose ceiling looks measured under more contention than end-to-end says so in its
+    note (:func:`ceiling_caveat`); a missed throughput target on a machine of ``cpus`` CPUs
+    says how busy they were and what CPU per fact the target allows (:func:`cpu_note`).
+    """
+    targets = []
+    for r in sizes:
+        ratio = TargetResult.check(
+            "end-to-end / embedding ceiling",
+            r.size,
+            r.end_to_end_ratio,
+            E2E_RATIO_TARGET,
+            ">=",
+            "ratio",
+            caveat=ceiling_caveat(r),
+        )
+        ceiling = r.embedding_ceiling
+        if ratio.status == "fail" and not ratio.note and ceiling.items:
+            target_ms = 1000 * ceiling.seconds / ceiling.items / E2E_RATIO_TARGET
+            ratio = ratio.model_copy(update={"note": cpu_note(r.end_to_end, target_ms, cpus)})
+        writes = TargetResult.check(
+            "Neo4j-only writes",
+            r.size,
+            r.neo4j_only.per_second,
+            NEO4J_ONLY_TARGET,
+            ">=",
+            "facts/s",
+        )
+        if writes.status == "fail":
+            note = cpu_note(r.neo4j_only, 1000 / NEO4J_ONLY_TARGET, cpus)
+            writes = writes.model_copy(update={"note": note})
+        targets += [
+            ratio,
+            writes,
+            TargetResult.check(
+                "recall db p95",
+                r.size,
+                r.recall.db_ms.p95,
+                DB_P95_TARGET_MS,
+                "<=",
+                "ms",
+                min_size=DB_P95_MIN_FACTS,
+            ),
+        ]
+    return targets
+
+
+# --- markdown -------------------------------------------------------------------------------------
+def format_count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def format_ms(value: float) -> str:
+    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def _measured(target: TargetResult) -> str:
+    """The measured figure in its unit's usual rounding, with more decimals where that
+    rounding would land on the other side of the threshold than the status (0.8496 against
+    at least 0.85 shows as 0.8496, not 0.85, beside FAIL)."""
+    if target.unit == "ratio":
+        decimals, unit = 2, ""
+    elif target.unit == "ms":
+        decimals, unit = (1 if target.measured < 100 else 0), " ms"
+    else:
+        decimals, unit = 0, f" {target.unit}"
+    text = f"{target.measured:,.{decimals}f}"
+    if target.status != "n/a":
+        for more in range(decimals + 1, decimals + 8):
+            shown = float(text.replace(",", ""))
+            met = (
+                shown >= target.threshold
+                if target.comparison == ">="
+                else shown <= target.threshold
+            )
+            if met == (target.status == "pass"):
+                break
+            text = f"{target.measured:,.{more}f}"
+    return text + unit
+
+
+def _threshold(target: TargetResult) -> str:
+    sign = "≥" if target.comparison == ">=" else "≤"
+    if target.unit == "ratio":
+        return f"{sign} {target.threshold:.2f}"
+    if target.unit == "ms":
+        return f"{sign} {format_ms(target.threshold)} ms"
+    return f"{sign} {format_count(target.threshold)} {target.unit}"
+
+
+def markdown_table(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---:" if a == "r" else ":---" for a in align) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _per_item_ms(seconds: float, items: int) -> str:
+    return f"{1000 * seconds / items:.2f} ms" if items else "-"
+
+
+def _split(r: SizeResult) -> str:
+    """Where end-to-end time went, per fact, beside the two phases that isolate each part."""
+    e2e = r.end_to_end
+    rest = max(0.0, e2e.seconds - r.end_to_end_embed_seconds)
+    return (
+        f"end-to-end {_per_item_ms(e2e.seconds, e2e.items)} per fact = "
+        f"{_per_item_ms(r.end_to_end_embed_seconds, e2e.items)} embedding + "
+        f"{_per_item_ms(rest, e2e.items)} validation and Neo4j; "
+        f"ceiling {_per_item_ms(r.embedding_ceiling.seconds, r.embedding_ceiling.items)} "
+        f"per text; Neo4j-only {_per_item_ms(r.neo4j_only.seconds, r.neo4j_only.items)} per fact"
+    )
+
+
+def _cpu_ms(seconds: float | None, items: int) -> str:
+    return f"{1000 * seconds / items:.2f}" if seconds is not None and items else "-"
+
+
+def _cpu_section(report: BenchReport) -> list[str]:
+    """Where the CPU went in each phase, per item: this process (the embedder included where
+    the phase embeds) and the server, during the phase and after it (its merges)."""
+    rows = []
+    for r in report.sizes:
+        for label, phase in (
+            ("embedding ceiling", r.embedding_ceiling),
+            ("end-to-end", r.end_to_end),
+            ("Neo4j-only", r.neo4j_only),
+        ):
+            cpu = phase.cpu
+            if cpu is None:
+                continue
+            busy = phase.cpus_busy
+            rows.append(
+                [
+                    format_count(r.size),
+                    label,
+                    _cpu_ms(phase.seconds, phase.items),
+                    _cpu_ms(cpu.client_seconds, phase.items),
+                    _cpu_ms(cpu.server_seconds, phase.items),
+                    _cpu_ms(cpu.server_after_seconds, phase.items),
+                    f"{busy:.2f}" if busy is not None else "-",
+                ]
+            )
+    if not rows:
+        return []
+    cpus = report.machine.cpus
+    lines = ["", f"CPU per item (ms) on {cpus} CPUs:", ""]
+    lines += markdown_table(
+        ["facts", "phase", "wall", "client CPU", "server CPU", "server after", "CPUs busy"],
+        "rlrrrrr",
+        rows,
+    )
+    lines += [
+        "",
+        "Client CPU is this process's (validation, the driver and, where the phase embeds, the "
+        "embedder); server CPU is the throwaway Neo4j's during the timed calls, and "
+        '"server after" what it went on to use once the phase ended, until it was idle (the '
+        "Lucene merges the writes left). A phase whose CPUs were all busy can only go faster "
+        "with less CPU per fact.",
+    ]
+    return lines
+
+
+def targets_table(targets: Sequence[TargetResult]) -> list[str]:
+    """The Markdown rows of a report's target checks."""
+    return markdown_table(
+        ["target", "facts", "measured", "target", "result"],
+        "lrrrl",
+        [
+            [
+                t.name,
+                format_count(t.size),
+                _measured(t),
+                _threshold(t),
+                (t.status.upper() if t.status != "n/a" else "n/a")
+                + (f" ({t.note})" if t.note else ""),
+            ]
+            for t in targets
+        ],
+    )
+
+
+def render_markdown(report: BenchReport) -> str:
+    """The report as Markdown: set-up, throughput, recall latency, targets."""
+    opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
+    threads = f", torch {machine.torch_threads} threads" if machine.torch_threads else ""
+    lines = [
+        f"# graphmem bench ({report.started_at:%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"- machine: {machine.cpus} CPUs{threads}, {machine.platform}, Python {machine.python}",
+        f"- {server.describe()}",
+        f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}, "
+        f"batch {embedder.batch_size})",
+        f"- ingest batch {opts.batch_size:,} facts; updates {opts.update_share:.0%}; "
+        f"untimed warm-up {opts.warmup_facts:,} facts; seed {opts.seed}; "
+        f"graphmem {report.graphmem_version}",
+        "",
+        "## Ingest throughput",
+        "",
+    ]
+    lines += markdown_table(
+        [
+            "facts",
+            "embedding ceiling (texts/s)",
+            "end-to-end (facts/s)",
+            "ratio",
+            "Neo4j-only (facts/s)",
+            "episodes (msgs/s)",
+            "superseded",
+        ],
+        "rrrrrrr",
+        [
+            [
+                format_count(r.size),
+                format_count(r.embedding_ceiling.per_second),
+                format_count(r.end_to_end.per_second),
+                f"{r.end_to_end_ratio:.2f}",
+                format_count(r.neo4j_only.per_second),
+                f"{format_count(r.episodes.per_second)} ({format_count(r.messages)} msgs)",
+                f"{format_count(r.superseded)} of {format_count(r.updates)}",
+            ]
+            for r in report.sizes
+        ],
+    )
+    lines.append("")
+    for r in report.sizes:
+        lines.append(f"- {format_count(r.size)} facts: {_split(r)}")
+    lines += _cpu_section(report)
+    lines += ["", f"## Recall latency (ms, k={opts.k})", ""]
+    rows = []
+    for r in report.sizes:
+        rec = r.recall
+        for label, p in (
+            ("total", rec.total_ms),
+            ("embed", rec.embed_ms),
+            ("db", rec.db_ms),
+            ("stamp", rec.stamp_ms),
+            ("db + stamp", rec.db_stamp_ms),
+        ):
+            first = label == "total"
+            rows.append(
+                [
+                    format_count(r.size) if first else "",
+                    f"{rec.queries} after {rec.warmup} warm-up" if first else "",
+                    label,
+                    format_ms(p.p50),
+                    format_ms(p.p95),
+                    format_ms(p.p99),
+                    format_ms(p.max),
+                ]
+            )
+    lines += markdown_table(
+        ["facts", "queries", "part", "p50", "p95", "p99", "max"], "rrlrrrr", rows
+    )
+    lines.append("")
+    for r in report.sizes:
+        rec = r.recall
+        lines.append(
+            f"- {format_count(r.size)} facts: {rec.mean_hits:.1f} hits per query, answer found in "
+            f"{rec.found_share:.0%}, exact fallback in {rec.exact_fallbacks} of {rec.queries}; "
+            f"the database held {format_count(r.graph_facts)} facts and "
+            f"{format_count(r.graph_episodes)} episodes"
+        )
+    lines += ["", "## Targets", ""]
+    lines += targets_table(report.targets)
+    lines.append("")
+    if server.kept:
+        lines.append(
+            f"The benchmark's namespaces stay in the configured Neo4j: "
+            f"`{report.namespace_prefix}-*`."
+        )
+    else:
+        lines.append("The throwaway Neo4j and its data were deleted after the run.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,213 @@
+"""``graphmem bench``: ingest throughput and recall latency on synthetic memories."""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from graphmem.cli.output import json_option, memory_size, print_report, writable_dir
+
+if TYPE_CHECKING:
+    from graphmem.bench.peer_report import PeerReport
+    from graphmem.bench.report import BenchReport
+
+#: The most facts one size may ask for (10M facts take days to embed on a CPU).
+MAX_SIZE = 10_000_000
+
+
+def _parse_size(text: str) -> int:
+    """A whole number of facts: ``10000``, ``1e4``, ``10k`` or ``1.5k``, not ``1.5``."""
+    cleaned = text.strip().lower().replace("_", "").replace(",", "")
+    factor = 1
+    if cleaned.endswith("k"):
+        cleaned, factor = cleaned[:-1], 1_000
+    elif cleaned.endswith("m"):
+        cleaned, factor = cleaned[:-1], 1_000_000
+    try:
+        number = Decimal(cleaned) * factor  # exact: 1.1k is 1,100, not 1,100.0000000000002
+    except InvalidOperation:
+        raise ValueError(text) from None
+    if not number.is_finite() or not 1 <= number <= MAX_SIZE or number != int(number):
+        raise ValueError(text)
+    return int(number)
+
+
+def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
+    """``10000,100000`` or ``10k,100k`` to a tuple of fact counts."""
+    try:
+        sizes = tuple(_parse_size(part) for part in value.split(",") if part.strip())
+    except ValueError:
+        sizes = ()
+    if not sizes:
+        raise click.BadParameter(
+            f"{value!r} is not a list of counts from 1 to {MAX_SIZE:,} such as 10000,100000"
+        )
+    return sizes
+
+
+@click.command("bench")
+@click.option(
+    "--sizes",
+    default="10000,100000",
+    callback=_sizes,
+    show_default=True,
+    help="Fact counts to measure, comma-separated (10k and 100k also work).",
+)
+@click.option(
+    "--queries", type=click.IntRange(min=1), default=200, show_default=True,
+    help="Recall queries measured per size (after the warm-up queries).",
+)  # fmt: skip
+@click.option(
+    "--warmup", type=click.IntRange(min=0), default=20, show_default=True,
+    help="Unmeasured recall queries run first.",
+)  # fmt: skip
+@click.option(
+    "--warmup-facts", type=click.IntRange(min=0), default=20_000, show_default=True,
+    help="Facts written untimed (random vectors) before the first size, to warm Neo4j up.",
+)  # fmt: skip
+@click.option(
+    "--batch-size", type=click.IntRange(1, 10_000), default=1_000, show_default=True,
+    help="Facts per remember_many call (and texts per embed call for the ceiling).",
+)  # fmt: skip
+@click.option(
+    "--server",
+    type=click.Choice(["scratch", "configured"]),
+    default="scratch",
+    show_default=True,
+    help="scratch: a throwaway local Neo4j, deleted afterwards. configured: the Neo4j of "
+    "GRAPHMEM_NEO4J_URI; the benchmark's bench-* namespaces (peer-* namespaces and group_ids "
+    "with --peer) stay there.",
+)
+@click.option(
+    "--heap", default="2g", show_default=True, callback=memory_size,
+    help="Java heap of the scratch Neo4j.",
+)  # fmt: skip
+@click.option(
+    "--pagecache", default="1g", show_default=True, callback=memory_size,
+    help="Page cache of the scratch Neo4j.",
+)  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic data.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    callback=writable_dir,
+    help="Also write bench-<time>.json and bench-<time>.md into this directory "
+    "(peer-graphiti-<time>.* with --peer); checked before the run.",
+)
+@click.option("--fail-on-miss", is_flag=True, help="Exit with status 1 when a target is missed.")
+@json_option("Print JSON instead of the Markdown report (errors too, on stderr).")
+@click.option(
+    "--peer",
+    type=click.Choice(["graphiti"]),
+    help="Instead, compare with a peer system on the same Neo4j, facts, vectors and queries: "
+    "write throughput, search latency and top-10 overlap (graphiti: graphiti-core, from "
+    "graphmem[llm]). --queries, --warmup, --warmup-facts and --batch-size apply to it.",
+)
+def bench(
+    sizes: tuple[int, ...],
+    queries: int,
+    warmup: int,
+    warmup_facts: int,
+    batch_size: int,
+    server: str,
+    heap: str,
+    pagecache: str,
+    seed: int,
+    out: Path | None,
+    fail_on_miss: bool,
+    as_json: bool,
+    peer: str | None,
+) -> None:
+    """Measure ingest throughput and recall latency on synthetic memories.
+
+    For each size, with a fresh namespace per phase and in this order: the embedding-only
+    ceiling (texts/s through the embedder alone), end-to-end ingest through remember_many
+    (embedding included, updates written as supersessions), episode ingest (a tenth of the
+    size, for information), recall latency percentiles (total, query embedding, database
+    read, access stamp), and Neo4j-only writes with precomputed vectors (last, so that recall
+    does not search their copies of the end-to-end vectors). Targets: end-to-end at least 0.85
+    of the ceiling, Neo4j-only writes at least 5,000 facts/s, recall's database p95 at most
+    25 ms from 100,000 facts. The ceiling and the write phases also report their CPU per
+    fact (this process's and, on the throwaway server, Neo4j's), so that a missed throughput
+    target says whether the machine's CPUs were the limit.
+
+    By default a throwaway local Neo4j runs the benchmark and is deleted afterwards, so your
+    graph is never touched. Progress goes to stderr; the report (Markdown, or JSON with
+    --json) to stdout.
+
+    With --peer graphiti, the same facts (embedded once, no updates) are stored through
+    graphmem and, as EntityEdges between EntityNodes, through graphiti-core in the same Neo4j;
+    the same queries then run through graphmem's recall and graphiti-core's hybrid edge
+    search (BM25 + cosine, RRF, no LLM), both given the precomputed query vectors. Target:
+    graphiti-core's search p95 at least 5 times graphmem's recall p95 from 100,000 facts.
+
+    Example:
+
+    \b
+        graphmem bench --sizes 2000 --queries 50 --out bench-results
+
+    \b
+        graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
+    """
+    from graphmem.bench.peer_report import PeerOptions
+    from graphmem.bench.report import BenchOptions, render_markdown
+    from graphmem.bench.runner import run_bench
+    from graphmem.settings import load_settings
+
+    common: dict[str, Any] = {
+        "sizes": sizes,
+        "queries": queries,
+        "warmup": warmup,
+        "warmup_facts": warmup_facts,
+        "batch_size": batch_size,
+        "seed": seed,
+        "server": "configured" if server == "configured" else "scratch",
+        "heap": heap,
+        "pagecache": pagecache,
+    }
+    options = BenchOptions(**common) if peer is None else PeerOptions(peer=peer, **common)
+    if options.server == "configured":
+        kept = "bench-* namespaces" if peer is None else "peer-* namespaces and group_ids"
+        click.echo(
+            f"graphmem bench: writing into the configured Neo4j; the {kept} stay there afterwards",
+            err=True,
+        )
+    settings = load_settings()
+    if isinstance(options, PeerOptions):
+        from graphmem.bench.peer_graphiti import run_peer_bench
+        from graphmem.bench.peer_report import render_peer_markdown
+
+        peer_report = run_peer_bench(options, settings=settings, progress=_say)
+        stem = f"peer-{options.peer}-{peer_report.started_at:%Y%m%dT%H%M%SZ}"
+        _emit(peer_report, render_peer_markdown(peer_report), stem, out, as_json, fail_on_miss)
+        return
+    report = run_bench(options, settings=settings, progress=_say)
+    stem = f"bench-{report.started_at:%Y%m%dT%H%M%SZ}"
+    _emit(report, render_markdown(report), stem, out, as_json, fail_on_miss)
+
+
+def _say(line: str) -> None:
+    click.echo(f"[bench] {line}", err=True)
+
+
+def _emit(
+    report: BenchReport | PeerReport,
+    markdown: str,
+    stem: str,
+    out: Path | None,
+    as_json: bool,
+    fail_on_miss: bool,
+) -> None:
+    """Print the report, write its files, and exit 1 on a missed target if asked."""
+    data = report.model_dump(mode="json")
+    print_report(data, markdown, as_json=as_json, out=out, stem=stem, say=_say)
+    if fail_on_miss and not report.passed:
+        missed = ", ".join(
+            f"{t.name} at {t.size:,} facts" for t in report.targets if t.status == "fail"
+        )
+        click.echo(f"Error: targets missed: {missed}", err=True)
+        sys.exit(1)

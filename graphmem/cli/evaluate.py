@@ -1,0 +1,261 @@
+"""``graphmem eval``: retrieval quality on conversations with known answers."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from graphmem.cli.output import json_option, memory_size, print_report, writable_dir
+from graphmem.errors import ConfigurationError, InvalidInputError
+
+if TYPE_CHECKING:
+    from graphmem.evaluation.format import EvalMessage, EvalQuestion
+
+F = Callable[..., Any]
+
+
+def _run_options(func: F) -> F:
+    options: list[Callable[[Any], Any]] = [
+        click.option(
+            "--server",
+            type=click.Choice(["scratch", "configured"]),
+            default="scratch",
+            show_default=True,
+            help="scratch: a throwaway local Neo4j, deleted afterwards. configured: the Neo4j "
+            "of GRAPHMEM_NEO4J_URI; the run's eval-* namespaces stay there.",
+        ),
+        click.option(
+            "--heap",
+            default="1g",
+            show_default=True,
+            callback=memory_size,
+            help="Java heap of the scratch Neo4j.",
+        ),
+        click.option(
+            "--pagecache",
+            default="512m",
+            show_default=True,
+            callback=memory_size,
+            help="Page cache of the scratch Neo4j.",
+        ),
+        click.option(
+            "--no-time-shift",
+            is_flag=True,
+            help="Keep the dataset's times as they are (recency then measures age from now).",
+        ),
+        click.option(
+            "--out",
+            type=click.Path(file_okay=False, path_type=Path),
+            callback=writable_dir,
+            help="Also write results.json and results.md into this directory (checked before "
+            "the run).",
+        ),
+        click.option(
+            "--variant",
+            "variants",
+            multiple=True,
+            metavar="NAME:KEY=VALUE,...",
+            help="Also evaluate the default recall configuration with these RecallConfig "
+            "fields changed, e.g. strong-recency:recency_weight=0.5; repeat for several.",
+        ),
+        click.option(
+            "--only",
+            metavar="NAMES",
+            callback=_names,
+            help="Run only these configurations, comma-separated (default always runs).",
+        ),
+        json_option("Print JSON instead of Markdown (errors too, on stderr)."),
+    ]
+    func = _checked_configurations(func)
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    """The callback of ``--only``: comma-separated names, blanks dropped."""
+    return tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
+
+
+def _checked_configurations(func: F) -> F:
+    """Check ``--variant`` and ``--only`` before the command reads its data: a bad one is a
+    malformed command line (exit 2), refused before any server starts or model loads."""
+
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        variants, only = kwargs["variants"], kwargs["only"]
+        if variants or only:
+            from graphmem.client.memory import settings_recall_config
+            from graphmem.evaluation.configs import configurations, select
+            from graphmem.settings import load_settings
+
+            ctx = click.get_current_context()
+            params = {param.name: param for param in ctx.command.params}
+            try:
+                specs = configurations(settings_recall_config(load_settings()), variants)
+            except InvalidInputError as exc:
+                raise click.BadParameter(str(exc), ctx, params["variants"]) from None
+            try:
+                select(specs, only)
+            except InvalidInputError as exc:
+                raise click.BadParameter(str(exc), ctx, params["only"]) from None
+        return func(*args, **kwargs)
+
+    return checked
+
+
+def _evaluate(
+    messages: Sequence[EvalMessage],
+    questions: Sequence[EvalQuestion],
+    *,
+    server: str,
+    heap: str,
+    pagecache: str,
+    no_time_shift: bool,
+    variants: tuple[str, ...],
+    only: tuple[str, ...],
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    from graphmem.evaluation.report import render_markdown
+    from graphmem.evaluation.runner import EvalOptions, run_eval
+    from graphmem.settings import load_settings
+
+    options = EvalOptions(
+        server="configured" if server == "configured" else "scratch",
+        heap=heap,
+        pagecache=pagecache,
+        time_shift=not no_time_shift,
+        variants=variants,
+        only=only,
+    )
+
+    def say(line: str) -> None:
+        click.echo(f"[eval] {line}", err=True)
+
+    report = run_eval(messages, questions, options, settings=load_settings(), progress=say)
+    data = report.model_dump(mode="json")
+    print_report(data, render_markdown(report), as_json=as_json, out=out, stem="results", say=say)
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure retrieval quality: which recall finds the messages that answer each question.
+
+    Example:
+
+    \b
+        graphmem eval beam /data/beam/100K --chats 1-3 --out eval-results
+    """
+
+
+@eval_group.command("run")
+@click.option(
+    "--conversations",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Messages, one JSON object a line (conversation_id, session_id, message_id, role, "
+    "speaker, time, text).",
+)
+@click.option(
+    "--questions",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Questions, one JSON object a line (conversation_id, question, question_time, "
+    "gold_message_ids, category, extra).",
+)
+@_run_options
+def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
+    """Evaluate recall on conversations and questions in the neutral JSONL format.
+
+    Each conversation is ingested into its own new namespace; every question is recalled
+    (k = 10) under the product default and the ablations (vector only, fulltext only,
+    linear fusion, no recency, no quality gate, user messages only), and two baselines run
+    outside Neo4j (exact cosine, BM25). The report gives recall_any@k and recall_all@k
+    (k = 1, 5, 10), NDCG@10 and latency per configuration and per category. Progress goes
+    to stderr; the report (Markdown, or JSON with --json) to stdout.
+
+    Example:
+
+    \b
+        graphmem eval run --conversations conv.jsonl --questions questions.jsonl --out results
+    """
+    from graphmem.evaluation.format import read_messages, read_questions
+
+    _evaluate(read_messages(conversations), read_questions(questions), **options)
+
+
+def _chat_selection(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> list[range] | None:
+    """The callback of ``--chats``: a malformed selection is a malformed command line."""
+    from graphmem.evaluation.beam import BeamFormatError, parse_chat_selection
+
+    try:
+        return parse_chat_selection(value) if value else None
+    except BeamFormatError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@eval_group.command("beam")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--chats",
+    callback=_chat_selection,
+    help="Chat numbers to use, such as 1-10 or 1,3 (default: all).",
+)
+@click.option(
+    "--export",
+    type=click.Path(file_okay=False, path_type=Path),
+    callback=writable_dir,
+    help="Only write conversations.jsonl and questions.jsonl into this directory.",
+)
+@_run_options
+def eval_beam(path: Path, chats: list[range] | None, export: Path | None, **options: Any) -> None:
+    """Evaluate recall on BEAM chats (PATH holds chat directories 1, 2, ..., or is one).
+
+    The chats are converted to the neutral format (see `graphmem eval run`): each batch is a
+    session, message times follow the time anchors in conversation order, the gold messages
+    of a question are all its source_chat_ids, and its category is the ability. Besides the
+    common tables, knowledge-update questions report how often the updated message ranks
+    above the original, and contradiction questions how often both statements are in the
+    top 10.
+
+    Example:
+
+    \b
+        graphmem eval beam /data/beam/100K --chats 1-10 --out eval-results/beam
+    """
+    from graphmem.evaluation.beam import convert
+    from graphmem.evaluation.format import write_jsonl
+
+    messages, questions = convert(path, chats)
+    if export is not None:
+        conversations, questions_path = export / "conversations.jsonl", export / "questions.jsonl"
+        try:
+            wrote_messages = write_jsonl(conversations, messages)
+            wrote_questions = write_jsonl(questions_path, questions)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"could not write to {export} ({exc.strerror or exc})"
+            ) from exc
+        if options["as_json"]:
+            data = {
+                "conversations_file": str(conversations),
+                "messages": wrote_messages,
+                "questions_file": str(questions_path),
+                "questions": wrote_questions,
+            }
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            click.echo(
+                f"wrote {wrote_messages} messages to {conversations} and "
+                f"{wrote_questions} questions to {questions_path}"
+            )
+        return
+    _evaluate(messages, questions, **options)

@@ -1,0 +1,344 @@
+"""The read commands: ``recall``, ``context``, ``get``, ``history``, ``stats`` and ``pin``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from graphmem.cli.output import emit, output_options, render_mapping, render_table
+from graphmem.cli.root import (
+    clip,
+    fact_data,
+    item_mapping,
+    main,
+    memory_for,
+    ns_option,
+    number,
+)
+
+if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+    from graphmem.models import RecallResult
+
+
+def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the options recall and context share (--kind, --as-of, --valid-at, --tag,
+    --include-retired, --since, --until, --no-references, --min-score); the command receives
+    them as ``filters``, keyword arguments of recall and context. An option not given is left
+    out, so recall's own default applies (both kinds, no tag filter, ...)."""
+
+    @functools.wraps(func)
+    def with_filters(
+        *args: Any,
+        kinds: tuple[str, ...],
+        as_of: str | None,
+        valid_at: str | None,
+        tags: tuple[str, ...],
+        include_retired: bool,
+        since: str | None,
+        until: str | None,
+        no_references: bool,
+        min_score: float | None,
+        **kwargs: Any,
+    ) -> Any:
+        given = {
+            "kinds": kinds,
+            "as_of": as_of,
+            "valid_at": valid_at,
+            "tags": tags,
+            "include_retired": include_retired or None,
+            "since": since,
+            "until": until,
+            "expand_references": False if no_references else None,
+            "min_score": min_score,
+        }
+        filters = {name: value for name, value in given.items() if value not in (None, ())}
+        return func(*args, filters=filters, **kwargs)
+
+    command: Callable[..., Any] = with_filters
+    for option in reversed(
+        [
+            click.option(
+                "--kind",
+                "kinds",
+                type=click.Choice(["fact", "episode"]),
+                multiple=True,
+                help="Only this kind of hit; repeat for both (default: both).",
+            ),
+            click.option(
+                "--as-of", metavar="ISO", help="Answer from what was believed at that time."
+            ),
+            click.option(
+                "--valid-at", metavar="ISO", help="Answer from what was true at that time."
+            ),
+            click.option(
+                "--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several."
+            ),
+            click.option("--include-retired", is_flag=True, help="Also return superseded facts."),
+            click.option(
+                "--since", metavar="ISO", help="Only what was recorded or said from then on."
+            ),
+            click.option(
+                "--until", metavar="ISO", help="Only what was recorded or said before then."
+            ),
+            click.option(
+                "--no-references", is_flag=True, help="Do not add facts reached over REFERENCES."
+            ),
+            click.option(
+                "--min-score", type=float, help="Cosine similarity a hit needs (quality gate)."
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+#: How the recall table marks a hit not matched by the search itself: reached over REFERENCES,
+#: or found through the superseded fact it replaced.
+_VIA_LABELS = {"search": "", "reference": " (ref)", "supersession": " (update)"}
+
+
+def _recall_table(result: RecallResult) -> str:
+    rows = [
+        {
+            "rank": rank,
+            "kind": hit.kind + _VIA_LABELS[hit.via],
+            "score": number(hit.score),
+            "vector": number(hit.scores.vector),
+            "fulltext": number(hit.scores.fulltext),
+            "date": hit.time.date().isoformat() if hit.time else None,
+            "status": hit.fact.status if hit.fact else None,
+            "id": hit.id,
+            "text": clip(hit.text),
+        }
+        for rank, hit in enumerate(result.hits, start=1)
+    ]
+    timing = result.timing
+    footer = (
+        f"{len(result.hits)} hit(s) of {result.candidates} candidate(s), {result.gated} gated; "
+        f"{timing.total_ms:.1f} ms (embed {timing.embed_ms:.1f}, db {timing.db_ms:.1f}, "
+        f"stamp {timing.stamp_ms:.1f})"
+    )
+    if result.exact_fallback:
+        footer += "; exact scoring"
+    columns = ["rank", "kind", "score", "vector", "fulltext", "date", "id", "text"]
+    if any(row["status"] not in (None, "active") for row in rows):  # retired facts were asked for
+        columns.insert(6, "status")
+    return render_table(rows, columns) + "\n\n" + footer
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many hits at most.")
+@filter_options
+@click.option(
+    "--fusion",
+    type=click.Choice(["rrf", "linear"]),
+    help="How the vector and fulltext rankings are combined (default: the setting).",
+)
+@ns_option
+@output_options
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: str,
+    k: int,
+    filters: dict[str, Any],
+    fusion: str | None,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Search facts and episodes (hybrid: vector and fulltext), best first.
+
+    Shows each hit's scores; retired facts are hidden unless --include-retired. --as-of
+    and --valid-at travel in time (ISO 8601 with zone).
+
+    Example:
+
+    \b
+        graphmem recall "where does the user work?" -k 5 --kind fact
+    """
+    with memory_for(ctx, ns) as memory:
+        config = None
+        if fusion is not None:
+            config = memory.recall_config.model_copy(update={"fusion": fusion})
+        result = memory.recall(query, k=k, config=config, **filters)
+    if as_json:
+        emit(result.model_dump(mode="json"), as_json=True)
+    else:
+        click.echo(_recall_table(result))
+
+
+@main.command()
+@click.argument("query")
+@click.option("--budget", type=int, required=True, help="Most tokens the block may take.")
+@click.option(
+    "-k", "k", type=int, default=20, show_default=True, help="How many hits recall may use."
+)
+@click.option(
+    "--tz",
+    "timezone",
+    metavar="ZONE",
+    help="IANA time zone of the block's dates, such as Europe/Lisbon (default: UTC).",
+)
+@filter_options
+@ns_option
+@output_options
+@click.pass_context
+def context(
+    ctx: click.Context,
+    query: str,
+    budget: int,
+    k: int,
+    timezone: str | None,
+    filters: dict[str, Any],
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Print a prompt-ready memory block for QUERY within --budget tokens.
+
+    Pinned facts come first (whatever the query, within --tag, --kind, --since and
+    --until), then what recall finds, one dated line each (dates in UTC, or in --tz). The
+    block goes to stdout; a line with its size goes to stderr.
+
+    Example:
+
+    \b
+        graphmem context "what do I know about the user?" --budget 300 --tz Europe/Lisbon
+    """
+    with memory_for(ctx, ns) as memory:
+        block = memory.context(query, budget_tokens=budget, k=k, timezone=timezone, **filters)
+    if as_json:
+        emit(block.model_dump(mode="json"), as_json=True)
+        return
+    if block.text:
+        click.echo(block.text)
+    click.echo(
+        f"{block.tokens} of {block.budget_tokens} tokens ({block.tokenizer}); "
+        f"{len(block.fact_ids)} fact(s), {len(block.episode_ids)} episode(s), "
+        f"{block.omitted} left out",
+        err=True,
+    )
+    if not block.text and block.omitted:
+        click.echo("Nothing fit in the budget; raise --budget.", err=True)
+
+
+@main.command()
+@click.argument("id")
+@ns_option
+@output_options
+@click.pass_context
+def get(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
+    """Show the fact or episode with this id.
+
+    Example:
+
+    \b
+        graphmem get 3f2a9c1e-... --json
+    """
+    from graphmem.models import Fact
+
+    with memory_for(ctx, ns) as memory:
+        item = memory.get(id)
+    data = {"kind": "fact" if isinstance(item, Fact) else "episode", **item.model_dump(mode="json")}
+    emit(data, as_json=as_json, table=item_mapping)
+
+
+def _history_table(history: Mapping[str, Any]) -> str:
+    """The chain as a table, from the JSON form ``--json`` prints (so times read the same)."""
+    rows = [
+        {
+            "": "*" if fact["id"] == history["head_id"] else "",
+            "recorded_at": fact["recorded_at"],
+            "retired_at": fact["retired_at"],
+            "status": fact["status"],
+            "id": fact["id"],
+            "text": clip(fact["text"]),
+        }
+        for fact in history["facts"]
+    ]
+    chain = render_table(rows, ["", "recorded_at", "retired_at", "status", "id", "text"])
+    edges = render_table(
+        [
+            {
+                "at": edge["at"],
+                "actor": edge["actor"],
+                "newer": edge["newer_id"],
+                "older": edge["older_id"],
+                "reason": edge["reason"],
+            }
+            for edge in history["edges"]
+        ],
+        ["at", "actor", "newer", "older", "reason"],
+    )
+    head = (
+        f"head (believed now): {history['head_id']}, marked *"
+        if history["head_id"]
+        else "head: none (the chain ends in a retired fact)"
+    )
+    return f"{chain}\n\n{head}\n\nsupersedes edges (newer replaces older):\n{edges}"
+
+
+@main.command()
+@click.argument("id")
+@ns_option
+@output_options
+@click.pass_context
+def history(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
+    """Show a fact's supersession chain, oldest first, with when, who and why.
+
+    The believed fact the chain leads to now (its head) is marked with *.
+
+    Example:
+
+    \b
+        graphmem history 3f2a9c1e-...
+    """
+    with memory_for(ctx, ns) as memory:
+        chain = memory.history(id)
+    emit(chain.model_dump(mode="json"), as_json=as_json, table=_history_table)
+
+
+@main.command()
+@ns_option
+@output_options
+@click.pass_context
+def stats(ctx: click.Context, ns: str | None, as_json: bool) -> None:
+    """Count the namespace's facts (by status), episodes, sessions and relationships.
+
+    Example:
+
+    \b
+        graphmem stats --ns user-42 --json
+    """
+    with memory_for(ctx, ns) as memory:
+        counts = memory.stats()
+    data = counts.model_dump(mode="json")
+
+    def table(d: Mapping[str, Any]) -> str:
+        counts = sorted(d["facts_by_status"].items())
+        by_status = ", ".join(f"{k} {v}" for k, v in counts if v)  # the JSON has every status
+        return render_mapping({**d, "facts_by_status": by_status or None})
+
+    emit(data, as_json=as_json, table=table)
+
+
+@main.command()
+@click.argument("id")
+@click.option("--unpin", is_flag=True, help="Unpin the fact instead.")
+@ns_option
+@output_options
+@click.pass_context
+def pin(ctx: click.Context, id: str, unpin: bool, ns: str | None, as_json: bool) -> None:
+    """Pin a fact so that `graphmem context` always shows it first (--unpin undoes it).
+
+    Example:
+
+    \b
+        graphmem pin 3f2a9c1e-... --unpin
+    """
+    with memory_for(ctx, ns) as memory:
+        fact = memory.pin(id, pinned=not unpin)
+    emit(fact_data(fact), as_json=as_json, table=item_mapping)

@@ -1,0 +1,134 @@
+"""The root ``graphmem`` group, its error handling, and what every command shares: the
+settings, the embedder, the client and the ``--ns`` option."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from graphmem import __version__
+from graphmem.cli.output import error_data, render_mapping
+from graphmem.errors import GraphmemError
+from graphmem.settings import GraphmemSettings, load_settings
+
+if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+    from graphmem.client.memory import Memory
+    from graphmem.embed.embedder import SentenceTransformerEmbedder
+    from graphmem.models import Fact
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# --- errors and settings -----------------------------------------------------------------------
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GraphmemError as exc:
+            if isinstance(ctx.obj, dict) and ctx.obj.get("as_json"):
+                click.echo(json.dumps(error_data(exc), indent=2, ensure_ascii=False), err=True)
+            else:
+                click.echo(f"Error: {exc}", err=True)
+            ctx.exit(1)
+
+
+def settings_of(ctx: click.Context) -> GraphmemSettings:
+    settings: GraphmemSettings = ctx.ensure_object(dict).setdefault("settings", load_settings())
+    return settings
+
+
+def embedder_for(settings: GraphmemSettings) -> SentenceTransformerEmbedder:
+    from graphmem.embed.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder.from_settings(settings, lazy=True)
+
+
+# --- commands ----------------------------------------------------------------------------------
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="graphmem")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """graphmem: memory for AI agents on Neo4j.
+
+    Which Neo4j is used is one setting, GRAPHMEM_NEO4J_URI: 'local' (default, a server
+    graphmem builds and runs), 'docker', or the URI of an existing server.
+
+    Exit status: 0 on success; 1 when graphmem reports an error (an 'Error:' line on stderr,
+    or with --json a JSON object {"error": {"type", "message", ...}} there); 2 when the
+    command line itself is malformed.
+
+    Example:
+
+    \b
+        graphmem neo4j start && graphmem init && graphmem demo
+    """
+    ctx.ensure_object(dict)  # shared with the subcommands: settings, and whether --json is on
+    # stderr carries graphmem's own error line (or JSON): the driver's warnings, such as a
+    # transaction it retries after a deadlock and then commits, are not errors of the command.
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
+
+
+# --- memory commands ---------------------------------------------------------------------------
+def ns_option(func: F) -> F:
+    """Add ``--ns`` to a command; the command receives it as ``ns``."""
+    return click.option(
+        "--ns",
+        "ns",
+        metavar="NAMESPACE",
+        default=None,
+        help="Namespace to use (default: the GRAPHMEM_NAMESPACE setting).",
+    )(func)
+
+
+def memory_for(ctx: click.Context, ns: str | None) -> Memory:
+    """The sync client for the settings and ``--ns``; it connects when entered.
+
+    The embedding model loads on first use, so that commands that embed nothing, and input
+    refused before anything is embedded, do not wait for it (recall loads it after its checks
+    and before it times the query's embedding).
+    """
+    from graphmem.client.memory import Memory
+
+    settings = settings_of(ctx)
+    return Memory(settings, ns=ns, embedder=embedder_for(settings))
+
+
+def json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    from graphmem.core.jsonl import json_error, load_json
+
+    try:
+        data = load_json(value)
+    except (ValueError, RecursionError) as exc:
+        raise click.BadParameter(f"not valid JSON: {json_error(exc)}") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter('must be a JSON object, e.g. \'{"key": "value"}\'')
+    return data
+
+
+def clip(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def number(value: float | None) -> str | None:
+    return None if value is None else f"{value:.3f}"
+
+
+def item_mapping(data: Mapping[str, Any]) -> str:
+    """A dumped fact or episode as a key/value block (metadata as compact JSON)."""
+    shown = {
+        k: (json.dumps(v, sort_keys=True) if k == "metadata" and v is not None else v)
+        for k, v in data.items()
+    }
+    shown.update({k: None for k, v in shown.items() if v == []})
+    return render_mapping(shown)
+
+
+def fact_data(fact: Fact) -> dict[str, Any]:
+    return fact.model_dump(mode="json")

@@ -1,0 +1,71 @@
+"""``graphmem demo`` and ``graphmem config``."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from graphmem.cli.output import emit, output_options
+from graphmem.cli.root import (
+    main,
+    settings_of,
+)
+
+if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+    pass
+
+
+@main.command()
+@click.pass_context
+def demo(ctx: click.Context) -> None:
+    """Remember a few facts, update one, and recall them now and as believed before.
+
+    Starts the managed Neo4j if needed and applies the schema first. Each run uses a fresh
+    namespace; exits 1 if recall does not give the expected answers.
+
+    Example:
+
+    \b
+        graphmem demo
+    """
+    from graphmem.cli.demo import run_demo
+    from graphmem.client.memory import Memory
+    from graphmem.servers.targets import managed_server
+
+    settings = settings_of(ctx)
+    if settings.neo4j_mode != "external":
+        result = managed_server(settings).start()
+        click.echo(
+            f"Neo4j at {result.status.uri} "
+            f"({'already running' if result.already_running else 'started'})"
+        )
+    with Memory(settings) as memory:
+        outcome = run_demo(memory, say=click.echo)
+    if not outcome.ok:
+        click.echo("Error: recall did not give the expected answers", err=True)
+        sys.exit(1)
+    click.echo(
+        "\ndemo OK: the update wins now, the old fact answers for the past, and nothing was lost"
+    )
+
+
+@main.command()
+@output_options
+@click.pass_context
+def config(ctx: click.Context, as_json: bool) -> None:
+    """Show the effective settings (environment, .env, defaults); secrets are masked.
+
+    Example:
+
+    \b
+        GRAPHMEM_NEO4J_URI=docker graphmem config --json
+    """
+    settings = settings_of(ctx)
+    data = {
+        k: ("********" if k == "neo4j_password" and v is not None else v)
+        for k, v in settings.model_dump().items()
+    }
+    data["neo4j_mode"] = settings.neo4j_mode
+    emit(data, as_json=as_json)

@@ -1,0 +1,226 @@
+"""The write commands: ``remember`` and ``ingest``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import click
+
+from graphmem._text import and_more
+from graphmem.cli.output import emit, output_options, render_mapping
+from graphmem.cli.root import (
+    fact_data,
+    item_mapping,
+    json_object,
+    main,
+    memory_for,
+    ns_option,
+)
+from graphmem.errors import BadLinesError, MessageConflictError
+
+if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+    pass
+
+
+@main.command()
+@click.argument("text")
+@click.option("--source", help="Where the fact comes from (a label of your choice).")
+@click.option("--tag", "tags", multiple=True, help="A tag for the fact; repeat for several.")
+@click.option("--valid-from", metavar="ISO", help="When it became true (ISO 8601 with zone).")
+@click.option("--valid-to", metavar="ISO", help="When it stopped being true (ISO 8601 with zone).")
+@click.option(
+    "--supersedes",
+    multiple=True,
+    metavar="ID",
+    help="Id of a believed fact this one replaces (it is retired); repeat for several.",
+)
+@click.option(
+    "--references", multiple=True, metavar="ID", help="Id of a related fact; repeat for several."
+)
+@click.option("--reason", help="Why this fact supersedes the others (kept on the edge).")
+@click.option("--pinned", is_flag=True, help="Pin it: `graphmem context` shows it first.")
+@click.option(
+    "--metadata", metavar="JSON", callback=json_object, help="A JSON object stored with the fact."
+)
+@ns_option
+@output_options
+@click.pass_context
+def remember(
+    ctx: click.Context,
+    text: str,
+    source: str | None,
+    tags: tuple[str, ...],
+    valid_from: str | None,
+    valid_to: str | None,
+    supersedes: tuple[str, ...],
+    references: tuple[str, ...],
+    reason: str | None,
+    pinned: bool,
+    metadata: dict[str, Any] | None,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Store one fact as said and print it (id, status, recorded_at, ...).
+
+    Facts are append-only: to change one, remember the new version with --supersedes; the
+    old one is retired, not deleted, and `graphmem history` shows the chain. Datetimes must
+    carry a time zone.
+
+    Example:
+
+    \b
+        graphmem remember "The user moved to Berlin." --tag location --supersedes 3f2a...
+    """
+    with memory_for(ctx, ns) as memory:
+        fact = memory.remember(
+            text,
+            source=source,
+            tags=tags,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            supersedes=supersedes,
+            references=references,
+            metadata=metadata,
+            pinned=pinned,
+            reason=reason,
+        )
+    emit(fact_data(fact), as_json=as_json, table=item_mapping)
+
+
+@main.command()
+@click.argument("file", type=click.File("rb"), default="-", required=False)
+@click.option("--session-id", help="Session for messages whose line names none (their session_id).")
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Write the good lines and report the bad ones (malformed, or reusing another line's "
+    "external id), instead of writing nothing.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="New messages per write transaction.",
+)
+@ns_option
+@output_options
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    file: BinaryIO,
+    session_id: str | None,
+    skip_bad: bool,
+    batch_size: int,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Store messages from JSON Lines (a FILE, or stdin for '-' or none) as episodes.
+
+    One JSON object per line with the fields of a message: content (required), role,
+    speaker, occurred_at (ISO 8601 with zone), external_id, session_id, metadata. Blank lines
+    are ignored. Every line is checked before anything is written: a malformed line, or one
+    that reuses another message's external id with other content, stops the whole input
+    (exit 1, nothing written) unless --skip-bad is given, which writes the good lines and
+    reports the bad ones (exit 1 when no line is good). The file is one ingest call written
+    --batch-size new messages per transaction; re-sent messages are recognised and not stored
+    twice, so after a failure the same file can be sent again.
+
+    Example:
+
+    \b
+        graphmem ingest chat.jsonl --session-id s-1 --ns user-42
+    """
+    from graphmem.core.jsonl import parse_message_lines
+
+    if file.isatty():
+        click.echo("Reading JSON Lines from the terminal; end with Ctrl-D.", err=True)
+    parsed = parse_message_lines(file)
+    if parsed.problems and not (skip_bad and parsed.messages):
+        raise BadLinesError(parsed.problems, none_good=skip_bad)
+    for number, reason in parsed.problems:
+        click.echo(f"skipped line {number}: {reason}", err=True)
+
+    messages, lines = list(parsed.messages), list(parsed.line_numbers)
+    problems = list(parsed.problems)
+    with memory_for(ctx, ns) as memory:
+        while True:
+            with click.progressbar(
+                length=len(messages),
+                label="Ingesting",
+                file=sys.stderr,
+                hidden=not messages or not sys.stderr.isatty(),
+            ) as bar:
+                try:
+                    # One call: repeats and conflicts are found across the whole file before
+                    # anything is written; the new messages go batch_size per transaction.
+                    result = memory.ingest(
+                        messages, session_id=session_id, batch_size=batch_size, progress=bar.update
+                    )
+                    break
+                except MessageConflictError as exc:
+                    refused = [
+                        (c.index, _conflict_line(c, lines))
+                        for c in exc.conflicts
+                        if c.index is not None
+                    ]
+                    if len(refused) < len(exc.conflicts):
+                        raise
+                    if not skip_bad:
+                        raise _conflicting_lines(exc, [p for _, p in refused]) from exc
+            # --skip-bad: report the lines the check refused and send the others again (a
+            # concurrent writer may still make another line conflict).
+            for position in sorted((i for i, _ in refused), reverse=True):
+                del messages[position], lines[position]
+            for _, problem in sorted(refused):
+                click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
+                problems.append(problem)
+            if not messages:
+                raise BadLinesError(sorted(problems), none_good=True)
+        used_ns = memory.ns
+    problems.sort()
+    data = {
+        "ns": used_ns,
+        "messages": len(messages),
+        "created": len(result.episodes),
+        "duplicates": len(result.duplicates),
+        "skipped": len(problems),
+        "bad_lines": [{"line": n, "reason": why} for n, why in problems],
+        "episode_ids": [e.id for e in result.episodes],
+        "duplicate_ids": list(result.duplicates),
+    }
+
+    def table(d: Mapping[str, Any]) -> str:
+        return render_mapping(
+            {
+                "namespace": d["ns"],
+                "messages": d["messages"],
+                "created": d["created"],
+                "duplicates": f"{d['duplicates']} (already stored, not written again)",
+                "skipped": f"{d['skipped']} bad line(s)",
+            }
+        )
+
+    emit(data, as_json=as_json, table=table)
+
+
+def _conflicting_lines(
+    exc: MessageConflictError, problems: Sequence[tuple[int, str]]
+) -> MessageConflictError:
+    """The refusal of an input whose lines ``problems`` conflict, naming lines, not positions."""
+    (line, reason), others = problems[0], [str(n) for n, _ in problems[1:]]
+    return MessageConflictError(f"line {line}: {reason}{and_more(others, 'line')}", ids=exc.ids)
+
+
+def _conflict_line(exc: MessageConflictError, lines: Sequence[int]) -> tuple[int, str]:
+    """The line number and reason of a refused message, naming lines instead of positions."""
+    from graphmem.core.messages import conflict_reason
+
+    assert exc.index is not None
+    if exc.other_index is not None:
+        other = f"line {lines[exc.other_index]}"
+    else:
+        other = f"stored episode {exc.ids[0]}" if exc.ids else "a stored episode"
+    return lines[exc.index], conflict_reason(exc.external_id or "", exc.session_id, other)

@@ -1,0 +1,418 @@
+"""Recall's reads and ranking: the search statement and its retries, fusion, the quality gate,
+and the hits assembled from what was read."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from graphmem.core.messages import episode_text
+from graphmem.core.plans import Plan, Run, Transaction, Work, single
+from graphmem.core.recall.fulltext import lucene_query
+from graphmem.core.recall.ranking import (
+    Candidate,
+    RecallConfig,
+    content_words,
+    fuse,
+    index_score_to_cosine,
+    lexical_coverage,
+    passes_gate,
+    recency_factor,
+)
+from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
+from graphmem.store.cypher import query
+from graphmem.store.schema import SCHEMA_KEY
+
+#: How many times recall reads a kept fact's details before it gives up on it (a fact erased
+#: since the search has none), when a concurrent update made a read come back without it.
+DETAIL_READS = 3
+
+
+@dataclass
+class RecallReads:
+    """What one recall read: its candidates, their briefs and then details, and how it searched."""
+
+    candidates: list[Candidate]
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: A fact that replaced superseded facts the search found -> those facts, in the order
+    #: found, and when the replacing fact was recorded (epoch ms).
+    through: dict[str, list[str]] = field(default_factory=dict)
+    head_at: dict[str, int] = field(default_factory=dict)
+    widened: bool = False
+    exact: bool = False
+    seen: int = 0
+    gated: int = 0
+
+    def add_briefs(self, row: Mapping[str, Any]) -> None:
+        """Text, time and similarity of candidates, until details replace them."""
+        self.facts.update((b["id"], b) for b in row["fact_briefs"])
+        self.episodes.update((b["id"], b) for b in row["episode_briefs"])
+
+
+def _merged(hits: list[dict[str, Any]], followed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``hits`` and the superseded candidates an earlier read ``followed`` that they lack."""
+    seen = {h["id"] for h in hits}
+    return [*hits, *(h for h in followed if h["id"] not in seen)]
+
+
+def _cosines(reads: RecallReads) -> dict[tuple[str, str], float]:
+    """Every candidate's cosine similarity to the query, keyed by kind and id; a fact that
+    replaced superseded facts the search found takes the best of its own and theirs, as in the
+    vector list."""
+    cosines = {
+        (kind, item_id): index_score_to_cosine(brief["similarity"])
+        for kind, briefs in (("fact", reads.facts), ("episode", reads.episodes))
+        for item_id, brief in briefs.items()
+        if brief.get("similarity") is not None
+    }
+    for target, olds in reads.through.items():
+        found = [cosines[("fact", i)] for i in (target, *olds) if ("fact", i) in cosines]
+        if found:
+            cosines[("fact", target)] = max(found)
+    return cosines
+
+
+def _exact_cosine(hit: Mapping[str, Any], briefs: Mapping[str, Mapping[str, Any]]) -> float:
+    """A vector hit's exact cosine similarity to the query.
+
+    The vector index only selects the candidates: its score may come from quantised vectors,
+    so the list is ranked by the similarity the search computed on the stored embeddings (both
+    on Neo4j's ``(1 + cos) / 2`` scale).
+    """
+    similarity = briefs.get(hit["id"], {}).get("similarity")
+    return index_score_to_cosine(hit["score"] if similarity is None else similarity)
+
+
+def _ran_out(retriever: str, fetched: int, asked: int, nodes: int) -> bool:
+    """Whether an index asked for ``asked`` entries returned all it holds (``fetched`` of
+    them, the index covering ``nodes``): a fulltext index returns every match up to the number
+    asked, while a vector index's approximate search may return fewer than asked though it
+    holds more (its graph loses the links that ran through deleted nodes)."""
+    return fetched >= nodes if retriever == "vector" else fetched < asked
+
+
+def recall_reads(
+    ns: str,
+    text: str,
+    vector: list[float],
+    k: int,
+    kinds: Sequence[Kind],
+    filters: dict[str, Any],
+    fact_filters: dict[str, Any],
+    expand: bool,
+    cfg: RecallConfig,
+    now: datetime,
+    check_state: Callable[[Mapping[str, Any] | None], None],
+) -> Work[RecallReads]:
+    """The search for ``text`` in ``ns``, widened or done exactly where the filters left too
+    few candidates, fused, gated, and the details of what passed; ``check_state`` checks the
+    graph's embedder state that the search statement read."""
+    pool, candidates = cfg.pool(k), cfg.candidates(k)
+    lucene = lucene_query(text)
+    use_vector = "vector" in cfg.retrievers
+    use_fulltext = "fulltext" in cfg.retrievers and lucene is not None
+    search = {
+        **fact_filters,
+        "ns": ns,
+        "vector": vector,
+        "query": lucene,
+        "pool": pool,
+        "schema_key": SCHEMA_KEY,
+    }
+    found = yield Run(
+        query("recall_search"),
+        {
+            **search,
+            "candidates": candidates,
+            "facts": "fact" in kinds,
+            "episodes": "episode" in kinds,
+            "use_vector": use_vector,
+            "use_fulltext": use_fulltext,
+        },
+    )
+    row = found[0]
+    check_state(row["schema_state"])
+    reads = RecallReads(candidates=[])
+    reads.add_briefs(row)
+    lists: list[tuple[str, Literal["fact", "episode"], list[tuple[str, float]]]] = []
+    kind: Kind
+    for kind, prefix in (("fact", "f"), ("episode", "e")):
+        if kind not in kinds:
+            continue
+        for retriever, enabled, widen in (
+            ("vector", use_vector, cfg.vector_widen),
+            ("fulltext", use_fulltext, cfg.fulltext_widen),
+        ):
+            if not enabled:
+                continue
+            key = f"{prefix}{retriever[0]}"
+            hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], candidates
+            nodes = row[f"{kind}_nodes"]
+            # Superseded facts standing for their successors, kept through the retries.
+            followed = [h for h in hits if h.get("head")]
+            for factor in widen:
+                if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes):
+                    break  # enough visible candidates, or the index has no more
+                # The filters hid most of what the index returned: ask for more.
+                asked = candidates * factor
+                wider = yield Run(
+                    query("recall_search"),
+                    {
+                        **search,
+                        "candidates": asked,
+                        "facts": kind == "fact",
+                        "episodes": kind == "episode",
+                        "use_vector": retriever == "vector",
+                        "use_fulltext": retriever == "fulltext",
+                    },
+                )
+                hits, fetched, nodes = (
+                    _merged(wider[0][f"{key}_hits"], followed),
+                    wider[0][f"{key}_fetched"],
+                    wider[0][f"{kind}_nodes"],
+                )
+                reads.add_briefs(wider[0])
+                reads.widened = True
+            exhausted = _ran_out(retriever, fetched, asked, nodes)
+            if retriever == "vector" and len(hits) < k and not exhausted:
+                # Still short: score every visible node of the namespace exactly (and,
+                # for facts, every superseded one, which stands for its successor).
+                params = {"ns": ns, **(fact_filters if kind == "fact" else filters)}
+                exact = yield Run(
+                    query(f"recall_{kind}_exact"), {**params, "vector": vector, "pool": pool}
+                )
+                hits = _merged(exact, followed)
+                briefs = reads.facts if kind == "fact" else reads.episodes
+                briefs.update((h["id"], h["brief"]) for h in exact)
+                reads.exact = True
+            briefs = reads.facts if kind == "fact" else reads.episodes
+            # A superseded fact's match ranks the fact that replaced it, in the same list
+            # as that fact's own match (the better of the two counts), so that fusion adds
+            # its ranks from both retrievers, whichever fact each one found.
+            best: dict[str, float] = {}
+            for h in hits:
+                score = _exact_cosine(h, briefs) if retriever == "vector" else h["score"]
+                target = h.get("head") or h["id"]
+                if target != h["id"]:
+                    via = reads.through.setdefault(target, [])
+                    if h["id"] not in via:
+                        via.append(h["id"])
+                    reads.head_at[target] = h["head_at"]
+                best[target] = max(score, best.get(target, score))
+            lists.append((retriever, kind, sorted(best.items(), key=lambda x: -x[1])))
+    linear = use_vector and cfg.fusion == "linear"
+    fused = fuse(lists, cfg, _cosines(reads) if linear else None)
+    reads.seen = len(fused)
+    reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
+    facts = [c.id for c in reads.candidates if c.kind == "fact"]
+    episodes = [c.id for c in reads.candidates if c.kind == "episode"]
+    reads.facts, reads.episodes = {}, {}
+    for _ in range(DETAIL_READS):
+        if not facts and not episodes:
+            break
+        (details,) = yield Run(
+            query("recall_details"),
+            {
+                **fact_filters,
+                "ns": ns,
+                "fact_ids": facts,
+                "episode_ids": episodes,
+                "vector": vector,
+                "expand": expand,
+            },
+        )
+        reads.facts.update((r["id"], r) for r in details["facts"])  # by the id asked for
+        reads.episodes.update((r["episode"]["id"], r) for r in details["episodes"])
+        # A fact replaced while the statement walked its chain can come back with nothing (it
+        # read the fact retired but not yet the edge to its successor): read it again.
+        facts, episodes = [i for i in facts if i not in reads.facts], []
+    return reads
+
+
+def _gate(
+    text: str,
+    fused: Sequence[Candidate],
+    reads: RecallReads,
+    k: int,
+    now: datetime,
+    cfg: RecallConfig,
+) -> tuple[list[Candidate], int]:
+    """The best ``k`` candidates that pass the quality gate, with their final scores."""
+    words = content_words(text)
+    kept: list[Candidate] = []
+    gated = 0
+    for cand in fused:
+        briefs = reads.facts if cand.kind == "fact" else reads.episodes
+        own = briefs.get(cand.id)
+        olds = reads.through.get(cand.id, []) if cand.kind == "fact" else []
+        tries = [(own, None), *((briefs.get(old_id), old_id) for old_id in olds)]
+        if all(brief is None for brief, _ in tries):  # vanished between the index and the read
+            continue
+        # The fact itself passes the gate, or else one of the superseded facts the search
+        # found, which then stands for it (its scores shown, via "supersession").
+        passed = None
+        for brief, matched in tries:
+            if brief is None:
+                continue
+            similarity = brief["similarity"]
+            vector = cand.vector if similarity is None else index_score_to_cosine(similarity)
+            # An episode's speaker counts as a word of it, as in its embedding.
+            lexical = lexical_coverage(words, episode_text(brief["text"], brief.get("speaker")))
+            if passes_gate(vector, lexical, cfg):
+                passed = (matched, vector, lexical)
+                break
+        if passed is None:
+            gated += 1
+            continue
+        cand.matched, cand.vector, cand.lexical = passed
+        at = own["at"] if own is not None else reads.head_at.get(cand.id)
+        when = datetime.fromtimestamp(at / 1000, UTC) if at else None
+        cand.recency = recency_factor(when, now, cfg)
+        kept.append(cand)
+    kept.sort(key=lambda c: (-c.fused * c.recency, c.kind, c.id))
+    return kept[:k], gated
+
+
+def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | None) -> list[Hit]:
+    """Hits for the gated candidates, plus one hop of REFERENCES, best first; with ``as_of``,
+    each fact as it was believed then."""
+
+    def fact_of(data: Mapping[str, Any]) -> Fact:
+        fact = Fact.model_validate(data)
+        return fact if as_of is None else fact.as_believed_at(as_of)
+
+    hits: dict[tuple[str, str], Hit] = {}
+    details: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for cand in reads.candidates:  # best first
+        detail = (reads.facts if cand.kind == "fact" else reads.episodes).get(cand.id)
+        if detail is None:
+            continue
+        fact = fact_of(detail["fact"]) if cand.kind == "fact" else None
+        episode = Episode.model_validate(detail["episode"]) if cand.kind == "episode" else None
+        # A fact superseded since the search comes back as the fact that replaced it, which a
+        # better candidate may have brought already.
+        key = (cand.kind, fact.id if fact else cand.id)
+        if key in hits:
+            continue
+        matched = cand.matched or (detail.get("superseded_match") if fact else None)
+        final = cand.fused * cand.recency
+        details[key] = detail
+        hits[key] = Hit(
+            kind=cand.kind,
+            id=key[1],
+            text=fact.text if fact else episode.content,  # type: ignore[union-attr]
+            score=final,
+            scores=Scores(
+                vector=cand.vector,
+                vector_rank=cand.vector_rank,
+                fulltext=cand.fulltext,
+                fulltext_rank=cand.fulltext_rank,
+                fused=cand.fused,
+                recency=cand.recency,
+                lexical=cand.lexical,
+                final=final,
+            ),
+            provenance=hit_provenance(detail.get("provenance"), episode),
+            fact=fact,
+            episode=episode,
+            via="search" if matched is None else "supersession",
+            superseded_match=matched,
+        )
+    # One hop over REFERENCES from the facts that passed, at a discount.
+    for (kind, item_id), hit in list(hits.items()):
+        if kind != "fact":
+            continue
+        for ref in details[(kind, item_id)]["references"]:
+            fact = fact_of(ref["fact"])
+            key = ("fact", fact.id)
+            score = hit.score * cfg.reference_discount
+            if key in hits and (hits[key].via != "reference" or hits[key].score >= score):
+                continue  # found by the search, or through a better-scoring hit
+            cosine = (
+                index_score_to_cosine(ref["similarity"]) if ref["similarity"] is not None else None
+            )
+            hits[key] = Hit(
+                kind="fact",
+                id=fact.id,
+                text=fact.text,
+                score=score,
+                scores=Scores(
+                    vector=cosine,
+                    fused=0.0,
+                    recency=1.0,
+                    lexical=0.0,
+                    final=score,
+                ),
+                provenance=hit_provenance(ref["provenance"], None),
+                fact=fact,
+                via="reference",
+                referenced_from=item_id,
+                superseded_match=ref["superseded_match"],
+            )
+    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.via == "reference", h.id))
+    return ranked[:k]
+
+
+_DIGITS = re.compile(r"(\d+)")
+#: Before any message's time: what messages sent without one are compared by among themselves.
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def _message_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Messages in the order they were sent: by ``occurred_at``, those without one last; then
+    by the caller's id, its numbers compared as numbers (m2 before m10); then by episode id."""
+    sent = row["occurred_at"]
+    external = row["external_id"] or ""
+    parts = tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(external)
+        if part
+    )
+    return (sent is None, sent or _EPOCH, not external, parts, row["id"])
+
+
+def hit_provenance(rows: Sequence[Mapping[str, Any]] | None, episode: Episode | None) -> Provenance:
+    """A hit's provenance: ``episode`` itself, or the episodes (``fact_provenance`` rows) a
+    fact was derived from, in the order they were sent (:func:`_message_order`), so that the
+    order is the same from run to run and reads as the conversation did."""
+    if episode is not None:
+        rows = [
+            {
+                "id": episode.id,
+                "external_id": episode.external_id,
+                "session_id": episode.session_id,
+                "occurred_at": episode.occurred_at,
+            }
+        ]
+    rows = sorted(rows or (), key=_message_order)
+    return Provenance(
+        episode_ids=tuple(r["id"] for r in rows),
+        external_ids=tuple(r["external_id"] for r in rows if r["external_id"]),
+        session_ids=tuple(dict.fromkeys(r["session_id"] for r in rows if r["session_id"])),
+        messages=tuple(
+            SourceMessage(
+                episode_id=r["id"],
+                external_id=r["external_id"],
+                session_id=r["session_id"],
+                occurred_at=r["occurred_at"],
+            )
+            for r in rows
+        ),
+    )
+
+
+def stamp_access(ns: str, fact_ids: list[str], episode_ids: list[str]) -> Plan[float]:
+    """Adds 1 to the access count of each fact and episode, in one write; its time in ms."""
+    if not fact_ids and not episode_ids:
+        return 0.0
+    started = time.perf_counter()
+    # Stamped in id order, not rank order: concurrent recalls that found the same nodes then
+    # take their locks in the same order, and wait for each other instead of deadlocking.
+    params = {"ns": ns, "fact_ids": sorted(fact_ids), "episode_ids": sorted(episode_ids)}
+    yield Transaction("write", lambda: single(Run(query("access_stamp"), params)))
+    return (time.perf_counter() - started) * 1000

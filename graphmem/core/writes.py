@@ -1,0 +1,160 @@
+"""Writing facts: the rows ``fact_create`` stores, its transaction work, and the checks of the
+facts a call names (superseded, referenced, pinned, read)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from graphmem.core.plans import Rows, Run, VectorParam, Work
+from graphmem.embed.embedder import Vectors
+from graphmem.errors import DatabaseError, ForgottenError, NotFoundError, RetiredFactError
+from graphmem.models import Fact, FactInput
+from graphmem.store.cypher import query
+
+#: Who a write is attributed to on its relationships when it comes through the client.
+API_ACTOR = "api"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
+    return None if metadata is None else json.dumps(metadata, sort_keys=True)
+
+
+def _created_fact(
+    row: Mapping[str, Any], recorded_at: Any, from_update: bool, pinned_by_update: bool
+) -> Fact:
+    """The :Fact that ``fact_create`` stored from ``row`` in a transaction at ``recorded_at``
+    (``from_update``: it was given that time as its valid_from; ``pinned_by_update``: it
+    replaced a pinned fact): every property is the row's or a constant of the statement, so
+    nothing is read back."""
+    return Fact.model_validate(
+        {
+            "id": row["id"],
+            "ns": row["ns"],
+            "text": row["text"],
+            "status": "active",
+            "recorded_at": recorded_at,
+            "valid_from": recorded_at if from_update else row["valid_from"],
+            "valid_to": row["valid_to"],
+            "source": row["source"],
+            "tags": row["tags"],
+            "text_hash": row["text_hash"],
+            "metadata": row["metadata"],
+            "pinned": row["pinned"] or pinned_by_update,
+        }
+    )
+
+
+def fact_rows(
+    ns: str,
+    inputs: Sequence[FactInput],
+    vectors: Vectors,
+    derived_from: Sequence[Sequence[str]] | None,
+) -> list[dict[str, Any]]:
+    """The rows ``fact_create`` writes for ``inputs``, with new ids."""
+    return [
+        {
+            "id": str(uuid.uuid4()),
+            "ns": ns,
+            "text": item.text,
+            "text_hash": text_hash(item.text),
+            "embedding": VectorParam(vector.tolist()),
+            "source": item.source,
+            "tags": list(item.tags),
+            "valid_from": item.valid_from,
+            "valid_to": item.valid_to,
+            "metadata": metadata_json(item.metadata),
+            "pinned": item.pinned,
+            "reason": item.reason,
+            "supersedes": list(item.supersedes),
+            "references": list(item.references),
+            "derived_from": list(derived_from[i]) if derived_from else [],
+        }
+        for i, (item, vector) in enumerate(zip(inputs, vectors, strict=True))
+    ]
+
+
+def fact_work(
+    ns: str,
+    inputs: Sequence[FactInput],
+    rows: list[dict[str, Any]],
+    actor: str,
+    guard: Callable[[], Work[None]] | None = None,
+) -> Callable[[], Work[list[Fact]]]:
+    """The transaction work that writes ``rows`` (made from ``inputs``): it checks the
+    graph's embedder (``guard``, unless the transaction did), locks and checks the facts they
+    supersede or reference, then creates them. The locks make a concurrent supersession or
+    erasure of a target wait for this transaction, or this one wait for it and then see it."""
+    superseded = sorted({old for item in inputs for old in item.supersedes})
+    targets = sorted({t for item in inputs for t in (*item.supersedes, *item.references)})
+
+    def work() -> Work[list[Fact]]:
+        if guard is not None:
+            yield from guard()
+        if targets:
+            yield Run(query("fact_lock"), {"ns": ns, "ids": targets})
+            found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
+            check_targets(found, set(superseded), ns)
+        (out,) = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
+        if (
+            out["created"] != len(rows)
+            or out["superseded"] != len(superseded)
+            or out["referenced"] != sum(len(row["references"]) for row in rows)
+        ):
+            raise DatabaseError("a superseded or referenced fact changed during the write")
+        recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
+        pinned = set(out["pinned_update"])
+        return [
+            _created_fact(row, recorded_at, row["id"] in from_update, row["id"] in pinned)
+            for row in rows
+        ]
+
+    return work
+
+
+def refuse_episode(ns: str, item_id: str, why: str) -> Work[None]:
+    """Raise NotFoundError, saying ``why``, if ``item_id`` is an episode of ``ns``: for calls
+    that take a fact's id."""
+    if (yield Run(query("episode_get"), {"ns": ns, "ids": [item_id]})):
+        raise NotFoundError(f"{item_id!r} is an episode, not a fact: {why}", ids=(item_id,))
+
+
+def refuse_forgotten(ns: str, item_id: str) -> Work[None]:
+    """Raise ForgottenError if ``item_id`` was a fact of ``ns`` that was forgotten."""
+    found = yield Run(query("fact_targets"), {"ns": ns, "ids": [item_id]})
+    if found and found[0]["forgotten"]:
+        raise ForgottenError(f"{item_id!r} was forgotten", ids=(item_id,))
+
+
+def check_targets(
+    found: Rows, believed: set[str], ns: str, verb: tuple[str, str] = ("supersede", "superseded")
+) -> None:
+    """Refuse unknown or forgotten ids among ``found`` (``fact_targets`` rows), and retired ones
+    among ``believed``, the ids that ``verb`` (and its past participle) needs believed."""
+    missing = tuple(r["id"] for r in found if r["status"] is None and not r["forgotten"])
+    if missing:
+        raise NotFoundError(
+            f"no fact with id {', '.join(map(repr, missing))} in namespace {ns!r}", ids=missing
+        )
+    forgotten = tuple(r["id"] for r in found if r["forgotten"])
+    if forgotten:
+        raise ForgottenError(
+            f"fact {', '.join(map(repr, forgotten))} was forgotten; only its tombstone remains",
+            ids=forgotten,
+        )
+    retired = tuple(r["id"] for r in found if r["id"] in believed and r["retired_at"] is not None)
+    if retired:
+        statuses = {r["id"]: r["status"] for r in found}
+        described = ", ".join(f"{i!r} ({statuses[i]})" for i in retired)
+        raise RetiredFactError(
+            f"cannot {verb[0]} {described}: only believed facts can be {verb[1]}; "
+            f"{verb[0]} the fact that replaced it instead",
+            ids=retired,
+        )

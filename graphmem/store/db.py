@@ -1,0 +1,108 @@
+"""Running named queries: reads routed as reads, and driver errors mapped in one place."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import neo4j
+from neo4j.exceptions import (
+    AuthError,
+    DriverError,
+    IncompleteCommit,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+
+from graphmem.errors import (
+    CommitUnknownError,
+    DatabaseError,
+    GraphmemError,
+    Neo4jUnavailableError,
+    SchemaError,
+    TransactionTimeoutError,
+    TransientDatabaseError,
+)
+from graphmem.store.cypher import CypherQuery
+
+#: Codes of a transaction that Neo4j stopped at its time limit.
+_TIMED_OUT = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    }
+)
+#: Codes of a transaction that was stopped while it ran or waited for a lock: the time limit,
+#: an operator's ``TERMINATE TRANSACTION`` or a shutdown (Neo4j does not say which).
+_TERMINATED = frozenset(
+    {
+        "Neo.ClientError.Transaction.Terminated",
+        "Neo.ClientError.Transaction.LockClientStopped",
+    }
+)
+
+
+def map_driver_error(
+    exc: Neo4jError | DriverError, *, timeout_passed: float | None = None
+) -> GraphmemError:
+    """The graphmem error for a Neo4j driver error; ``timeout_passed``, when the caller's
+    transaction time limit (in seconds) had run out, makes a stopped transaction a timeout."""
+    code = exc.code if isinstance(exc, Neo4jError) else None
+    if code in _TIMED_OUT or (timeout_passed is not None and code in _TERMINATED):
+        limit = f" of {timeout_passed:g} s" if timeout_passed is not None else ""
+        return TransactionTimeoutError(
+            f"Neo4j stopped the transaction at its time limit{limit} and rolled it back, so "
+            f"nothing was written ({code})"
+        )
+    if isinstance(exc, AuthError):
+        return Neo4jUnavailableError(f"Neo4j refused the credentials: {exc}")
+    if isinstance(exc, IncompleteCommit):
+        return CommitUnknownError(
+            f"the connection to Neo4j was lost while the write was committing, so it may or may "
+            f"not have been applied; check before writing it again ({exc})"
+        )
+    if isinstance(exc, ServiceUnavailable | SessionExpired):
+        return Neo4jUnavailableError(f"Neo4j became unavailable: {exc}")
+    if isinstance(exc, TransientError):
+        return TransientDatabaseError(
+            f"{exc.code}: {exc.message} (a transient failure that outlasted the retries; "
+            "nothing was written, and the call may be tried again)"
+        )
+    if isinstance(exc, Neo4jError) and "no such vector schema index" in (exc.message or ""):
+        return SchemaError(
+            f"a vector index graphmem searches is missing ({exc.message}): the graph is being "
+            "re-embedded (`graphmem reembed` with the new model finishes it), or its indexes "
+            "were dropped (`graphmem init` restores them)"
+        )
+    if isinstance(exc, Neo4jError):
+        return DatabaseError(f"{exc.code}: {exc.message}")
+    return DatabaseError(str(exc))
+
+
+@contextmanager
+def driver_errors(timeout: float | None = None) -> Iterator[None]:
+    """Map driver errors raised in the block to graphmem's error tree; ``timeout`` is the
+    transaction time limit the block's transactions run under, if any."""
+    started = time.monotonic()
+    try:
+        yield
+    except (Neo4jError, DriverError) as exc:
+        passed = timeout if timeout and time.monotonic() - started >= timeout else None
+        raise map_driver_error(exc, timeout_passed=passed) from exc
+
+
+def execute(
+    driver: neo4j.Driver, database: str, query: CypherQuery, /, **params: Any
+) -> list[neo4j.Record]:
+    """Run one named query in its own transaction, routed by the query's mode."""
+    query.check_params(params)
+    routing = neo4j.RoutingControl.READ if query.mode == "read" else neo4j.RoutingControl.WRITE
+    with driver_errors():
+        records, _, _ = driver.execute_query(
+            query.text, params, database_=database, routing_=routing
+        )
+    return list(records)

@@ -1,0 +1,672 @@
+"""graphmem's graph schema: all index and constraint DDL, applied as recorded migrations.
+
+``apply_schema`` is idempotent. It refuses a graph built with another embedder, or one with
+migrations of a newer graphmem, applies the migrations the graph has not recorded (every
+statement is ``IF NOT EXISTS``), records them as ``:GraphmemMigration`` nodes and the embedder
+as the ``:GraphmemSchema`` node, creates again any index of a recorded migration that is gone
+(dropped by hand), then waits until every index is ONLINE. ``check_schema`` does the same
+checks without writing anything.
+
+Migrations are immutable once released: a change to the schema is a new migration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import neo4j
+
+from graphmem.embed.embedder import legacy_mismatch_hint
+from graphmem.errors import EmbedderMismatchError, SchemaError
+from graphmem.store import db
+from graphmem.store.cypher import query
+
+SCHEMA_KEY = "graphmem"
+VECTOR_INDEXES = {"fact_embedding": "Fact", "episode_embedding": "Episode"}
+
+
+class EmbedderInfo(Protocol):
+    """What the schema needs to know of an embedder."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+    #: Names of the indexes and constraints the statements create.
+    creates: tuple[str, ...]
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexShape:
+    """What an index graphmem creates must be: its kind, what it covers, whether a uniqueness
+    constraint owns it, and the settings its searches depend on."""
+
+    type: str
+    label: str
+    properties: tuple[str, ...]
+    unique: bool = False
+    #: ``indexConfig`` entries (string values compared without regard to case).
+    config: Mapping[str, str | bool] = field(default_factory=dict)
+
+
+#: Each index graphmem creates, by name. Another application (or a person) may have created an
+#: index of the same name first (``CREATE ... IF NOT EXISTS`` then keeps it), so what exists
+#: is checked against these, not assumed.
+INDEX_SHAPES: dict[str, IndexShape] = {}
+
+
+def _unique(name: str, label: str, prop: str) -> str:
+    INDEX_SHAPES[name] = IndexShape("RANGE", label, (prop,), unique=True)
+    return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+
+
+def _range(name: str, label: str, *props: str) -> str:
+    INDEX_SHAPES[name] = IndexShape("RANGE", label, props)
+    columns = ", ".join(f"n.{p}" for p in props)
+    return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
+
+
+def _fulltext(name: str, label: str, prop: str) -> str:
+    # english: lower-casing, stop words and Porter stemming ("works" finds "work").
+    # eventually_consistent false: a fact is searchable as soon as its transaction commits.
+    config: dict[str, str | bool] = {
+        "fulltext.analyzer": "english",
+        "fulltext.eventually_consistent": False,
+    }
+    INDEX_SHAPES[name] = IndexShape("FULLTEXT", label, (prop,), config=config)
+    return (
+        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
+        "`fulltext.eventually_consistent`: false}}"
+    )
+
+
+def _vector(name: str, label: str) -> str:
+    config = {"vector.similarity_function": "cosine"}
+    INDEX_SHAPES[name] = IndexShape("VECTOR", label, ("embedding",), config=config)
+    return (
+        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, "
+        "`vector.similarity_function`: 'cosine'}}"
+    )
+
+
+_M1 = (
+    ("fact_id", _unique("fact_id", "Fact", "id")),
+    ("episode_id", _unique("episode_id", "Episode", "id")),
+    ("consolidation_run_id", _unique("consolidation_run_id", "ConsolidationRun", "id")),
+    ("graphmem_schema_key", _unique("graphmem_schema_key", "GraphmemSchema", "key")),
+    (
+        "graphmem_migration_version",
+        _unique("graphmem_migration_version", "GraphmemMigration", "version"),
+    ),
+    ("fact_ns", _range("fact_ns", "Fact", "ns")),
+    ("fact_ns_status", _range("fact_ns_status", "Fact", "ns", "status")),
+    ("fact_ns_recorded_at", _range("fact_ns_recorded_at", "Fact", "ns", "recorded_at")),
+    ("fact_ns_text_hash", _range("fact_ns_text_hash", "Fact", "ns", "text_hash")),
+    ("fact_ns_source", _range("fact_ns_source", "Fact", "ns", "source")),
+    ("episode_ns", _range("episode_ns", "Episode", "ns")),
+    ("episode_ns_session", _range("episode_ns_session", "Episode", "ns", "session_id")),
+    ("episode_ns_external_id", _range("episode_ns_external_id", "Episode", "ns", "external_id")),
+    ("episode_ns_content_hash", _range("episode_ns_content_hash", "Episode", "ns", "content_hash")),
+    ("episode_ns_occurred_at", _range("episode_ns_occurred_at", "Episode", "ns", "occurred_at")),
+    (
+        "consolidation_run_ns_started_at",
+        _range("consolidation_run_ns_started_at", "ConsolidationRun", "ns", "started_at"),
+    ),
+    ("tombstone_ns_text_hash", _range("tombstone_ns_text_hash", "Tombstone", "ns", "text_hash")),
+)
+_M2 = (
+    ("fact_text", _fulltext("fact_text", "Fact", "text")),
+    ("episode_content", _fulltext("episode_content", "Episode", "content")),
+)
+_M3 = tuple((name, _vector(name, label)) for name, label in VECTOR_INDEXES.items())
+_M4 = (
+    ("graphmem_lock_key", _unique("graphmem_lock_key", "GraphmemLock", "key")),
+    ("fact_ns_pinned", _range("fact_ns_pinned", "Fact", "ns", "pinned")),
+    ("tombstone_ns_fact_id", _range("tombstone_ns_fact_id", "Tombstone", "ns", "fact_id")),
+    (
+        "tombstone_ns_episode_id",
+        _range("tombstone_ns_episode_id", "Tombstone", "ns", "episode_id"),
+    ),
+)
+
+
+_M5 = (
+    ("fact_ns_id", _range("fact_ns_id", "Fact", "ns", "id")),
+    ("episode_ns_id", _range("episode_ns_id", "Episode", "ns", "id")),
+    ("episode_ns_recorded_at", _range("episode_ns_recorded_at", "Episode", "ns", "recorded_at")),
+)
+
+
+def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
+    return Migration(
+        version=version,
+        name=name,
+        statements=tuple(stmt for _, stmt in items),
+        creates=tuple(index for index, _ in items),
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _migration(1, "constraints and range indexes", _M1),
+    _migration(2, "fulltext indexes on Fact.text and Episode.content", _M2),
+    _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
+    _migration(4, "write locks, pinned facts and tombstone lookups", _M4),
+    _migration(5, "facts and episodes of a namespace in id order, episodes by recording", _M5),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+_ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))
+
+
+@dataclass(frozen=True)
+class IndexState:
+    name: str
+    type: str
+    state: str
+    population: float
+    labels: tuple[str, ...]
+    properties: tuple[str, ...]
+    options: dict[str, Any] = field(compare=False, repr=False)
+    failure: str = ""
+    #: Whether a constraint owns the index (a uniqueness constraint, for graphmem's).
+    unique: bool = False
+
+
+@dataclass(frozen=True)
+class ChecksumMismatch:
+    """A recorded migration whose checksum differs from this graphmem's migration of that
+    version: it was applied from other statements (by another program, or an altered record).
+    Its indexes are still checked for what they are, so a difference that matters is refused
+    by that check; this says where the record and the code part."""
+
+    version: int
+    name: str
+    recorded: str | None
+    expected: str
+
+    def describe(self) -> str:
+        recorded = self.recorded or "none"
+        return (
+            f"migration {self.version} ({self.name}) was recorded with checksum {recorded}, "
+            f"this graphmem's is {self.expected}"
+        )
+
+
+@dataclass(frozen=True)
+class SchemaReport:
+    """The schema as found (and, after ``apply_schema``, as left)."""
+
+    version: int
+    latest_version: int
+    applied_now: tuple[int, ...]
+    embedder_model: str | None
+    embedding_dimension: int | None
+    indexes: tuple[IndexState, ...]
+    #: Indexes of recorded migrations that were missing and that ``apply_schema`` created again.
+    restored: tuple[str, ...] = ()
+    #: Recorded migrations whose checksums differ from this graphmem's.
+    checksum_mismatches: tuple[ChecksumMismatch, ...] = ()
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.version >= self.latest_version
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "latest_version": self.latest_version,
+            "applied_now": list(self.applied_now),
+            "restored": list(self.restored),
+            "checksum_mismatches": [asdict(m) for m in self.checksum_mismatches],
+            "embedder_model": self.embedder_model,
+            "embedding_dimension": self.embedding_dimension,
+            "indexes": [
+                {
+                    "name": i.name,
+                    "type": i.type,
+                    "state": i.state,
+                    "labels": list(i.labels),
+                    "properties": list(i.properties),
+                }
+                for i in self.indexes
+            ],
+        }
+
+
+def apply_schema(
+    driver: neo4j.Driver,
+    *,
+    database: str,
+    embedder: EmbedderInfo,
+    timeout: float = 300.0,
+) -> SchemaReport:
+    """Bring the graph's schema up to date for ``embedder`` and wait until it is ONLINE."""
+    check_dimension(embedder)
+    state, existing = _read_state(driver, database)
+    check_embedder(state, existing, embedder)
+    _check_shapes(existing)
+    _check_others(driver, database, existing)
+    recorded = _recorded_checksums(driver, database)
+    applied = set(recorded)
+    newly = _migrate(driver, database, applied, embedder.dimension)
+    restored = _restore_missing(driver, database, applied, existing, embedder)
+    claimed = db.execute(
+        driver,
+        database,
+        query("schema_state_claim"),
+        key=SCHEMA_KEY,
+        model=embedder.model_id,
+        dimension=embedder.dimension,
+    )[0]
+    check_embedder(claimed, (), embedder)
+    indexes = await_indexes_online(driver, database=database, timeout=timeout)
+    recorded.update((m.version, m.checksum) for m in MIGRATIONS if m.version in newly)
+    return _report(recorded, claimed, indexes, applied_now=tuple(newly), restored=restored)
+
+
+def apply_migrations(
+    driver: neo4j.Driver, *, database: str, timeout: float = 300.0
+) -> tuple[int, ...]:
+    """Apply the migrations a graph lacks, without the embedder check of :func:`apply_schema`,
+    and wait until every index is ONLINE: for re-embedding, which must finish on a graph that
+    an older graphmem left unfinished (every client, and ``apply_schema``, refuses such a
+    graph). Vector indexes, if missing, are built for the recorded dimension. Returns the
+    versions applied."""
+    state, existing = _read_state(driver, database)
+    _check_shapes(existing)
+    _check_others(driver, database, existing)
+    if state is None or state["embedder_model"] is None:
+        raise SchemaError("the graph has no recorded embedder: run `graphmem init` first")
+    newly = _migrate(
+        driver,
+        database,
+        set(_recorded_checksums(driver, database)),
+        int(state["embedding_dimension"]),
+    )
+    created = [name for m in MIGRATIONS if m.version in newly for name in m.creates]
+    await_indexes_online(driver, database=database, timeout=timeout, only=created)
+    return tuple(newly)
+
+
+def _migrate(driver: neo4j.Driver, database: str, applied: set[int], dimension: int) -> list[int]:
+    """Apply every migration not in ``applied``, in order; the versions applied."""
+    newly: list[int] = []
+    for migration in MIGRATIONS:
+        if migration.version in applied:
+            continue
+        _run_statements(driver, database, migration.statements, dimension)
+        db.execute(
+            driver,
+            database,
+            query("migration_record"),
+            version=migration.version,
+            name=migration.name,
+            checksum=migration.checksum,
+        )
+        newly.append(migration.version)
+    return newly
+
+
+def _restore_missing(
+    driver: neo4j.Driver,
+    database: str,
+    applied: set[int],
+    existing: Sequence[IndexState],
+    embedder: EmbedderInfo,
+) -> tuple[str, ...]:
+    """Create again the indexes and constraints of the recorded migrations ``applied`` that
+    are not in ``existing`` (dropped by hand since): a recorded migration is not run again,
+    and without them searches fail and waiting for them to be ONLINE never ends. The names
+    created."""
+    present = {index.name for index in existing}
+    missing = [
+        (name, statement)
+        for migration in MIGRATIONS
+        if migration.version in applied
+        for name, statement in zip(migration.creates, migration.statements, strict=True)
+        if name not in present
+    ]
+    if missing:
+        # The vector indexes may be missing because a re-embedding began since the caller
+        # checked the state; it builds them for its own model, so that is refused here.
+        check_embedder(read_state(driver, database), (), embedder)
+        _run_statements(driver, database, [stmt for _, stmt in missing], embedder.dimension)
+    return tuple(name for name, _ in missing)
+
+
+def _run_statements(
+    driver: neo4j.Driver, database: str, statements: Sequence[str], dimension: int = 0
+) -> None:
+    """Run schema statements in order, ``$dimension`` bound to ``dimension``, each in a managed
+    transaction of its own, so that the driver retries the deadlocks that schema statements of
+    processes starting at once can meet; later reads of the driver's default bookmark manager
+    see them."""
+    with (
+        db.driver_errors(),
+        driver.session(
+            database=database, bookmark_manager=driver.execute_query_bookmark_manager
+        ) as session,
+    ):
+        for statement in statements:
+            session.execute_write(_run_statement, statement, dimension)
+
+
+def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int) -> None:
+    tx.run(statement, {"dimension": dimension}).consume()
+
+
+def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo) -> SchemaReport:
+    """Verify, without writing, that the schema is current and built for ``embedder``."""
+    check_dimension(embedder)
+    state, indexes = _read_state(driver, database)
+    check_embedder(state, indexes, embedder)
+    _check_shapes(indexes)
+    _check_others(driver, database, indexes)
+    report = _report(_recorded_checksums(driver, database), state, indexes)
+    if not report.up_to_date:
+        raise SchemaError(
+            f"the graph's schema is at version {report.version}, this graphmem needs "
+            f"{report.latest_version}: run `graphmem init`"
+        )
+    missing = sorted(set(_ALL_INDEXES) - {i.name for i in report.indexes})
+    if missing:
+        raise SchemaError(
+            f"indexes of the graph's schema are missing (dropped?): {', '.join(missing)}: "
+            "run `graphmem init` to create them again"
+        )
+    offline = [i.name for i in report.indexes if i.state != "ONLINE"]
+    if offline:
+        raise SchemaError(f"indexes not ONLINE yet: {', '.join(offline)}")
+    return report
+
+
+def read_state(driver: neo4j.Driver, database: str) -> Mapping[str, Any] | None:
+    """The ``:GraphmemSchema`` node's record (``schema_state``), or None before any schema."""
+    rows = db.execute(driver, database, query("schema_state"), key=SCHEMA_KEY)
+    return rows[0] if rows else None
+
+
+def drop_vector_indexes(driver: neo4j.Driver, *, database: str) -> None:
+    """Drop the vector indexes (re-embedding rebuilds them for the new dimension)."""
+    _run_statements(driver, database, [f"DROP INDEX {name} IF EXISTS" for name in VECTOR_INDEXES])
+
+
+def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int) -> None:
+    """Create the vector indexes of migration 3 for ``dimension``-d vectors, if missing; one
+    for another dimension (left by an interrupted or overtaken re-embedding) is replaced."""
+    built = vector_index_dimensions(driver, database)
+    wrong = [name for name in VECTOR_INDEXES if built.get(name, dimension) != dimension]
+    drops = [f"DROP INDEX {name} IF EXISTS" for name in wrong]
+    _run_statements(driver, database, [*drops, *(stmt for _, stmt in _M3)], dimension)
+
+
+def vector_index_dimensions(driver: neo4j.Driver, database: str) -> dict[str, int]:
+    """graphmem's vector indexes that exist, by name, with the dimension each was built for."""
+    return {
+        index.name: built_for
+        for index in _index_states(driver, database)
+        if (built_for := vector_dimension(index)) is not None
+    }
+
+
+def vector_dimension(index: IndexState) -> int | None:
+    """The dimension a vector index was built for (None for other indexes)."""
+    dimension = index.options.get("indexConfig", {}).get("vector.dimensions")
+    return None if dimension is None else int(dimension)
+
+
+def await_indexes_online(
+    driver: neo4j.Driver,
+    *,
+    database: str,
+    timeout: float = 300.0,
+    interval: float = 0.2,
+    only: Collection[str] = _ALL_INDEXES,
+) -> tuple[IndexState, ...]:
+    """Wait until every index and constraint graphmem creates (or those named in ``only``)
+    is ONLINE."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = tuple(s for s in _index_states(driver, database) if s.name in only)
+        failed = [s for s in states if s.state == "FAILED"]
+        if failed:
+            details = "; ".join(f"{s.name}: {s.failure}" for s in failed)
+            raise SchemaError(f"index population failed: {details}")
+        missing = set(only) - {s.name for s in states}
+        pending = [s for s in states if s.state != "ONLINE"]
+        if not missing and not pending:
+            return states
+        if time.monotonic() >= deadline:
+            waiting = sorted(missing) + [f"{s.name} ({s.population:.0f}%)" for s in pending]
+            raise SchemaError(f"indexes not ONLINE after {timeout:.0f} s: {', '.join(waiting)}")
+        time.sleep(interval)
+
+
+def check_dimension(embedder: EmbedderInfo) -> None:
+    """Refuse an embedding dimension that Neo4j's vector indexes cannot hold."""
+    if not isinstance(embedder.dimension, int) or not 1 <= embedder.dimension <= 4096:
+        raise SchemaError(
+            f"embedding dimension must be an integer from 1 to 4096 (Neo4j's vector index "
+            f"limit); the embedder reports {embedder.dimension!r}"
+        )
+
+
+# --- internals -------------------------------------------------------------------------------
+
+
+def _read_state(
+    driver: neo4j.Driver, database: str
+) -> tuple[Mapping[str, Any] | None, tuple[IndexState, ...]]:
+    """The recorded embedder (if any) and the states of graphmem's indexes."""
+    return read_state(driver, database), _index_states(driver, database)
+
+
+def check_embedder(
+    state: Mapping[str, Any] | None, indexes: Sequence[IndexState], embedder: EmbedderInfo
+) -> None:
+    """Refuse ``embedder`` if the recorded one, or an existing vector index, differs, and any
+    embedder while a re-embedding has not finished."""
+    if state is not None and state.get("reembedding_model") is not None:
+        raise SchemaError(
+            f"the graph is being re-embedded with {state['reembedding_model']!r} "
+            f"({state['reembedding_dimension']}-d vectors), started at "
+            f"{state['reembedding_started_at']} and not finished, so its vectors are mixed: "
+            "run `graphmem reembed` with that model to finish it"
+        )
+    if state is not None and state["embedder_model"] is not None:
+        model, dimension = state["embedder_model"], int(state["embedding_dimension"])
+        if dimension != embedder.dimension or model != embedder.model_id:
+            # A graph recorded under a local model's folder name, before identities by content.
+            hint = legacy_mismatch_hint(model, embedder) if dimension == embedder.dimension else ""
+            raise EmbedderMismatchError(
+                graph_model=model,
+                graph_dimension=dimension,
+                embedder_model=embedder.model_id,
+                embedder_dimension=embedder.dimension,
+                hint=hint,
+            )
+    # Vector indexes made by hand or by an interrupted run, before the embedder was recorded.
+    for index in indexes:
+        if index.name not in VECTOR_INDEXES:
+            continue
+        built_for = vector_dimension(index)
+        if built_for is not None and built_for != embedder.dimension:
+            raise EmbedderMismatchError(
+                graph_model=f"unrecorded model (index {index.name})",
+                graph_dimension=built_for,
+                embedder_model=embedder.model_id,
+                embedder_dimension=embedder.dimension,
+            )
+
+
+def _check_shapes(indexes: Sequence[IndexState]) -> None:
+    """Refuse indexes that carry graphmem's names but cover something else, or that are of
+    another kind or built with other settings than graphmem's searches depend on."""
+    foreign, different = [], []
+    for index in indexes:
+        shape = INDEX_SHAPES.get(index.name)
+        if shape is None:
+            continue
+        if index.labels != (shape.label,) or index.properties != shape.properties:
+            found = f":{'|'.join(index.labels)}({', '.join(index.properties)})"
+            needed = f":{shape.label}({', '.join(shape.properties)})"
+            foreign.append(f"{index.name!r} covers {found}, graphmem needs {needed}")
+        elif problem := _shape_difference(index, shape):
+            different.append(f"{index.name!r} {problem}")
+    if foreign:
+        raise SchemaError(
+            "indexes with graphmem's names already exist for something else (another "
+            "application created them; graphiti-core, for one, has an 'episode_content' index): "
+            + "; ".join(foreign)
+            + ". Give graphmem a database of its own, or drop those indexes."
+        )
+    if different:
+        raise SchemaError(
+            "indexes with graphmem's names were built differently from graphmem's own: "
+            + "; ".join(different)
+            + ". Drop them and run `graphmem init`, which creates them as graphmem needs them."
+        )
+
+
+def _check_others(driver: neo4j.Driver, database: str, existing: Sequence[IndexState]) -> None:
+    """Refuse indexes under other names that cover what a missing index of graphmem's would.
+
+    Neo4j keeps one index of a kind per label and property list: ``CREATE ... IF NOT EXISTS``
+    then does nothing (or a uniqueness constraint fails), graphmem's index never appears, and
+    waiting for it to come ONLINE would last the whole schema wait timeout. Searches name
+    graphmem's fulltext and vector indexes, so another's cannot stand in for them."""
+    present = {index.name for index in existing}
+    missing = {name: INDEX_SHAPES[name] for name in _ALL_INDEXES if name not in present}
+    if not missing:
+        return
+    rows = db.execute(driver, database, query("index_others"), names=list(_ALL_INDEXES))
+    clashes = []
+    for name, shape in missing.items():
+        for row in rows:
+            if (
+                row["type"] == shape.type
+                and tuple(row["labels"]) == (shape.label,)
+                and tuple(row["properties"]) == shape.properties
+            ):
+                owner = f" of constraint {row['constraint']!r}" if row["constraint"] else ""
+                clashes.append(
+                    f"{row['name']!r} ({row['type']}{owner}) covers "
+                    f":{shape.label}({', '.join(shape.properties)}), where graphmem's "
+                    f"{name!r} belongs"
+                )
+    if clashes:
+        raise SchemaError(
+            "indexes under other names already cover what graphmem's own would, and Neo4j "
+            "keeps one index of a kind per label and properties: "
+            + "; ".join(clashes)
+            + ". Drop those (DROP INDEX, or DROP CONSTRAINT for a constraint's) and run "
+            "`graphmem init`, or give graphmem a database of its own."
+        )
+
+
+def _shape_difference(index: IndexState, shape: IndexShape) -> str:
+    """How ``index`` (which covers what ``shape`` covers) differs from it; empty if it does
+    not."""
+    if index.type != shape.type:
+        return f"is a {index.type} index, graphmem needs a {shape.type} index"
+    if shape.unique and not index.unique:
+        return "has no uniqueness constraint, graphmem needs one"
+    config = index.options.get("indexConfig") or {}
+    for key, wanted in shape.config.items():
+        found = config.get(key)
+        same = (
+            isinstance(found, str) and found.lower() == wanted.lower()
+            if isinstance(wanted, str)
+            else found is wanted
+        )
+        if not same:
+            return f"has {key} {found!r}, graphmem needs {wanted!r}"
+    return ""
+
+
+def refuse_newer_migrations(driver: neo4j.Driver, database: str) -> None:
+    """Raise :class:`~graphmem.errors.SchemaError` if the graph records migrations that this
+    graphmem does not know (applied by a newer graphmem)."""
+    _recorded_checksums(driver, database)
+
+
+def _recorded_checksums(driver: neo4j.Driver, database: str) -> dict[int, str | None]:
+    """The checksum each migration the graph records was recorded with, by version. A graph
+    with migrations this graphmem does not know (applied by a newer graphmem) is refused: its
+    schema, and what the newer version writes, may differ in ways this one cannot check or
+    would undo."""
+    rows = db.execute(driver, database, query("migrations_applied"))
+    unknown = [r for r in rows if int(r["version"]) > LATEST_VERSION]
+    if unknown:
+        names = ", ".join(f"{int(r['version'])} ({r['name']})" for r in unknown)
+        raise SchemaError(
+            f"the graph's schema has migrations newer than this graphmem knows (it knows up to "
+            f"version {LATEST_VERSION}): {names}; a newer graphmem applied them, so use that "
+            "version (or a later one) with this graph"
+        )
+    return {int(r["version"]): r["checksum"] for r in rows}
+
+
+def _index_states(driver: neo4j.Driver, database: str) -> tuple[IndexState, ...]:
+    rows = db.execute(driver, database, query("index_states"), names=list(_ALL_INDEXES))
+    return tuple(
+        IndexState(
+            name=r["name"],
+            type=r["type"],
+            state=r["state"],
+            population=float(r["population"] or 0.0),
+            labels=tuple(r["labels"] or ()),
+            properties=tuple(r["properties"] or ()),
+            options=dict(r["options"] or {}),
+            failure=r["failure"] or "",
+            unique=r["constraint"] is not None,
+        )
+        for r in rows
+    )
+
+
+def _report(
+    recorded: Mapping[int, str | None],
+    state: Mapping[str, Any] | None,
+    indexes: tuple[IndexState, ...],
+    *,
+    applied_now: tuple[int, ...] = (),
+    restored: tuple[str, ...] = (),
+) -> SchemaReport:
+    version = 0
+    for migration in MIGRATIONS:  # the highest version with all earlier ones applied
+        if migration.version not in recorded:
+            break
+        version = migration.version
+    mismatches = tuple(
+        ChecksumMismatch(m.version, m.name, recorded[m.version], m.checksum)
+        for m in MIGRATIONS
+        if m.version in recorded and recorded[m.version] != m.checksum
+    )
+    return SchemaReport(
+        version=version,
+        latest_version=LATEST_VERSION,
+        applied_now=applied_now,
+        embedder_model=state["embedder_model"] if state else None,
+        embedding_dimension=state["embedding_dimension"] if state else None,
+        indexes=indexes,
+        restored=restored,
+        checksum_mismatches=mismatches,
+    )
