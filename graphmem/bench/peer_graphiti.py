@@ -49,29 +49,18 @@ from graphmem.bench.peer_report import (
     top_k_overlap,
 )
 from graphmem.bench.report import Percentiles, Throughput
-from graphmem.bench.runner import (
-    Progress,
-    _chunks,
-    _embed_ceiling,
-    _machine,
-    _scratch_server_pid,
-    _settle,
-    _ticker,
-    _write_facts,
-    embedder_info,
-    load_embedder,
-    on_server,
-    plan_batches,
-    server_info,
-)
+from graphmem.bench.runner import embedder_info, machine_info, server_info
 from graphmem.bench.synthetic import SyntheticFact, generate_facts, generate_queries
+from graphmem.bench.timing import chunks, embed_ceiling, plan_batches, ticker, write_facts
+from graphmem.embed.loading import load_embedder
 from graphmem.errors import DatabaseError, EmbeddingError
+from graphmem.servers.scratch import Progress, on_server, scratch_server_pid, settle
 from graphmem.settings import GraphmemSettings
 from graphmem.store import db
 from graphmem.store.cypher import query
 
 if TYPE_CHECKING:
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
     from graphmem.embed.embedder import Embedder, Vectors
     from graphmem.servers.connection import Neo4jTarget
 
@@ -213,10 +202,10 @@ def _write_graphiti(
     created = datetime.now(UTC)
     entity_uuids: dict[str, str] = {}
     edge_uuids: list[str] = []
-    tick = _ticker(say, label, len(facts), "facts")
+    tick = ticker(say, label, len(facts), "facts")
     seconds = 0.0
     batches = 0
-    for chunk in _chunks(len(facts), batch_size):
+    for chunk in chunks(len(facts), batch_size):
         began = time.perf_counter()
         nodes = []
         for i in chunk:
@@ -265,7 +254,7 @@ def _entity_names(facts: Sequence[SyntheticFact]) -> list[str]:
 
 
 def _embed(embedder: Embedder, texts: Sequence[str], batch_size: int) -> Vectors:
-    parts = [embedder.embed(list(texts[c.start : c.stop])) for c in _chunks(len(texts), batch_size)]
+    parts = [embedder.embed(list(texts[c.start : c.stop])) for c in chunks(len(texts), batch_size)]
     return np.vstack(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
 
 
@@ -298,7 +287,7 @@ def _warm_up(
     name_rows = _random_vectors(len(names), dimension, options.seed + 1)
     name_vectors = dict(zip(names, name_rows, strict=True))
     batches = plan_batches(facts, options.batch_size)
-    _write_facts(memory, name, facts, batches, vectors, "graphmem warm-up", say)
+    write_facts(memory, name, facts, batches, vectors, "graphmem warm-up", say)
     _write_graphiti(
         side, name, facts, vectors, name_vectors, options.batch_size, "graphiti warm-up", say
     )
@@ -321,16 +310,16 @@ def _peer_size(
     name = f"{prefix}-{size}"
     say(f"{size:,} facts: graphmem namespace and graphiti group_id {name}")
 
-    embedding, vectors = _embed_ceiling(embedder, [f.text for f in facts], options.batch_size, say)
+    embedding, vectors = embed_ceiling(embedder, [f.text for f in facts], options.batch_size, say)
     names = _entity_names(facts)
     name_vectors = dict(zip(names, _embed(embedder, names, options.batch_size), strict=True))
     texts = [q.text for q in queries]
     lookup.add(texts, _embed(embedder, texts, options.batch_size))
 
     batches = plan_batches(facts, options.batch_size)
-    _settle(pid, "timing graphmem's writes", say)
-    gm_write, fact_ids = _write_facts(memory, name, facts, batches, vectors, "graphmem", say)
-    _settle(pid, "timing graphiti-core's writes", say)
+    settle(pid, "timing graphmem's writes", say)
+    gm_write, fact_ids = write_facts(memory, name, facts, batches, vectors, "graphmem", say)
+    settle(pid, "timing graphiti-core's writes", say)
     gt_write, edge_uuids, entities = _write_graphiti(
         side, name, facts, vectors, name_vectors, options.batch_size, "graphiti-core", say
     )
@@ -340,7 +329,7 @@ def _peer_size(
         raise DatabaseError(f"stored {gm_stored} graphmem facts and {gt_stored} graphiti edges")
     edge_of = {fact_ids[i]: edge_uuids[i] for i in range(size)}
 
-    _settle(pid, "timing the searches", say)
+    settle(pid, "timing the searches", say)
     for q in queries[: options.warmup]:
         memory.recall(q.text, ns=name, k=options.k)
         side.search(q.text, name)
@@ -348,7 +337,7 @@ def _peer_size(
     gt_ms: list[float] = []
     overlaps: list[float | None] = []
     gm_hits = gt_hits = gm_found = gt_found = 0
-    tick = _ticker(say, "searches", options.queries, "queries (each system)")
+    tick = ticker(say, "searches", options.queries, "queries (each system)")
     began = time.perf_counter()
     for done, q in enumerate(queries[options.warmup :], start=1):
         start = time.perf_counter()
@@ -405,9 +394,9 @@ def run_peer_bench(
 ) -> PeerReport:
     """Compare graphmem with graphiti-core and return the report.
 
-    As :func:`graphmem.bench.runner.run_bench`: ``server="scratch"`` (the default) starts and deletes
-    a throwaway local Neo4j; ``"configured"`` uses ``target`` (default: the settings' Neo4j)
-    and leaves the ``<prefix>-*`` namespaces and group_ids there.
+    As :func:`graphmem.bench.runner.run_bench`: ``server="scratch"`` (the default) starts
+    and deletes a throwaway local Neo4j; ``"configured"`` uses ``target`` (default: the
+    settings' Neo4j) and leaves the ``<prefix>-*`` namespaces and group_ids there.
     """
     options = options or PeerOptions()
     return on_server(
@@ -441,7 +430,7 @@ def _run(
     embedder: Embedder | None,
     say: Progress,
 ) -> PeerReport:
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
 
     started = datetime.now(UTC)
     embedder = load_embedder(settings, embedder, say)
@@ -460,8 +449,8 @@ def _run(
                 f"{prefix}-*"
             )
             # Each timed phase starts once the work left by the one before is done, so that
-            # neither system is charged for the other's writes (see _scratch_server_pid).
-            pid = _scratch_server_pid(options, settings)
+            # neither system is charged for the other's writes (see scratch_server_pid).
+            pid = scratch_server_pid(options, settings)
             if options.warmup_facts:
                 _warm_up(memory, side, prefix, options, say)
             results = [
@@ -476,7 +465,7 @@ def _run(
         started_at=started,
         finished_at=datetime.now(UTC),
         options=options,
-        machine=_machine(),
+        machine=machine_info(),
         server=server,
         embedder=embedder_info(embedder, settings),
         prefix=prefix,

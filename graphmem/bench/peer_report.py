@@ -8,20 +8,17 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
+from graphmem.bench.render import format_count, format_ms, markdown_table, targets_table
 from graphmem.bench.report import (
     EmbedderInfo,
     MachineInfo,
     Percentiles,
     ServerInfo,
-    ServerOptions,
     TargetResult,
     Throughput,
     check_sizes,
-    format_count,
-    format_ms,
-    markdown_table,
-    targets_table,
 )
+from graphmem.servers.scratch import ServerOptions
 
 #: graphiti-core's hybrid search p95 must be at least this many times graphmem's recall p95 ...
 PEER_P95_RATIO_TARGET = 5.0

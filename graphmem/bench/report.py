@@ -1,18 +1,18 @@
-"""The report of ``graphmem bench``: what a run is asked to do, the figures it reports, the
-targets they are held to and the Markdown they are shown in. Pure: nothing here measures or
-touches the database (:mod:`graphmem.bench.runner` runs the benchmark)."""
+"""The report of ``graphmem bench``: what a run is asked to do, the figures it reports and the
+targets they are held to. Pure: nothing here measures or touches the database
+(:mod:`graphmem.bench.runner` runs the benchmark; :mod:`graphmem.bench.render` shows a report
+as Markdown)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import BaseModel, Field, computed_field, field_validator
 
-ServerMode = Literal["scratch", "configured"]
+from graphmem.servers.scratch import ServerMode, ServerOptions
 
 #: End-to-end ingest must reach this share of the embedding-only ceiling.
 E2E_RATIO_TARGET = 0.85
@@ -33,24 +33,6 @@ def check_sizes(value: tuple[int, ...]) -> tuple[int, ...]:
     if any(size < 1 for size in value):
         raise ValueError(f"sizes must be positive, got {value}")
     return tuple(sorted(set(value)))
-
-
-class ServerOptions(BaseModel):
-    """Which Neo4j a measuring run uses: a throwaway local server (``scratch``, with this heap
-    and page cache) or the configured one."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    server: ServerMode = "scratch"
-    heap: str = "2g"
-    pagecache: str = "1g"
-
-    @field_validator("heap", "pagecache")
-    @classmethod
-    def _check_memory(cls, value: str) -> str:
-        if not re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value):
-            raise ValueError(f"must be a size such as 512m or 2g, got {value!r}")
-        return value.lower()
 
 
 class BenchOptions(ServerOptions):
@@ -305,6 +287,11 @@ def _status(ok: bool) -> Literal["pass", "fail"]:
 CEILING_SUSPECT_SHARE = 0.98
 
 
+def per_item_ms(seconds: float, items: int) -> str:
+    """``seconds`` per item in milliseconds, as ``0.42 ms`` ("-" without items)."""
+    return f"{1000 * seconds / items:.2f} ms" if items else "-"
+
+
 def ceiling_caveat(r: SizeResult) -> str:
     """Why ``r``'s end-to-end ratio may be flattered, or "" when nothing suggests it."""
     ceiling, e2e = r.embedding_ceiling, r.end_to_end
@@ -314,8 +301,8 @@ def ceiling_caveat(r: SizeResult) -> str:
     if inside >= CEILING_SUSPECT_SHARE * ceiling.seconds / ceiling.items:
         return ""
     return (
-        f"ceiling suspect: {_per_item_ms(ceiling.seconds, ceiling.items)} per text alone, "
-        f"{_per_item_ms(r.end_to_end_embed_seconds, e2e.items)} inside end-to-end"
+        f"ceiling suspect: {per_item_ms(ceiling.seconds, ceiling.items)} per text alone, "
+        f"{per_item_ms(r.end_to_end_embed_seconds, e2e.items)} inside end-to-end"
     )
 
 
@@ -394,232 +381,3 @@ def evaluate_targets(sizes: Sequence[SizeResult], *, cpus: int | None = None) ->
             ),
         ]
     return targets
-
-
-# --- markdown -------------------------------------------------------------------------------------
-def format_count(value: float) -> str:
-    return f"{value:,.0f}"
-
-
-def format_ms(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
-
-
-def _measured(target: TargetResult) -> str:
-    """The measured figure in its unit's usual rounding, with more decimals where that
-    rounding would land on the other side of the threshold than the status (0.8496 against
-    at least 0.85 shows as 0.8496, not 0.85, beside FAIL)."""
-    if target.unit == "ratio":
-        decimals, unit = 2, ""
-    elif target.unit == "ms":
-        decimals, unit = (1 if target.measured < 100 else 0), " ms"
-    else:
-        decimals, unit = 0, f" {target.unit}"
-    text = f"{target.measured:,.{decimals}f}"
-    if target.status != "n/a":
-        for more in range(decimals + 1, decimals + 8):
-            shown = float(text.replace(",", ""))
-            met = (
-                shown >= target.threshold
-                if target.comparison == ">="
-                else shown <= target.threshold
-            )
-            if met == (target.status == "pass"):
-                break
-            text = f"{target.measured:,.{more}f}"
-    return text + unit
-
-
-def _threshold(target: TargetResult) -> str:
-    sign = "≥" if target.comparison == ">=" else "≤"
-    if target.unit == "ratio":
-        return f"{sign} {target.threshold:.2f}"
-    if target.unit == "ms":
-        return f"{sign} {format_ms(target.threshold)} ms"
-    return f"{sign} {format_count(target.threshold)} {target.unit}"
-
-
-def markdown_table(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join("---:" if a == "r" else ":---" for a in align) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
-
-
-def _per_item_ms(seconds: float, items: int) -> str:
-    return f"{1000 * seconds / items:.2f} ms" if items else "-"
-
-
-def _split(r: SizeResult) -> str:
-    """Where end-to-end time went, per fact, beside the two phases that isolate each part."""
-    e2e = r.end_to_end
-    rest = max(0.0, e2e.seconds - r.end_to_end_embed_seconds)
-    return (
-        f"end-to-end {_per_item_ms(e2e.seconds, e2e.items)} per fact = "
-        f"{_per_item_ms(r.end_to_end_embed_seconds, e2e.items)} embedding + "
-        f"{_per_item_ms(rest, e2e.items)} validation and Neo4j; "
-        f"ceiling {_per_item_ms(r.embedding_ceiling.seconds, r.embedding_ceiling.items)} "
-        f"per text; Neo4j-only {_per_item_ms(r.neo4j_only.seconds, r.neo4j_only.items)} per fact"
-    )
-
-
-def _cpu_ms(seconds: float | None, items: int) -> str:
-    return f"{1000 * seconds / items:.2f}" if seconds is not None and items else "-"
-
-
-def _cpu_section(report: BenchReport) -> list[str]:
-    """Where the CPU went in each phase, per item: this process (the embedder included where
-    the phase embeds) and the server, during the phase and after it (its merges)."""
-    rows = []
-    for r in report.sizes:
-        for label, phase in (
-            ("embedding ceiling", r.embedding_ceiling),
-            ("end-to-end", r.end_to_end),
-            ("Neo4j-only", r.neo4j_only),
-        ):
-            cpu = phase.cpu
-            if cpu is None:
-                continue
-            busy = phase.cpus_busy
-            rows.append(
-                [
-                    format_count(r.size),
-                    label,
-                    _cpu_ms(phase.seconds, phase.items),
-                    _cpu_ms(cpu.client_seconds, phase.items),
-                    _cpu_ms(cpu.server_seconds, phase.items),
-                    _cpu_ms(cpu.server_after_seconds, phase.items),
-                    f"{busy:.2f}" if busy is not None else "-",
-                ]
-            )
-    if not rows:
-        return []
-    cpus = report.machine.cpus
-    lines = ["", f"CPU per item (ms) on {cpus} CPUs:", ""]
-    lines += markdown_table(
-        ["facts", "phase", "wall", "client CPU", "server CPU", "server after", "CPUs busy"],
-        "rlrrrrr",
-        rows,
-    )
-    lines += [
-        "",
-        "Client CPU is this process's (validation, the driver and, where the phase embeds, the "
-        "embedder); server CPU is the throwaway Neo4j's during the timed calls, and "
-        '"server after" what it went on to use once the phase ended, until it was idle (the '
-        "Lucene merges the writes left). A phase whose CPUs were all busy can only go faster "
-        "with less CPU per fact.",
-    ]
-    return lines
-
-
-def targets_table(targets: Sequence[TargetResult]) -> list[str]:
-    """The Markdown rows of a report's target checks."""
-    return markdown_table(
-        ["target", "facts", "measured", "target", "result"],
-        "lrrrl",
-        [
-            [
-                t.name,
-                format_count(t.size),
-                _measured(t),
-                _threshold(t),
-                (t.status.upper() if t.status != "n/a" else "n/a")
-                + (f" ({t.note})" if t.note else ""),
-            ]
-            for t in targets
-        ],
-    )
-
-
-def render_markdown(report: BenchReport) -> str:
-    """The report as Markdown: set-up, throughput, recall latency, targets."""
-    opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
-    threads = f", torch {machine.torch_threads} threads" if machine.torch_threads else ""
-    lines = [
-        f"# graphmem bench ({report.started_at:%Y-%m-%d %H:%M} UTC)",
-        "",
-        f"- machine: {machine.cpus} CPUs{threads}, {machine.platform}, Python {machine.python}",
-        f"- {server.describe()}",
-        f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}, "
-        f"batch {embedder.batch_size})",
-        f"- ingest batch {opts.batch_size:,} facts; updates {opts.update_share:.0%}; "
-        f"untimed warm-up {opts.warmup_facts:,} facts; seed {opts.seed}; "
-        f"graphmem {report.graphmem_version}",
-        "",
-        "## Ingest throughput",
-        "",
-    ]
-    lines += markdown_table(
-        [
-            "facts",
-            "embedding ceiling (texts/s)",
-            "end-to-end (facts/s)",
-            "ratio",
-            "Neo4j-only (facts/s)",
-            "episodes (msgs/s)",
-            "superseded",
-        ],
-        "rrrrrrr",
-        [
-            [
-                format_count(r.size),
-                format_count(r.embedding_ceiling.per_second),
-                format_count(r.end_to_end.per_second),
-                f"{r.end_to_end_ratio:.2f}",
-                format_count(r.neo4j_only.per_second),
-                f"{format_count(r.episodes.per_second)} ({format_count(r.messages)} msgs)",
-                f"{format_count(r.superseded)} of {format_count(r.updates)}",
-            ]
-            for r in report.sizes
-        ],
-    )
-    lines.append("")
-    for r in report.sizes:
-        lines.append(f"- {format_count(r.size)} facts: {_split(r)}")
-    lines += _cpu_section(report)
-    lines += ["", f"## Recall latency (ms, k={opts.k})", ""]
-    rows = []
-    for r in report.sizes:
-        rec = r.recall
-        for label, p in (
-            ("total", rec.total_ms),
-            ("embed", rec.embed_ms),
-            ("db", rec.db_ms),
-            ("stamp", rec.stamp_ms),
-            ("db + stamp", rec.db_stamp_ms),
-        ):
-            first = label == "total"
-            rows.append(
-                [
-                    format_count(r.size) if first else "",
-                    f"{rec.queries} after {rec.warmup} warm-up" if first else "",
-                    label,
-                    format_ms(p.p50),
-                    format_ms(p.p95),
-                    format_ms(p.p99),
-                    format_ms(p.max),
-                ]
-            )
-    lines += markdown_table(
-        ["facts", "queries", "part", "p50", "p95", "p99", "max"], "rrlrrrr", rows
-    )
-    lines.append("")
-    for r in report.sizes:
-        rec = r.recall
-        lines.append(
-            f"- {format_count(r.size)} facts: {rec.mean_hits:.1f} hits per query, answer found in "
-            f"{rec.found_share:.0%}, exact fallback in {rec.exact_fallbacks} of {rec.queries}; "
-            f"the database held {format_count(r.graph_facts)} facts and "
-            f"{format_count(r.graph_episodes)} episodes"
-        )
-    lines += ["", "## Targets", ""]
-    lines += targets_table(report.targets)
-    lines.append("")
-    if server.kept:
-        lines.append(
-            f"The benchmark's namespaces stay in the configured Neo4j: "
-            f"`{report.namespace_prefix}-*`."
-        )
-    else:
-        lines.append("The throwaway Neo4j and its data were deleted after the run.")
-    return "\n".join(lines) + "\n"

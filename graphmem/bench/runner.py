@@ -26,7 +26,9 @@ By default the run uses a throwaway local Neo4j in a temporary directory, stoppe
 at the end, so nothing touches the configured graph. With ``server="configured"`` it writes
 into ``bench-<time>-...`` namespaces of the configured Neo4j, which stay there.
 
-The report's models, its targets and its Markdown are in :mod:`graphmem.bench.report`.
+The report's models and targets are in :mod:`graphmem.bench.report`, its Markdown in
+:mod:`graphmem.bench.render`, the timed steps shared with the peer benchmark in
+:mod:`graphmem.bench.timing`, and the throwaway server in :mod:`graphmem.servers.scratch`.
 """
 
 from __future__ import annotations
@@ -34,30 +36,24 @@ from __future__ import annotations
 import os
 import platform
 import secrets
-import socket
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from graphmem import __version__
-from graphmem._signals import EndingSignals
 from graphmem.bench.report import (
     BenchOptions,
     BenchReport,
-    CpuUse,
     EmbedderInfo,
     MachineInfo,
     Percentiles,
     RecallLatency,
     ServerInfo,
-    ServerOptions,
     SizeResult,
     Throughput,
     evaluate_targets,
@@ -68,203 +64,44 @@ from graphmem.bench.synthetic import (
     generate_messages,
     generate_queries,
 )
-from graphmem.embed.embedder import EmbedderWrapper
+from graphmem.bench.timing import (
+    TimedEmbedder,
+    chunks,
+    embed_ceiling,
+    plan_batches,
+    ticker,
+    with_tail,
+    write_facts,
+)
+from graphmem.embed.loading import load_embedder
 from graphmem.errors import DatabaseError
 from graphmem.servers.connection import Neo4jTarget
-from graphmem.settings import GraphmemSettings, load_settings
+from graphmem.servers.scratch import (
+    Progress,
+    ServerOptions,
+    on_server,
+    scratch_server_pid,
+    settle,
+)
+from graphmem.settings import GraphmemSettings
 from graphmem.store import cypher, db
 
 if TYPE_CHECKING:
     import neo4j
 
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
     from graphmem.embed.embedder import Embedder, Vectors
 
 
-R = TypeVar("R")
-Progress = Callable[[str], None]
-
-
 # --- the run --------------------------------------------------------------------------------------
-def plan_batches(facts: Sequence[SyntheticFact], batch_size: int) -> list[list[int]]:
-    """Fact indices in write batches of at most ``batch_size``, in order, except that an
-    update waits for a later batch when the fact it replaces is not written yet: a batch can
-    only supersede facts stored before it."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    written: set[int] = set()
-    batches: list[list[int]] = []
-    waiting: list[int] = []
-    position = 0
-    while waiting or position < len(facts):
-        batch: list[int] = []
-        deferred: list[int] = []
-        candidates = iter(waiting)
-        while len(batch) < batch_size:
-            index = next(candidates, None)
-            if index is None:
-                if position >= len(facts):
-                    break
-                index = position
-                position += 1
-            target = facts[index].updates
-            if target is None or target in written:
-                batch.append(index)
-            else:
-                deferred.append(index)
-        waiting = deferred + list(candidates)
-        written.update(batch)
-        batches.append(batch)
-    return batches
-
-
-def _chunks(count: int, size: int) -> Iterator[range]:
-    for start in range(0, count, size):
-        yield range(start, min(start + size, count))
-
-
-def _fact_item(fact: SyntheticFact, ids: dict[int, str]) -> dict[str, Any]:
-    item: dict[str, Any] = {"text": fact.text, "tags": [fact.topic], "source": "graphmem bench"}
-    if fact.updates is not None:
-        item["supersedes"] = [ids[fact.updates]]
-        item["reason"] = "newer information"
-    return item
-
-
-def _ticker(say: Progress, label: str, total: int, unit: str) -> Callable[[int, float], None]:
-    """Reports progress about every tenth of ``total`` (and at the end)."""
-    step = max(1, total // 10)
-    state = {"next": step}
-
-    def tick(done: int, seconds: float) -> None:
-        if done >= state["next"] or done >= total:
-            rate = done / seconds if seconds > 0 else 0.0
-            say(f"  {label}: {done:,}/{total:,} {unit}, {rate:,.0f}/s")
-            while state["next"] <= done:
-                state["next"] += step
-
-    return tick
-
-
-class _TimedEmbedder(EmbedderWrapper):
-    """An embedder that adds the seconds its calls take to ``seconds``."""
-
-    def __init__(self, inner: Embedder) -> None:
-        super().__init__(inner)
-        self.seconds = 0.0
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        began = time.perf_counter()
-        try:
-            return self.inner.embed(texts)
-        finally:
-            self.seconds += time.perf_counter() - began
-
-
-def _cpu_reader(pid: int | None) -> Callable[[], float | None]:
-    """A reader of the CPU seconds process ``pid`` has used so far (None: no such process, or
-    not readable here; always None without a pid)."""
-    if pid is None:
-        return lambda: None
-    from graphmem.servers.local import process_cpu_seconds
-
-    return lambda: process_cpu_seconds(pid)
-
-
-class _Meter:
-    """Wall time, this process's CPU time and the throwaway server's (``pid``; None: not
-    known) summed over the timed calls of one phase."""
-
-    def __init__(self, pid: int | None) -> None:
-        self._server_cpu = _cpu_reader(pid)
-        self.seconds = 0.0
-        self.client = 0.0
-        self.server: float | None = None if pid is None else 0.0
-
-    @contextmanager
-    def timing(self) -> Iterator[None]:
-        server = self._server_cpu()
-        client = time.process_time()
-        began = time.perf_counter()
-        yield
-        self.seconds += time.perf_counter() - began
-        self.client += time.process_time() - client
-        after = self._server_cpu()
-        if self.server is not None and server is not None and after is not None:
-            self.server += after - server
-        else:
-            self.server = None
-
-    def throughput(self, items: int, batches: int) -> Throughput:
-        cpu = CpuUse(client_seconds=self.client, server_seconds=self.server)
-        return Throughput(items=items, seconds=self.seconds, batches=batches, cpu=cpu)
-
-
-def _embed_ceiling(
-    embedder: Embedder,
-    texts: Sequence[str],
-    batch_size: int,
-    say: Progress,
-    *,
-    pid: int | None = None,
-) -> tuple[Throughput, Vectors]:
-    embedder.embed(list(texts[: min(len(texts), 32)]))  # load and warm the model, untimed
-    tick = _ticker(say, "embedding ceiling", len(texts), "texts")
-    parts = []
-    meter = _Meter(pid)
-    batches = 0
-    for chunk in _chunks(len(texts), batch_size):
-        batch = list(texts[chunk.start : chunk.stop])
-        with meter.timing():
-            parts.append(embedder.embed(batch))
-        batches += 1
-        tick(chunk.stop, meter.seconds)
-    vectors = np.vstack(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
-    return meter.throughput(len(texts), batches), vectors
-
-
-def _write_facts(
-    memory: Memory,
-    ns: str,
-    facts: Sequence[SyntheticFact],
-    batches: Sequence[Sequence[int]],
-    vectors: Vectors | None,
-    label: str,
-    say: Progress,
-    *,
-    pid: int | None = None,
-) -> tuple[Throughput, dict[int, str]]:
-    ids: dict[int, str] = {}
-    tick = _ticker(say, label, len(facts), "facts")
-    meter = _Meter(pid)
-    for batch in batches:
-        items = [_fact_item(facts[i], ids) for i in batch]
-        rows = None if vectors is None else vectors[np.asarray(batch, dtype=np.intp)]
-        with meter.timing():
-            created = memory.remember_many(items, ns=ns, vectors=rows)
-        if len(created) != len(batch):
-            raise DatabaseError(f"{label}: wrote {len(created)} of {len(batch)} facts")
-        ids.update(zip(batch, (fact.id for fact in created), strict=True))
-        tick(len(ids), meter.seconds)
-    return meter.throughput(len(facts), len(batches)), ids
-
-
-def _with_tail(throughput: Throughput, server_after: float | None) -> Throughput:
-    """``throughput`` with the server CPU its phase left to run after it ended."""
-    if throughput.cpu is None:
-        return throughput
-    cpu = throughput.cpu.model_copy(update={"server_after_seconds": server_after})
-    return throughput.model_copy(update={"cpu": cpu})
-
-
 def _ingest(
     memory: Memory, ns: str, size: int, seed: int, batch_size: int, say: Progress
 ) -> Throughput:
     messages = generate_messages(size, seed=seed)
-    tick = _ticker(say, "episodes", size, "messages")
+    tick = ticker(say, "episodes", size, "messages")
     seconds = 0.0
     batches = 0
-    for chunk in _chunks(len(messages), batch_size):
+    for chunk in chunks(len(messages), batch_size):
         batch = [messages[i].as_message() for i in chunk]
         began = time.perf_counter()
         result = memory.ingest(batch, ns=ns)
@@ -290,7 +127,7 @@ def _recall(
         memory.recall(query.text, ns=ns, k=options.k)
     timings: dict[str, list[float]] = {"total": [], "embed": [], "db": [], "stamp": [], "sum": []}
     hits = found = fallbacks = 0
-    tick = _ticker(say, "recall", options.queries, "queries")
+    tick = ticker(say, "recall", options.queries, "queries")
     began = time.perf_counter()
     for done, query in enumerate(queries[options.warmup :], start=1):
         result = memory.recall(query.text, ns=ns, k=options.k)
@@ -329,9 +166,7 @@ def _warm_up(
     facts = generate_facts(count, seed=options.seed - 1, update_share=options.update_share)
     rows = np.random.default_rng(options.seed).standard_normal((count, embedder.dimension))
     vectors = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
-    _write_facts(
-        memory, ns, facts, plan_batches(facts, options.batch_size), vectors, "warm-up", say
-    )
+    write_facts(memory, ns, facts, plan_batches(facts, options.batch_size), vectors, "warm-up", say)
     _ingest(memory, ns, min(count, 100), options.seed - 1, options.batch_size, say)
     for query in generate_queries(facts, 10, seed=options.seed):
         memory.recall(query.text, ns=ns, k=options.k)
@@ -359,7 +194,7 @@ def _prepare_size(
     seed = options.seed * 1_000_003 + size
     facts = generate_facts(size, seed=seed, update_share=options.update_share)
     say(f"{size:,} facts: embedding ceiling")
-    ceiling, vectors = _embed_ceiling(
+    ceiling, vectors = embed_ceiling(
         embedder, [fact.text for fact in facts], options.batch_size, say, pid=pid
     )
     return _SizeData(size, seed, facts, ceiling, vectors)
@@ -367,7 +202,7 @@ def _prepare_size(
 
 def _bench_size(
     memory: Memory,
-    embedder: _TimedEmbedder,
+    embedder: TimedEmbedder,
     driver: neo4j.Driver,
     database: str,
     data: _SizeData,
@@ -385,25 +220,25 @@ def _bench_size(
     }
     say(f"{size:,} facts ({updates:,} updates), {messages:,} messages")
     batches = plan_batches(facts, options.batch_size)
-    # Each timed phase starts once the work the steps before it left is done (_scratch_server_pid).
-    _settle(pid, "timing the end-to-end writes", say)
+    # Each timed phase starts once the work the steps before it left is done (scratch_server_pid).
+    settle(pid, "timing the end-to-end writes", say)
     embedder.seconds = 0.0
-    end_to_end, ids = _write_facts(
+    end_to_end, ids = write_facts(
         memory, namespaces["end_to_end"], facts, batches, None, "end-to-end", say, pid=pid
     )
     embed_seconds = embedder.seconds
-    end_to_end = _with_tail(end_to_end, _settle(pid, "timing the episodes", say))
+    end_to_end = with_tail(end_to_end, settle(pid, "timing the episodes", say))
     episodes = _ingest(memory, namespaces["episodes"], messages, seed + 1, options.batch_size, say)
     graph_facts, graph_episodes = _graph_counts(driver, database)
-    _settle(pid, "timing recall", say)
+    settle(pid, "timing recall", say)
     recall = _recall(memory, namespaces["end_to_end"], facts, ids, options, seed + 2, say)
     stats = memory.stats(ns=namespaces["end_to_end"])
     # Last, so that recall above did not search these twins of the end-to-end vectors.
-    _settle(pid, "timing the Neo4j-only writes", say)
-    neo4j_only, _ = _write_facts(
+    settle(pid, "timing the Neo4j-only writes", say)
+    neo4j_only, _ = write_facts(
         memory, namespaces["neo4j_only"], facts, batches, vectors, "Neo4j-only", say, pid=pid
     )
-    neo4j_only = _with_tail(neo4j_only, _settle(pid, "measuring the merges they left", say))
+    neo4j_only = with_tail(neo4j_only, settle(pid, "measuring the merges they left", say))
     return SizeResult(
         size=size,
         updates=updates,
@@ -474,7 +309,8 @@ def usable_cpus(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int | None:
     return limit if cpus is None else max(1, min(cpus, limit))
 
 
-def _machine() -> MachineInfo:
+def machine_info() -> MachineInfo:
+    """The machine a run measured on."""
     torch = sys.modules.get("torch")  # loaded by the embedder, if it uses torch
     threads = int(torch.get_num_threads()) if torch is not None else None
     return MachineInfo(
@@ -483,112 +319,6 @@ def _machine() -> MachineInfo:
         python=platform.python_version(),
         torch_threads=threads,
     )
-
-
-#: A throwaway server counts as idle once it used less than this share of one core over one
-#: window; the bench waits for that (at most the timeout) before it times anything that a
-#: busy server would distort.
-IDLE_SHARE = 0.05
-IDLE_WINDOW_S = 2.0
-IDLE_TIMEOUT_S = 180.0
-
-
-def wait_until_idle(
-    cpu_seconds: Callable[[], float | None],
-    *,
-    window: float = IDLE_WINDOW_S,
-    share: float = IDLE_SHARE,
-    timeout: float = IDLE_TIMEOUT_S,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> float | None:
-    """Wait until ``cpu_seconds()`` grows by less than ``share * window`` over one ``window``.
-
-    Returns the seconds waited, or None when the CPU time is unknown or the process was still
-    busy after ``timeout`` seconds.
-    """
-    began = clock()
-    before = cpu_seconds()
-    while before is not None and clock() - began < timeout:
-        sleep(window)
-        after = cpu_seconds()
-        if after is not None and after - before < share * window:
-            return clock() - began
-        before = after
-    return None
-
-
-def _scratch_server_pid(options: ServerOptions, settings: GraphmemSettings) -> int | None:
-    """The process to wait for between phases: the throwaway server of a ``scratch`` run.
-
-    A throwaway server is left to finish its start-up work (JIT compilation, index set-up)
-    and the work each step leaves behind (Lucene merges) before the next timed phase, so that
-    no phase is charged for work it did not cause. A configured server may be serving others,
-    so it is not waited for (None).
-    """
-    if options.server != "scratch":
-        return None
-    from graphmem.servers.local import LocalNeo4jServer
-
-    return LocalNeo4jServer(settings).status().pid
-
-
-def _settle(pid: int | None, when: str, say: Progress) -> float | None:
-    """Wait until the throwaway server ``pid`` (None: no such server) is idle, and say so.
-
-    Returns the CPU seconds the server used while it was waited for (None: not known)."""
-    if pid is None:
-        return None
-    cpu_seconds = _cpu_reader(pid)
-    before = cpu_seconds()
-    waited = wait_until_idle(cpu_seconds)
-    if waited is None:
-        say(f"the throwaway Neo4j was still busy after {IDLE_TIMEOUT_S:.0f} s; {when} anyway")
-    else:
-        say(f"the throwaway Neo4j was idle after {waited:.0f} s; {when}")
-    after = cpu_seconds()
-    return after - before if before is not None and after is not None else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def scratch_neo4j(
-    settings: GraphmemSettings, *, heap: str, pagecache: str, say: Progress
-) -> Iterator[tuple[GraphmemSettings, Neo4jTarget]]:
-    """A local Neo4j in a new temporary home on a free port; stopped and deleted on exit,
-    also when the process is ended by SIGTERM or SIGHUP."""
-    from graphmem.servers.local import LocalNeo4jServer
-
-    with (
-        EndingSignals() as ending,
-        tempfile.TemporaryDirectory(prefix="graphmem-bench-", ignore_cleanup_errors=True) as tmp,
-    ):
-        home = Path(tmp)
-        scratch = load_settings(
-            **{
-                **settings.model_dump(),
-                "neo4j_uri": "local",
-                "local_neo4j_home": home,
-                "local_neo4j_port": _free_port(),
-                "local_neo4j_heap": heap,
-                "local_neo4j_pagecache": pagecache,
-            }
-        )
-        server = LocalNeo4jServer(scratch)
-        say(f"starting a throwaway Neo4j in {home} (heap {heap}, page cache {pagecache})")
-        try:
-            started = server.start()
-            say(f"Neo4j ready at {started.status.uri} after {started.seconds:.0f} s")
-            yield scratch, server.target()
-        finally:
-            ending.defer()  # a signal from here on waits for the server's deletion
-            say("stopping the throwaway Neo4j")
-            server.stop()
 
 
 def run_bench(
@@ -618,43 +348,6 @@ def run_bench(
     )
 
 
-def load_embedder(settings: GraphmemSettings, embedder: Embedder | None, say: Progress) -> Embedder:
-    """``embedder``, or the one the settings name, loaded now (it may take a while)."""
-    if embedder is not None:
-        return embedder
-    from graphmem.embed.embedder import SentenceTransformerEmbedder
-
-    say(f"loading the embedder ({settings.embedding_model or 'default model'})")
-    return SentenceTransformerEmbedder.from_settings(settings)
-
-
-def on_server(
-    options: ServerOptions,
-    settings: GraphmemSettings | None,
-    target: Neo4jTarget | None,
-    progress: Progress | None,
-    run: Callable[[GraphmemSettings, Neo4jTarget, Progress], R],
-) -> R:
-    """``run(settings, target, say)`` on the Neo4j ``options`` name: a throwaway local server
-    that is deleted afterwards, or ``target`` (default: the Neo4j the settings name).
-    ``settings`` default to :func:`load_settings`; ``say`` is ``progress`` or a no-op."""
-    settings = settings or load_settings()
-    say: Progress = progress or (lambda _line: None)
-    if options.server == "scratch":
-        if target is not None:
-            raise ValueError("a target is only used with server='configured'")
-        with scratch_neo4j(settings, heap=options.heap, pagecache=options.pagecache, say=say) as (
-            scratch,
-            scratch_target,
-        ):
-            return run(scratch, scratch_target, say)
-    if target is None:
-        from graphmem.servers.targets import resolve_target
-
-        target = resolve_target(settings)
-    return run(settings, target, say)
-
-
 def _run(
     options: BenchOptions,
     settings: GraphmemSettings,
@@ -662,18 +355,18 @@ def _run(
     embedder: Embedder | None,
     say: Progress,
 ) -> BenchReport:
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
 
     started = datetime.now(UTC)
     embedder = load_embedder(settings, embedder, say)
     prefix = f"bench-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
-    timed = _TimedEmbedder(embedder)
+    timed = TimedEmbedder(embedder)
     with Memory(settings, target=target, embedder=timed) as memory:
         driver, database = memory.graph.driver, memory.graph.database
         server = server_info(driver, database, target, options, settings)
         say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
-        pid = _scratch_server_pid(options, settings)
-        _settle(pid, "measuring the embedding ceilings", say)
+        pid = scratch_server_pid(options, settings)
+        settle(pid, "measuring the embedding ceilings", say)
         # Every ceiling is measured before anything is written, so that no background work of
         # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.
         sizes = [_prepare_size(embedder, size, options, pid, say) for size in options.sizes]
@@ -684,7 +377,7 @@ def _run(
             results.append(
                 _bench_size(memory, timed, driver, database, data, options, prefix, pid, say)
             )
-    machine = _machine()
+    machine = machine_info()
     return BenchReport(
         graphmem_version=__version__,
         started_at=started,
@@ -701,11 +394,8 @@ def _run(
 
 __all__ = [
     "embedder_info",
-    "load_embedder",
-    "on_server",
-    "plan_batches",
+    "machine_info",
     "run_bench",
-    "scratch_neo4j",
     "server_info",
-    "wait_until_idle",
+    "usable_cpus",
 ]

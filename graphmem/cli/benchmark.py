@@ -154,7 +154,8 @@ def bench(
         graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
     """
     from graphmem.bench.peer_report import PeerOptions
-    from graphmem.bench.report import BenchOptions, render_markdown
+    from graphmem.bench.render import render_markdown
+    from graphmem.bench.report import BenchOptions
     from graphmem.bench.runner import run_bench
     from graphmem.settings import load_settings
 

@@ -30,9 +30,8 @@ import numpy as np
 from pydantic import Field
 
 from graphmem import __version__
-from graphmem.bench.report import ServerOptions
-from graphmem.bench.runner import Progress, load_embedder, on_server
 from graphmem.embed.embedder import EmbedderWrapper
+from graphmem.embed.loading import load_embedder
 from graphmem.errors import DatabaseError
 from graphmem.evaluation.baselines import BM25, CosineBaseline
 from graphmem.evaluation.configs import (
@@ -67,10 +66,11 @@ from graphmem.evaluation.results import (
     UpdateFigures,
 )
 from graphmem.models import Message
+from graphmem.servers.scratch import Progress, ServerOptions, on_server
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
     from graphmem.embed.embedder import Embedder, Vectors
     from graphmem.servers.connection import Neo4jTarget
 
@@ -292,7 +292,7 @@ def run_eval(
     deleted afterwards; with ``"configured"`` the run writes its ``eval-...`` namespaces into
     ``target`` (default: the Neo4j the settings name), where they stay.
     """
-    from graphmem.client.memory import settings_recall_config
+    from graphmem.client.base import settings_recall_config
 
     check_dataset(messages, questions)
     options = options or EvalOptions()
@@ -323,7 +323,7 @@ def _run(
     say: Progress,
     specs: Sequence[Configuration],
 ) -> EvalReport:
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
 
     started = datetime.now(UTC)
     began = time.perf_counter()

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem.bench.report import BenchOptions, BenchReport, Percentiles, render_markdown
+from graphmem.bench.render import render_markdown
+from graphmem.bench.report import BenchOptions, BenchReport, Percentiles
 from graphmem.bench.runner import run_bench
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import SentenceTransformerEmbedder

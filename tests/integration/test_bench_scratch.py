@@ -29,7 +29,7 @@ from graphmem.settings import GraphmemSettings, load_settings
 _HOLDER = """
 import signal
 import time
-from graphmem.bench.runner import scratch_neo4j
+from graphmem.servers.scratch import scratch_neo4j
 from graphmem.settings import load_settings
 for signum in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(signum, signal.SIG_DFL)
