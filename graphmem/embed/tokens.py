@@ -177,7 +177,7 @@ class TiktokenCounter:
 
 def default_counter() -> WordPieceBudgetCounter:
     """The tokenizer of the packaged all-MiniLM-L6-v2 model, ``[UNK]`` and deleted text by bytes."""
-    from graphmem.embed.embedder import DEFAULT_MODEL_ID, packaged_model_path
+    from graphmem.embed.identity import DEFAULT_MODEL_ID, packaged_model_path
 
     return WordPieceBudgetCounter(
         packaged_model_path(),

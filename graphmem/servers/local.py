@@ -12,21 +12,16 @@ is kept under graphmem's cache directory), then runs it in the background:
 
 ``start`` is idempotent and waits until Bolt accepts an authenticated connection. A server
 killed with SIGKILL leaves a stale state file, which the next ``start`` detects and replaces;
-Neo4j itself recovers from its transaction logs.
+Neo4j itself recovers from its transaction logs. The build and the server's command line are
+in :mod:`graphmem.servers.build`, the Java it runs on in :mod:`graphmem.servers.java`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import hashlib
 import json
 import math
-import os
 import re
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,124 +32,36 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from graphmem._files import bundled_resource, ensure_secret_file, file_lock, tail
+from graphmem._files import ensure_secret_file, file_lock, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
+from graphmem.servers.build import (
+    _READY,
+    MAIN_CLASS,
+    MIN_JAVA,
+    NEO4J_VERSION,
+    _Build,
+    _fingerprint,
+    _java_command,
+    _maven_project,
+    _run_maven,
+    _train_class_archive,
+    _write_conf,
+)
 from graphmem.servers.connection import Neo4jTarget, credentials_refused, open_driver, wait_for_bolt
-from graphmem.settings import GraphmemSettings, memory_bytes
+from graphmem.servers.java import JavaRuntime, find_java
+from graphmem.servers.processes import (
+    _check_port_free,
+    _cmdline,
+    _pid_alive,
+    _process_started,
+    _terminate,
+)
+from graphmem.servers.processes import process_cpu_seconds as process_cpu_seconds  # scratch.py
+from graphmem.settings import GraphmemSettings
 
-#: The default version of the local server; the pom's own default, kept in step with it.
-NEO4J_VERSION = "5.26.30"
-#: The oldest Java each version runs on (and the release its launcher class is compiled for).
-MIN_JAVA: dict[str, int] = {"5.26.30": 17, "2025.12.1": 21}
-MAIN_CLASS = "io.graphmem.localneo4j.LocalNeo4j"
-_JAR = "graphmem-local-neo4j.jar"
-_READY = "graphmem-local-neo4j: ready"
-_MAVEN_TIMEOUT = 1800.0
 #: Seconds a server found running may refuse its password file before that is its answer (a
 #: server that another process is starting accepts Bolt a moment before it sets the password).
 _PASSWORD_GRACE = 15.0
-
-# The JVM options Neo4j's own launcher uses that matter for an embedded DBMS.
-_JVM_OPTIONS = (
-    "-XX:+UseG1GC",
-    "-XX:-OmitStackTraceInFastThrow",
-    "-XX:+ExitOnOutOfMemoryError",
-    "-Djdk.nio.maxCachedBufferSize=1024",
-    "-Dio.netty.tryReflectionSetAccessible=true",
-    "-Dlog4j2.disable.jmx=true",
-    "-Dfile.encoding=UTF-8",
-    "--add-opens=java.base/java.nio=ALL-UNNAMED",
-    "--add-opens=java.base/java.io=ALL-UNNAMED",
-    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-)
-_JAVA_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
-_JDK_DIRS = (Path("/usr/lib/jvm"), Path("/usr/java"), Path("/opt/java"))
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def java_feature_version(banner: str) -> int | None:
-    """The feature version (17, 21, 25...) in the output of ``java -version``; 8 for 1.8."""
-    match = _JAVA_VERSION.search(banner)
-    if match is None:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2) or 0) if major == 1 else major
-
-
-def runtime_options(feature: int) -> list[str]:
-    """JVM options that depend on the Java version.
-
-    Lucene computes vector distances with SIMD instructions only when the JDK's vector module
-    is added (Lucene 9.11, in Neo4j 5.26, on Java 20-22; Lucene 10.3, in 2025.12, on 21-25);
-    without it every HNSW insert and search uses scalar loops. Java 24+ also wants the native
-    and Unsafe memory access that Neo4j uses allowed explicitly.
-    """
-    options = ["--add-modules=jdk.incubator.vector"] if feature >= 20 else []
-    if feature >= 24:
-        options += ["--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"]
-    return options
-
-
-@dataclass(frozen=True)
-class JavaRuntime:
-    """A Java the local server can run on."""
-
-    executable: Path
-    feature: int
-
-    @property
-    def home(self) -> Path:
-        return self.executable.resolve().parent.parent
-
-
-def _probe_java(executable: str) -> JavaRuntime | None:
-    path = shutil.which(executable)
-    if path is None:
-        return None
-    try:
-        result = subprocess.run(
-            [path, "-version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    feature = java_feature_version(result.stderr + result.stdout)
-    return None if feature is None else JavaRuntime(Path(path), feature)
-
-
-def _installed_javas() -> list[str]:
-    """Other Javas on this machine: JAVA_HOME's, then the JDK folders' (newest name first).
-
-    Each JDK appears once, however many aliases (``java-17-…``, ``java-1.17.0-…``) point at it.
-    """
-    found = [Path(home) / "bin" / "java"] if (home := os.environ.get("JAVA_HOME")) else []
-    for folder in _JDK_DIRS:
-        if folder.is_dir():
-            found += sorted(folder.glob("*/bin/java"), reverse=True)
-    return [str(path) for path in dict.fromkeys(path.resolve() for path in found)]
-
-
-def find_java(configured: str, minimum: int) -> JavaRuntime:
-    """The Java to run a server that needs Java ``minimum``.
-
-    ``configured`` (GRAPHMEM_JAVA) is used when it is new enough. Left at the default
-    ``java``, an older one on PATH makes way for the newest suitable JDK in JAVA_HOME or the
-    usual JDK folders; a Java named explicitly is never replaced.
-    """
-    first = _probe_java(configured)
-    if first is not None and first.feature >= minimum:
-        return first
-    if configured == "java":
-        candidates = [java for path in _installed_javas() if (java := _probe_java(path))]
-        suitable = [java for java in candidates if java.feature >= minimum]
-        if suitable:
-            return max(suitable, key=lambda java: java.feature)
-    seen = "not found" if first is None else f"Java {first.feature}"
-    raise Neo4jServerError(
-        f"Java ({configured!r}: {seen}) cannot run the local Neo4j: it needs Java {minimum} "
-        f"or later. Install a JDK {minimum}+ (on Debian, for 17: `apt-get install "
-        "openjdk-17-jdk-headless`), point GRAPHMEM_JAVA at it, or point GRAPHMEM_NEO4J_URI at "
-        "a running Neo4j."
-    )
 
 
 @dataclass(frozen=True)
@@ -211,23 +118,6 @@ class _State:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
         tmp.replace(path)
-
-
-@dataclass(frozen=True)
-class _Build:
-    """A built server: the launcher jar, its runtime jars and a class-data archive."""
-
-    directory: Path
-
-    @property
-    def classpath(self) -> str:
-        target = self.directory / "target"
-        return os.pathsep.join([str(target / _JAR), str(target / "lib" / "*")])
-
-    @property
-    def class_archive(self) -> Path:
-        """AppCDS archive of the server's classes: starts take about a third less time."""
-        return self.directory / "classes.jsa"
 
 
 @dataclass(frozen=True)
@@ -352,7 +242,7 @@ class LocalNeo4jServer:
                 self.state_file.unlink(missing_ok=True)  # left behind by a killed server
             self._check_store_version()
             # A server killed a moment ago may still be releasing its socket.
-            self._check_port_free(wait=10.0 if state is not None else 0.0)
+            _check_port_free(self.port, wait=10.0 if state is not None else 0.0)
             self.home.chmod(0o700)  # the store and the password are this user's alone
             build = self.build()
             ensure_secret_file(self.password_file)
@@ -365,7 +255,7 @@ class LocalNeo4jServer:
             try:
                 self._wait_ready(state, began)
             except Neo4jServerError:
-                self._terminate(state.pid, timeout=30.0)
+                _terminate(state.pid, timeout=30.0)
                 self.state_file.unlink(missing_ok=True)
                 raise
             self.version_file.write_text(self.version + "\n", encoding="utf-8")
@@ -384,7 +274,7 @@ class LocalNeo4jServer:
                 return False
             running = self._alive(state)
             if running:
-                clean = self._terminate(state.pid, timeout=timeout)
+                clean = _terminate(state.pid, timeout=timeout)
                 if not clean:
                     print(
                         f"graphmem: the local Neo4j did not stop within {timeout:.0f} s and "
@@ -396,7 +286,7 @@ class LocalNeo4jServer:
 
     def build(self) -> _Build:
         """Build the Maven project once (and its class-data archive); later calls reuse it."""
-        project = self._maven_project()
+        project = _maven_project(self.settings)
         fingerprint = _fingerprint(project)
         # One build per version and Java: the class-data archive only fits the JVM that made it.
         name = f"{self.version}-java{self.java.feature}-{fingerprint[:12]}"
@@ -404,8 +294,16 @@ class LocalNeo4jServer:
         done = build.directory / ".built"
         with file_lock(self.build_root / ".lock"):
             if not done.exists():
-                self._run_maven(project, build.directory)
-                self._train_class_archive(build)
+                _run_maven(
+                    self.settings.maven,
+                    project,
+                    build.directory,
+                    version=self.version,
+                    java=self.java,
+                )
+                _train_class_archive(
+                    build, self.java, self.settings.local_neo4j_vector_merge_factor
+                )
                 done.write_text(datetime.now(UTC).isoformat() + "\n", encoding="utf-8")
         return build
 
@@ -477,127 +375,13 @@ class LocalNeo4jServer:
                 f"{exc.strerror or exc}"
             ) from None
 
-    def _maven_project(self) -> Path:
-        if self.settings.local_neo4j_project is not None:
-            project = self.settings.local_neo4j_project.expanduser().resolve()
-        else:
-            project = bundled_resource("docker/local-neo4j", "_local_neo4j")
-        if not (project / "pom.xml").is_file():
-            raise ConfigurationError(f"{project} holds no pom.xml")
-        return project
-
-    def _run_maven(self, project: Path, build_dir: Path) -> None:
-        maven = shutil.which(self.settings.maven)
-        if maven is None:
-            raise Neo4jServerError(
-                f"Maven ({self.settings.maven!r}) is not on PATH; it is needed once to fetch "
-                "the Neo4j jars. Install it (e.g. `apt-get install maven`) or point "
-                "GRAPHMEM_NEO4J_URI at a running Neo4j."
-            )
-        if build_dir.exists():
-            shutil.rmtree(build_dir)  # an earlier build that did not finish
-        shutil.copytree(project, build_dir, ignore=shutil.ignore_patterns("target"))
-        log = build_dir / "maven.log"
-        command = [
-            maven, "-B", "-q", "-f", str(build_dir / "pom.xml"),
-            f"-Dneo4j.version={self.version}",
-            f"-Dmaven.compiler.release={MIN_JAVA[self.version]}",
-            "package",
-        ]  # fmt: skip
-        print(
-            f"graphmem: building the local Neo4j {self.version} server with Maven "
-            f"(first start on Java {self.java.feature} only; downloads the Neo4j jars)...",
-            file=sys.stderr,
-        )
-        # Maven compiles the launcher with the JDK the server will run on.
-        environment = {**os.environ, "JAVA_HOME": str(self.java.home)}
-        try:
-            with log.open("wb") as out:
-                result = subprocess.run(
-                    command,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    timeout=_MAVEN_TIMEOUT,
-                    check=False,
-                    env=environment,
-                )
-        except subprocess.TimeoutExpired as exc:
-            raise Neo4jServerError(
-                f"the Maven build timed out after {_MAVEN_TIMEOUT:.0f} s", log_tail=tail(log)
-            ) from exc
-        if result.returncode != 0 or not (build_dir / "target" / _JAR).exists():
-            raise Neo4jServerError(
-                f"the Maven build of the local Neo4j failed (exit {result.returncode}; "
-                f"full log: {log})",
-                log_tail=tail(log),
-            )
-
     def _java_command(
-        self,
-        build: _Build,
-        *,
-        home: Path,
-        port: int,
-        password_file: Path,
-        heap: str | None = None,
-        create_archive: bool = False,
+        self, build: _Build, *, home: Path, port: int, password_file: Path, heap: str | None = None
     ) -> list[str]:
         heap = heap or self.settings.local_neo4j_heap
-        if create_archive:
-            archive = [f"-XX:ArchiveClassesAtExit={build.class_archive}"]
-        elif build.class_archive.exists():
-            archive = [f"-XX:SharedArchiveFile={build.class_archive}"]  # ignored if stale
-        else:
-            archive = []
-        return [
-            str(self.java.executable),
-            f"-Xms{heap if memory_bytes(heap) < 256 * 1024**2 else '256m'}",  # at most -Xmx
-            f"-Xmx{heap}",
-            *_JVM_OPTIONS,
-            *runtime_options(self.java.feature),
-            *archive,
-            "-cp",
-            build.classpath,
-            MAIN_CLASS,
-            "--home", str(home),
-            "--config", str(home / "conf" / "neo4j.conf"),
-            "--port", str(port),
-            "--password-file", str(password_file),
-        ]  # fmt: skip
-
-    def _train_class_archive(self, build: _Build) -> None:
-        """Start and stop the server once in a scratch home, dumping its loaded classes.
-
-        The archive only speeds up later starts: a failure here is reported and ignored.
-        """
-        home = build.directory / "training"
-        log = build.directory / "training.log"
-        try:
-            _write_conf(
-                home / "conf" / "neo4j.conf", "64m", self.settings.local_neo4j_vector_merge_factor
-            )
-            ensure_secret_file(home / "password")
-            command = self._java_command(
-                build, home=home, port=_free_port(), password_file=home / "password",
-                heap="1g", create_archive=True,
-            )  # fmt: skip
-            with log.open("wb") as out:
-                child = subprocess.Popen(
-                    command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    cwd=home,
-                )  # fmt: skip
-            deadline = time.monotonic() + 300
-            while child.poll() is None and time.monotonic() < deadline:
-                if _READY in log.read_text(encoding="utf-8", errors="replace"):
-                    break
-                time.sleep(0.2)
-            child.terminate()
-            child.wait(timeout=300)
-        except (OSError, subprocess.SubprocessError) as exc:
-            print(f"graphmem: no class-data archive ({exc}); starts will be slower",
-                  file=sys.stderr)  # fmt: skip
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
+        return _java_command(
+            self.java, build, home=home, port=port, password_file=password_file, heap=heap
+        )
 
     def _spawn(self, build: _Build) -> _State:
         command = self._java_command(
@@ -697,40 +481,6 @@ class LocalNeo4jServer:
             MAIN_CLASS in cmdline and f" --home {self.home} " in f"{cmdline} "
         )
 
-    def _check_port_free(self, *, wait: float) -> None:
-        deadline = time.monotonic() + wait
-        while True:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    probe.bind(("127.0.0.1", self.port))
-                    return
-                except OSError as exc:
-                    if exc.errno != errno.EADDRINUSE:
-                        raise
-                    if time.monotonic() >= deadline:
-                        raise Neo4jServerError(
-                            f"port {self.port} on 127.0.0.1 is already in use by another "
-                            "process; stop it or choose another port with "
-                            "GRAPHMEM_LOCAL_NEO4J_PORT"
-                        ) from exc
-            time.sleep(0.2)
-
-    def _terminate(self, pid: int, *, timeout: float) -> bool:
-        """SIGTERM ``pid`` and wait; SIGKILL it after ``timeout``. True if it stopped cleanly."""
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not _pid_alive(pid):
-                return True
-            time.sleep(0.1)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        while _pid_alive(pid):
-            time.sleep(0.05)
-        return False
-
     def _stopped(self, note: str) -> ServerStatus:
         return ServerStatus(
             running=False, uri=_uri(self.port), home=self.home, version=self.version, note=note
@@ -745,106 +495,5 @@ def _version_key(version: str) -> tuple[int, ...]:
         return ()
 
 
-def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:
-    # Each write transaction adds a Lucene segment to the vector indexes and every vector
-    # search visits each segment; a lower merge factor keeps fewer segments, for more merging.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        "# Written by graphmem at every start; change GRAPHMEM_LOCAL_NEO4J_* instead.\n"
-        "# Bolt (127.0.0.1 only) and authentication are fixed by the launcher.\n"
-        "dbms.usage_report.enabled=false\n"
-        f"server.memory.pagecache.size={pagecache}\n"
-        f"internal.dbms.index.vector.standard_merge_factor={vector_merge_factor}\n"
-        "internal.server.bolt.thread_pool_shutdown_wait_time=1s\n"
-        "internal.server.bolt.connection_shutdown_wait_time=1s\n",
-        encoding="utf-8",
-    )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _uri(port: int) -> str:
     return f"bolt://127.0.0.1:{port}"
-
-
-def _fingerprint(project: Path) -> str:
-    digest = hashlib.sha256()
-    files = [project / "pom.xml", *sorted((project / "src").rglob("*"))]
-    for path in files:
-        if path.is_file():
-            digest.update(path.relative_to(project).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (zombies count as dead and are reaped)."""
-    if pid <= 0:
-        return False
-    with contextlib.suppress(ChildProcessError):
-        reaped, _ = os.waitpid(pid, os.WNOHANG)
-        if reaped == pid:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    fields = _proc_stat(pid)  # None or empty: the platform does not tell, so alive
-    return not fields or fields[0] not in ("Z", "X")
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None where
-    the platform or the process does not tell."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-    except OSError:
-        return None
-
-
-def _process_started(pid: int) -> str:
-    """When process ``pid`` started (ISO 8601, UTC), from ``/proc``; now where unknown."""
-    with contextlib.suppress(OSError, ValueError, IndexError, StopIteration, TypeError):
-        ticks = int((_proc_stat(pid) or [])[19])
-        boot = next(
-            int(line.split()[1])
-            for line in Path("/proc/stat").read_text().splitlines()
-            if line.startswith("btime ")
-        )
-        return datetime.fromtimestamp(boot + ticks / os.sysconf("SC_CLK_TCK"), UTC).isoformat()
-    return datetime.now(UTC).isoformat()
-
-
-def process_cpu_seconds(pid: int) -> float | None:
-    """User plus system CPU seconds of process ``pid`` so far (Linux ``/proc``); None if unknown."""
-    fields = _proc_stat(pid)
-    try:
-        return None if fields is None else (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
-    except (IndexError, ValueError):
-        return None
-
-
-def _cmdline(pid: int) -> str | None:
-    """The command line of ``pid``, or None where the platform does not tell."""
-    proc = Path(f"/proc/{pid}/cmdline")
-    if proc.exists():
-        with contextlib.suppress(OSError):
-            return proc.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        return None
-    try:
-        out = subprocess.run(
-            ["ps", "-p", str(pid), "-o", "command="],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout or None

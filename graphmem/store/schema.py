@@ -1,32 +1,42 @@
-"""graphmem's graph schema: all index and constraint DDL, applied as recorded migrations.
+"""graphmem's graph schema: the index and constraint DDL, applied as recorded migrations.
 
 ``apply_schema`` is idempotent. It refuses a graph built with another embedder, or one with
 migrations of a newer graphmem, applies the migrations the graph has not recorded (every
 statement is ``IF NOT EXISTS``), records them as ``:GraphmemMigration`` nodes and the embedder
 as the ``:GraphmemSchema`` node, creates again any index of a recorded migration that is gone
 (dropped by hand), then waits until every index is ONLINE. ``check_schema`` does the same
-checks without writing anything.
+checks without writing anything. The statements, grouped into migrations, and the shape each
+index must have are in :mod:`graphmem.store.indexes`.
 
 Migrations are immutable once released: a change to the schema is a new migration.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 import neo4j
 
-from graphmem.embed.embedder import legacy_mismatch_hint
+from graphmem.embed.identity import legacy_mismatch_hint
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.store import db
 from graphmem.store.cypher import query
+from graphmem.store.indexes import (
+    ALL_INDEXES,
+    INDEX_SHAPES,
+    LATEST_VERSION,
+    MIGRATIONS,
+    VECTOR_INDEXES,
+    VECTOR_STATEMENTS,
+    IndexState,
+    check_shapes,
+    vector_dimension,
+)
 
 SCHEMA_KEY = "graphmem"
-VECTOR_INDEXES = {"fact_embedding": "Fact", "episode_embedding": "Episode"}
 
 
 class EmbedderInfo(Protocol):
@@ -37,156 +47,6 @@ class EmbedderInfo(Protocol):
 
     @property
     def dimension(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    statements: tuple[str, ...]
-    #: Names of the indexes and constraints the statements create.
-    creates: tuple[str, ...]
-
-    @property
-    def checksum(self) -> str:
-        return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class IndexShape:
-    """What an index graphmem creates must be: its kind, what it covers, whether a uniqueness
-    constraint owns it, and the settings its searches depend on."""
-
-    type: str
-    label: str
-    properties: tuple[str, ...]
-    unique: bool = False
-    #: ``indexConfig`` entries (string values compared without regard to case).
-    config: Mapping[str, str | bool] = field(default_factory=dict)
-
-
-#: Each index graphmem creates, by name. Another application (or a person) may have created an
-#: index of the same name first (``CREATE ... IF NOT EXISTS`` then keeps it), so what exists
-#: is checked against these, not assumed.
-INDEX_SHAPES: dict[str, IndexShape] = {}
-
-
-def _unique(name: str, label: str, prop: str) -> str:
-    INDEX_SHAPES[name] = IndexShape("RANGE", label, (prop,), unique=True)
-    return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
-
-
-def _range(name: str, label: str, *props: str) -> str:
-    INDEX_SHAPES[name] = IndexShape("RANGE", label, props)
-    columns = ", ".join(f"n.{p}" for p in props)
-    return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
-
-
-def _fulltext(name: str, label: str, prop: str) -> str:
-    # english: lower-casing, stop words and Porter stemming ("works" finds "work").
-    # eventually_consistent false: a fact is searchable as soon as its transaction commits.
-    config: dict[str, str | bool] = {
-        "fulltext.analyzer": "english",
-        "fulltext.eventually_consistent": False,
-    }
-    INDEX_SHAPES[name] = IndexShape("FULLTEXT", label, (prop,), config=config)
-    return (
-        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}] "
-        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
-        "`fulltext.eventually_consistent`: false}}"
-    )
-
-
-def _vector(name: str, label: str) -> str:
-    config = {"vector.similarity_function": "cosine"}
-    INDEX_SHAPES[name] = IndexShape("VECTOR", label, ("embedding",), config=config)
-    return (
-        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
-        "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, "
-        "`vector.similarity_function`: 'cosine'}}"
-    )
-
-
-_M1 = (
-    ("fact_id", _unique("fact_id", "Fact", "id")),
-    ("episode_id", _unique("episode_id", "Episode", "id")),
-    ("consolidation_run_id", _unique("consolidation_run_id", "ConsolidationRun", "id")),
-    ("graphmem_schema_key", _unique("graphmem_schema_key", "GraphmemSchema", "key")),
-    (
-        "graphmem_migration_version",
-        _unique("graphmem_migration_version", "GraphmemMigration", "version"),
-    ),
-    ("fact_ns", _range("fact_ns", "Fact", "ns")),
-    ("fact_ns_status", _range("fact_ns_status", "Fact", "ns", "status")),
-    ("fact_ns_recorded_at", _range("fact_ns_recorded_at", "Fact", "ns", "recorded_at")),
-    ("fact_ns_text_hash", _range("fact_ns_text_hash", "Fact", "ns", "text_hash")),
-    ("fact_ns_source", _range("fact_ns_source", "Fact", "ns", "source")),
-    ("episode_ns", _range("episode_ns", "Episode", "ns")),
-    ("episode_ns_session", _range("episode_ns_session", "Episode", "ns", "session_id")),
-    ("episode_ns_external_id", _range("episode_ns_external_id", "Episode", "ns", "external_id")),
-    ("episode_ns_content_hash", _range("episode_ns_content_hash", "Episode", "ns", "content_hash")),
-    ("episode_ns_occurred_at", _range("episode_ns_occurred_at", "Episode", "ns", "occurred_at")),
-    (
-        "consolidation_run_ns_started_at",
-        _range("consolidation_run_ns_started_at", "ConsolidationRun", "ns", "started_at"),
-    ),
-    ("tombstone_ns_text_hash", _range("tombstone_ns_text_hash", "Tombstone", "ns", "text_hash")),
-)
-_M2 = (
-    ("fact_text", _fulltext("fact_text", "Fact", "text")),
-    ("episode_content", _fulltext("episode_content", "Episode", "content")),
-)
-_M3 = tuple((name, _vector(name, label)) for name, label in VECTOR_INDEXES.items())
-_M4 = (
-    ("graphmem_lock_key", _unique("graphmem_lock_key", "GraphmemLock", "key")),
-    ("fact_ns_pinned", _range("fact_ns_pinned", "Fact", "ns", "pinned")),
-    ("tombstone_ns_fact_id", _range("tombstone_ns_fact_id", "Tombstone", "ns", "fact_id")),
-    (
-        "tombstone_ns_episode_id",
-        _range("tombstone_ns_episode_id", "Tombstone", "ns", "episode_id"),
-    ),
-)
-
-
-_M5 = (
-    ("fact_ns_id", _range("fact_ns_id", "Fact", "ns", "id")),
-    ("episode_ns_id", _range("episode_ns_id", "Episode", "ns", "id")),
-    ("episode_ns_recorded_at", _range("episode_ns_recorded_at", "Episode", "ns", "recorded_at")),
-)
-
-
-def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
-    return Migration(
-        version=version,
-        name=name,
-        statements=tuple(stmt for _, stmt in items),
-        creates=tuple(index for index, _ in items),
-    )
-
-
-MIGRATIONS: tuple[Migration, ...] = (
-    _migration(1, "constraints and range indexes", _M1),
-    _migration(2, "fulltext indexes on Fact.text and Episode.content", _M2),
-    _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
-    _migration(4, "write locks, pinned facts and tombstone lookups", _M4),
-    _migration(5, "facts and episodes of a namespace in id order, episodes by recording", _M5),
-)
-LATEST_VERSION = MIGRATIONS[-1].version
-_ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))
-
-
-@dataclass(frozen=True)
-class IndexState:
-    name: str
-    type: str
-    state: str
-    population: float
-    labels: tuple[str, ...]
-    properties: tuple[str, ...]
-    options: dict[str, Any] = field(compare=False, repr=False)
-    failure: str = ""
-    #: Whether a constraint owns the index (a uniqueness constraint, for graphmem's).
-    unique: bool = False
 
 
 @dataclass(frozen=True)
@@ -261,7 +121,7 @@ def apply_schema(
     check_dimension(embedder)
     state, existing = _read_state(driver, database)
     check_embedder(state, existing, embedder)
-    _check_shapes(existing)
+    check_shapes(existing)
     _check_others(driver, database, existing)
     recorded = _recorded_checksums(driver, database)
     applied = set(recorded)
@@ -290,7 +150,7 @@ def apply_migrations(
     graph). Vector indexes, if missing, are built for the recorded dimension. Returns the
     versions applied."""
     state, existing = _read_state(driver, database)
-    _check_shapes(existing)
+    check_shapes(existing)
     _check_others(driver, database, existing)
     if state is None or state["embedder_model"] is None:
         raise SchemaError("the graph has no recorded embedder: run `graphmem init` first")
@@ -377,7 +237,7 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     check_dimension(embedder)
     state, indexes = _read_state(driver, database)
     check_embedder(state, indexes, embedder)
-    _check_shapes(indexes)
+    check_shapes(indexes)
     _check_others(driver, database, indexes)
     report = _report(_recorded_checksums(driver, database), state, indexes)
     if not report.up_to_date:
@@ -385,7 +245,7 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
             f"the graph's schema is at version {report.version}, this graphmem needs "
             f"{report.latest_version}: run `graphmem init`"
         )
-    missing = sorted(set(_ALL_INDEXES) - {i.name for i in report.indexes})
+    missing = sorted(set(ALL_INDEXES) - {i.name for i in report.indexes})
     if missing:
         raise SchemaError(
             f"indexes of the graph's schema are missing (dropped?): {', '.join(missing)}: "
@@ -414,7 +274,7 @@ def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int
     built = vector_index_dimensions(driver, database)
     wrong = [name for name in VECTOR_INDEXES if built.get(name, dimension) != dimension]
     drops = [f"DROP INDEX {name} IF EXISTS" for name in wrong]
-    _run_statements(driver, database, [*drops, *(stmt for _, stmt in _M3)], dimension)
+    _run_statements(driver, database, [*drops, *VECTOR_STATEMENTS], dimension)
 
 
 def vector_index_dimensions(driver: neo4j.Driver, database: str) -> dict[str, int]:
@@ -426,19 +286,13 @@ def vector_index_dimensions(driver: neo4j.Driver, database: str) -> dict[str, in
     }
 
 
-def vector_dimension(index: IndexState) -> int | None:
-    """The dimension a vector index was built for (None for other indexes)."""
-    dimension = index.options.get("indexConfig", {}).get("vector.dimensions")
-    return None if dimension is None else int(dimension)
-
-
 def await_indexes_online(
     driver: neo4j.Driver,
     *,
     database: str,
     timeout: float = 300.0,
     interval: float = 0.2,
-    only: Collection[str] = _ALL_INDEXES,
+    only: Collection[str] = ALL_INDEXES,
 ) -> tuple[IndexState, ...]:
     """Wait until every index and constraint graphmem creates (or those named in ``only``)
     is ONLINE."""
@@ -516,35 +370,6 @@ def check_embedder(
             )
 
 
-def _check_shapes(indexes: Sequence[IndexState]) -> None:
-    """Refuse indexes that carry graphmem's names but cover something else, or that are of
-    another kind or built with other settings than graphmem's searches depend on."""
-    foreign, different = [], []
-    for index in indexes:
-        shape = INDEX_SHAPES.get(index.name)
-        if shape is None:
-            continue
-        if index.labels != (shape.label,) or index.properties != shape.properties:
-            found = f":{'|'.join(index.labels)}({', '.join(index.properties)})"
-            needed = f":{shape.label}({', '.join(shape.properties)})"
-            foreign.append(f"{index.name!r} covers {found}, graphmem needs {needed}")
-        elif problem := _shape_difference(index, shape):
-            different.append(f"{index.name!r} {problem}")
-    if foreign:
-        raise SchemaError(
-            "indexes with graphmem's names already exist for something else (another "
-            "application created them; graphiti-core, for one, has an 'episode_content' index): "
-            + "; ".join(foreign)
-            + ". Give graphmem a database of its own, or drop those indexes."
-        )
-    if different:
-        raise SchemaError(
-            "indexes with graphmem's names were built differently from graphmem's own: "
-            + "; ".join(different)
-            + ". Drop them and run `graphmem init`, which creates them as graphmem needs them."
-        )
-
-
 def _check_others(driver: neo4j.Driver, database: str, existing: Sequence[IndexState]) -> None:
     """Refuse indexes under other names that cover what a missing index of graphmem's would.
 
@@ -553,10 +378,10 @@ def _check_others(driver: neo4j.Driver, database: str, existing: Sequence[IndexS
     waiting for it to come ONLINE would last the whole schema wait timeout. Searches name
     graphmem's fulltext and vector indexes, so another's cannot stand in for them."""
     present = {index.name for index in existing}
-    missing = {name: INDEX_SHAPES[name] for name in _ALL_INDEXES if name not in present}
+    missing = {name: INDEX_SHAPES[name] for name in ALL_INDEXES if name not in present}
     if not missing:
         return
-    rows = db.execute(driver, database, query("index_others"), names=list(_ALL_INDEXES))
+    rows = db.execute(driver, database, query("index_others"), names=list(ALL_INDEXES))
     clashes = []
     for name, shape in missing.items():
         for row in rows:
@@ -579,26 +404,6 @@ def _check_others(driver: neo4j.Driver, database: str, existing: Sequence[IndexS
             + ". Drop those (DROP INDEX, or DROP CONSTRAINT for a constraint's) and run "
             "`graphmem init`, or give graphmem a database of its own."
         )
-
-
-def _shape_difference(index: IndexState, shape: IndexShape) -> str:
-    """How ``index`` (which covers what ``shape`` covers) differs from it; empty if it does
-    not."""
-    if index.type != shape.type:
-        return f"is a {index.type} index, graphmem needs a {shape.type} index"
-    if shape.unique and not index.unique:
-        return "has no uniqueness constraint, graphmem needs one"
-    config = index.options.get("indexConfig") or {}
-    for key, wanted in shape.config.items():
-        found = config.get(key)
-        same = (
-            isinstance(found, str) and found.lower() == wanted.lower()
-            if isinstance(wanted, str)
-            else found is wanted
-        )
-        if not same:
-            return f"has {key} {found!r}, graphmem needs {wanted!r}"
-    return ""
 
 
 def refuse_newer_migrations(driver: neo4j.Driver, database: str) -> None:
@@ -625,7 +430,7 @@ def _recorded_checksums(driver: neo4j.Driver, database: str) -> dict[int, str | 
 
 
 def _index_states(driver: neo4j.Driver, database: str) -> tuple[IndexState, ...]:
-    rows = db.execute(driver, database, query("index_states"), names=list(_ALL_INDEXES))
+    rows = db.execute(driver, database, query("index_states"), names=list(ALL_INDEXES))
     return tuple(
         IndexState(
             name=r["name"],

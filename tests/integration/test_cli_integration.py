@@ -27,7 +27,7 @@ def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:
 
 
 def test_init_shows_a_migration_recorded_with_another_checksum(graph: Graph) -> None:
-    from graphmem.store.schema import MIGRATIONS
+    from graphmem.store.indexes import MIGRATIONS
 
     expected = MIGRATIONS[1].checksum
     records, _, _ = graph.driver.execute_query(

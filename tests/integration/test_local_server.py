@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from graphmem.errors import Neo4jServerError
 from graphmem.servers.connection import open_driver
-from graphmem.servers.local import LocalNeo4jServer, _pid_alive
+from graphmem.servers.local import LocalNeo4jServer
+from graphmem.servers.processes import _pid_alive
 from graphmem.settings import load_settings
 from tests.helpers import free_port, listening_addresses
 

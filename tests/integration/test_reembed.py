@@ -24,8 +24,8 @@ from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder, Vecto
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import query
+from graphmem.store.indexes import MIGRATIONS
 from graphmem.store.schema import (
-    MIGRATIONS,
     SCHEMA_KEY,
     create_vector_indexes,
     drop_vector_indexes,

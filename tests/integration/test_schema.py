@@ -11,6 +11,7 @@ from graphmem.client.graph import Graph
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.settings import GraphmemSettings
 from graphmem.store import schema
+from graphmem.store.indexes import LATEST_VERSION, MIGRATIONS
 from tests.helpers import FakeEmbedder
 
 
@@ -41,7 +42,7 @@ def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -
     assert report.embedding_dimension == 384
 
     indexes = _indexes(driver, database)
-    expected = {name for m in schema.MIGRATIONS for name in m.creates}
+    expected = {name for m in MIGRATIONS for name in m.creates}
     assert expected <= set(indexes)
     assert all(indexes[name]["state"] == "ONLINE" for name in expected)
     for name in ("fact_embedding", "episode_embedding"):
@@ -285,7 +286,7 @@ def test_init_creates_again_the_indexes_dropped_since_their_migration(fresh_grap
     assert report.applied_now == ()
     assert sorted(report.restored) == ["episode_content", "fact_embedding", "fact_id", "fact_ns_id"]
     indexes = _indexes(driver, database)
-    assert {name for m in schema.MIGRATIONS for name in m.creates} <= set(indexes)
+    assert {name for m in MIGRATIONS for name in m.creates} <= set(indexes)
     config = indexes["fact_embedding"]["options"]["indexConfig"]  # type: ignore[index]
     assert config["vector.dimensions"] == 384
     assert schema.check_schema(driver, database=database, embedder=FakeEmbedder(384)).up_to_date
@@ -298,7 +299,7 @@ def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused(
     graph: Graph, embedder: FakeEmbedder
 ) -> None:
     driver, database = graph.driver, graph.database
-    future = schema.LATEST_VERSION + 1
+    future = LATEST_VERSION + 1
     driver.execute_query(
         "CREATE (:GraphmemMigration {version: $version, name: 'consolidation runs',"
         " checksum: 'x', applied_at: datetime()})",

@@ -76,7 +76,8 @@ def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) ->
 def test_the_default_embedder_loads_its_model_on_first_use(
     client: type[Memory | AsyncMemory],
 ) -> None:
-    from graphmem.embed.embedder import DEFAULT_MODEL_ID, SentenceTransformerEmbedder
+    from graphmem.embed.embedder import SentenceTransformerEmbedder
+    from graphmem.embed.identity import DEFAULT_MODEL_ID
 
     made = client(load_settings())
     assert isinstance(made.embedder, SentenceTransformerEmbedder)

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import graphmem.embed.embedder
-from graphmem.embed.embedder import (
+import graphmem.embed.identity
+from graphmem.embed.embedder import SentenceTransformerEmbedder, check_vectors
+from graphmem.embed.identity import (
     DEFAULT_MODEL_ID,
     DIGEST_CACHE_FILE,
-    SentenceTransformerEmbedder,
-    check_vectors,
     dimension_from_files,
     model_id_for,
     packaged_model_path,
@@ -266,13 +266,13 @@ def _fake_model(root: Path, weights: bytes = b"weights", **extra: bytes) -> Path
 def hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files whose content is hashed (not served from the cache), in order."""
     hashed: list[Path] = []
-    real = graphmem.embed.embedder._file_sha256
+    real = graphmem.embed.identity._file_sha256
 
     def counting(path: Path) -> str:
         hashed.append(path)
         return real(path)
 
-    monkeypatch.setattr(graphmem.embed.embedder, "_file_sha256", counting)
+    monkeypatch.setattr(graphmem.embed.identity, "_file_sha256", counting)
     return hashed
 
 

@@ -13,20 +13,10 @@ import pytest
 
 from graphmem._files import ensure_secret_file, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
-from graphmem.servers.local import (
-    MAIN_CLASS,
-    MIN_JAVA,
-    NEO4J_VERSION,
-    JavaRuntime,
-    LocalNeo4jServer,
-    _Build,
-    _pid_alive,
-    _State,
-    _write_conf,
-    find_java,
-    java_feature_version,
-    runtime_options,
-)
+from graphmem.servers.build import MAIN_CLASS, MIN_JAVA, NEO4J_VERSION, _Build, _write_conf
+from graphmem.servers.java import JavaRuntime, find_java, java_feature_version, runtime_options
+from graphmem.servers.local import LocalNeo4jServer, _State
+from graphmem.servers.processes import _pid_alive
 from graphmem.settings import GraphmemSettings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -279,7 +269,7 @@ def test_find_java_prefers_path_and_looks_further_only_when_left_at_the_default(
     new = _fake_jdk(tmp_path / "jdk25", 25)
     monkeypatch.setenv("PATH", f"{old.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("JAVA_HOME", str(new.parent.parent))
-    monkeypatch.setattr("graphmem.servers.local._JDK_DIRS", ())
+    monkeypatch.setattr("graphmem.servers.java._JDK_DIRS", ())
     assert find_java("java", 17) == JavaRuntime(old, 17)
     assert find_java("java", 21) == JavaRuntime(new, 25)
     with pytest.raises(Neo4jServerError, match=r"Java 17\) cannot run .* needs Java 21"):

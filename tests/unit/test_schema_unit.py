@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from graphmem.errors import SchemaError
-from graphmem.store.schema import MIGRATIONS, VECTOR_INDEXES, check_dimension
+from graphmem.store.indexes import MIGRATIONS, VECTOR_INDEXES
+from graphmem.store.schema import check_dimension
 
 
 def test_migrations_are_numbered_in_order_and_create_distinct_names() -> None:

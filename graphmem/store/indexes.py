@@ -1,0 +1,224 @@
+"""The indexes and constraints graphmem creates: their DDL, grouped into the schema's
+migrations, the shape each must have, and the check of what a database holds against those
+shapes. :mod:`graphmem.store.schema` applies and checks them.
+
+Migrations are immutable once released: a change to the schema is a new migration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem.errors import SchemaError
+
+VECTOR_INDEXES = {"fact_embedding": "Fact", "episode_embedding": "Episode"}
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+    #: Names of the indexes and constraints the statements create.
+    creates: tuple[str, ...]
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexShape:
+    """What an index graphmem creates must be: its kind, what it covers, whether a uniqueness
+    constraint owns it, and the settings its searches depend on."""
+
+    type: str
+    label: str
+    properties: tuple[str, ...]
+    unique: bool = False
+    #: ``indexConfig`` entries (string values compared without regard to case).
+    config: Mapping[str, str | bool] = field(default_factory=dict)
+
+
+#: Each index graphmem creates, by name. Another application (or a person) may have created an
+#: index of the same name first (``CREATE ... IF NOT EXISTS`` then keeps it), so what exists
+#: is checked against these, not assumed.
+INDEX_SHAPES: dict[str, IndexShape] = {}
+
+
+def _unique(name: str, label: str, prop: str) -> str:
+    INDEX_SHAPES[name] = IndexShape("RANGE", label, (prop,), unique=True)
+    return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+
+
+def _range(name: str, label: str, *props: str) -> str:
+    INDEX_SHAPES[name] = IndexShape("RANGE", label, props)
+    columns = ", ".join(f"n.{p}" for p in props)
+    return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
+
+
+def _fulltext(name: str, label: str, prop: str) -> str:
+    # english: lower-casing, stop words and Porter stemming ("works" finds "work").
+    # eventually_consistent false: a fact is searchable as soon as its transaction commits.
+    config: dict[str, str | bool] = {
+        "fulltext.analyzer": "english",
+        "fulltext.eventually_consistent": False,
+    }
+    INDEX_SHAPES[name] = IndexShape("FULLTEXT", label, (prop,), config=config)
+    return (
+        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
+        "`fulltext.eventually_consistent`: false}}"
+    )
+
+
+def _vector(name: str, label: str) -> str:
+    config = {"vector.similarity_function": "cosine"}
+    INDEX_SHAPES[name] = IndexShape("VECTOR", label, ("embedding",), config=config)
+    return (
+        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, "
+        "`vector.similarity_function`: 'cosine'}}"
+    )
+
+
+_M1 = (
+    ("fact_id", _unique("fact_id", "Fact", "id")),
+    ("episode_id", _unique("episode_id", "Episode", "id")),
+    ("consolidation_run_id", _unique("consolidation_run_id", "ConsolidationRun", "id")),
+    ("graphmem_schema_key", _unique("graphmem_schema_key", "GraphmemSchema", "key")),
+    (
+        "graphmem_migration_version",
+        _unique("graphmem_migration_version", "GraphmemMigration", "version"),
+    ),
+    ("fact_ns", _range("fact_ns", "Fact", "ns")),
+    ("fact_ns_status", _range("fact_ns_status", "Fact", "ns", "status")),
+    ("fact_ns_recorded_at", _range("fact_ns_recorded_at", "Fact", "ns", "recorded_at")),
+    ("fact_ns_text_hash", _range("fact_ns_text_hash", "Fact", "ns", "text_hash")),
+    ("fact_ns_source", _range("fact_ns_source", "Fact", "ns", "source")),
+    ("episode_ns", _range("episode_ns", "Episode", "ns")),
+    ("episode_ns_session", _range("episode_ns_session", "Episode", "ns", "session_id")),
+    ("episode_ns_external_id", _range("episode_ns_external_id", "Episode", "ns", "external_id")),
+    ("episode_ns_content_hash", _range("episode_ns_content_hash", "Episode", "ns", "content_hash")),
+    ("episode_ns_occurred_at", _range("episode_ns_occurred_at", "Episode", "ns", "occurred_at")),
+    (
+        "consolidation_run_ns_started_at",
+        _range("consolidation_run_ns_started_at", "ConsolidationRun", "ns", "started_at"),
+    ),
+    ("tombstone_ns_text_hash", _range("tombstone_ns_text_hash", "Tombstone", "ns", "text_hash")),
+)
+_M2 = (
+    ("fact_text", _fulltext("fact_text", "Fact", "text")),
+    ("episode_content", _fulltext("episode_content", "Episode", "content")),
+)
+_M3 = tuple((name, _vector(name, label)) for name, label in VECTOR_INDEXES.items())
+_M4 = (
+    ("graphmem_lock_key", _unique("graphmem_lock_key", "GraphmemLock", "key")),
+    ("fact_ns_pinned", _range("fact_ns_pinned", "Fact", "ns", "pinned")),
+    ("tombstone_ns_fact_id", _range("tombstone_ns_fact_id", "Tombstone", "ns", "fact_id")),
+    (
+        "tombstone_ns_episode_id",
+        _range("tombstone_ns_episode_id", "Tombstone", "ns", "episode_id"),
+    ),
+)
+
+
+_M5 = (
+    ("fact_ns_id", _range("fact_ns_id", "Fact", "ns", "id")),
+    ("episode_ns_id", _range("episode_ns_id", "Episode", "ns", "id")),
+    ("episode_ns_recorded_at", _range("episode_ns_recorded_at", "Episode", "ns", "recorded_at")),
+)
+
+
+def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
+    return Migration(
+        version=version,
+        name=name,
+        statements=tuple(stmt for _, stmt in items),
+        creates=tuple(index for index, _ in items),
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _migration(1, "constraints and range indexes", _M1),
+    _migration(2, "fulltext indexes on Fact.text and Episode.content", _M2),
+    _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
+    _migration(4, "write locks, pinned facts and tombstone lookups", _M4),
+    _migration(5, "facts and episodes of a namespace in id order, episodes by recording", _M5),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))
+#: The statements of migration 3, which create the vector indexes.
+VECTOR_STATEMENTS = tuple(stmt for _, stmt in _M3)
+
+
+@dataclass(frozen=True)
+class IndexState:
+    name: str
+    type: str
+    state: str
+    population: float
+    labels: tuple[str, ...]
+    properties: tuple[str, ...]
+    options: dict[str, Any] = field(compare=False, repr=False)
+    failure: str = ""
+    #: Whether a constraint owns the index (a uniqueness constraint, for graphmem's).
+    unique: bool = False
+
+
+def vector_dimension(index: IndexState) -> int | None:
+    """The dimension a vector index was built for (None for other indexes)."""
+    dimension = index.options.get("indexConfig", {}).get("vector.dimensions")
+    return None if dimension is None else int(dimension)
+
+
+def check_shapes(indexes: Sequence[IndexState]) -> None:
+    """Refuse indexes that carry graphmem's names but cover something else, or that are of
+    another kind or built with other settings than graphmem's searches depend on."""
+    foreign, different = [], []
+    for index in indexes:
+        shape = INDEX_SHAPES.get(index.name)
+        if shape is None:
+            continue
+        if index.labels != (shape.label,) or index.properties != shape.properties:
+            found = f":{'|'.join(index.labels)}({', '.join(index.properties)})"
+            needed = f":{shape.label}({', '.join(shape.properties)})"
+            foreign.append(f"{index.name!r} covers {found}, graphmem needs {needed}")
+        elif problem := _shape_difference(index, shape):
+            different.append(f"{index.name!r} {problem}")
+    if foreign:
+        raise SchemaError(
+            "indexes with graphmem's names already exist for something else (another "
+            "application created them; graphiti-core, for one, has an 'episode_content' index): "
+            + "; ".join(foreign)
+            + ". Give graphmem a database of its own, or drop those indexes."
+        )
+    if different:
+        raise SchemaError(
+            "indexes with graphmem's names were built differently from graphmem's own: "
+            + "; ".join(different)
+            + ". Drop them and run `graphmem init`, which creates them as graphmem needs them."
+        )
+
+
+def _shape_difference(index: IndexState, shape: IndexShape) -> str:
+    """How ``index`` (which covers what ``shape`` covers) differs from it; empty if it does
+    not."""
+    if index.type != shape.type:
+        return f"is a {index.type} index, graphmem needs a {shape.type} index"
+    if shape.unique and not index.unique:
+        return "has no uniqueness constraint, graphmem needs one"
+    config = index.options.get("indexConfig") or {}
+    for key, wanted in shape.config.items():
+        found = config.get(key)
+        same = (
+            isinstance(found, str) and found.lower() == wanted.lower()
+            if isinstance(wanted, str)
+            else found is wanted
+        )
+        if not same:
+            return f"has {key} {found!r}, graphmem needs {wanted!r}"
+    return ""
