@@ -4,15 +4,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.graphmem-installed
 
-.PHONY: install demo test unit integration integration-2025 lint neo4j-start neo4j-stop neo4j-status clean
+.PHONY: install demo test unit integration integration-2025 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,llm]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs]'
 	touch $(STAMP)
 
-## install: a virtual environment in .venv with graphmem and its dev and llm extras
+## install: a virtual environment in .venv with graphmem and its dev, llm and docs extras
 install: $(STAMP)
 
 ## demo: install, start the default local Neo4j, write and read back through Bolt
@@ -40,6 +40,15 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+## docs: the docs site in site/, strict (a broken link or a stale generated page fails)
+docs: install
+	$(BIN)/python tools/docs.py --check
+	$(BIN)/mkdocs build --strict --quiet
+
+## docs-gen: write the generated pages (CLI reference, settings table, layout) anew
+docs-gen: install
+	$(BIN)/python tools/docs.py
+
 neo4j-start: install
 	$(BIN)/graphmem neo4j start
 neo4j-stop: install
@@ -48,4 +57,4 @@ neo4j-status: install
 	$(BIN)/graphmem neo4j status
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist site *.egg-info

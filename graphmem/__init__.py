@@ -34,7 +34,7 @@ from graphmem.errors import (
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
-    from graphmem.client.memory import AsyncMemory, Memory
+    from graphmem.client import AsyncMemory, Memory
     from graphmem.core.extraction import ExtractedFact, Extractor
     from graphmem.core.recall.ranking import RecallConfig
     from graphmem.models import (
@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 # The clients, what they take and what they return, imported on first use (the clients pull in
 # the driver and, through the embedder, PyTorch).
 _LAZY = {
-    "Memory": "graphmem.client.memory",
-    "AsyncMemory": "graphmem.client.memory",
+    "Memory": "graphmem.client",
+    "AsyncMemory": "graphmem.client",
     "RecallConfig": "graphmem.core.recall.ranking",
     "ExtractedFact": "graphmem.core.extraction",
     "Extractor": "graphmem.core.extraction",

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from graphmem.client.memory import Memory
+from graphmem.client import Memory
 from graphmem.models import RecallResult
 
 DEMO_FACTS = (

@@ -90,7 +90,7 @@ def _checked_configurations(func: F) -> F:
     def checked(*args: Any, **kwargs: Any) -> Any:
         variants, only = kwargs["variants"], kwargs["only"]
         if variants or only:
-            from graphmem.client.memory import settings_recall_config
+            from graphmem.client.base import settings_recall_config
             from graphmem.evaluation.configs import configurations, select
             from graphmem.settings import load_settings
 

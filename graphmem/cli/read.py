@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,80 +18,51 @@ from graphmem.cli.root import (
     ns_option,
     number,
 )
+from graphmem.core.recall.scope import FILTER_OPTIONS, FilterOption
 
 if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
     from graphmem.models import RecallResult
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _click_option(spec: FilterOption) -> Callable[[F], F]:
+    """The click option of one of recall's options; it passes ``spec.option`` (None when not
+    given)."""
+    if spec.kind == "choice":
+        return click.option(
+            spec.flag, spec.option, type=click.Choice(spec.choices), multiple=True, help=spec.help
+        )
+    if spec.kind == "many":
+        return click.option(spec.flag, spec.option, multiple=True, help=spec.help)
+    if spec.kind in ("flag", "negated"):
+        return click.option(spec.flag, spec.option, is_flag=True, default=None, help=spec.help)
+    if spec.kind == "number":
+        return click.option(spec.flag, spec.option, type=float, help=spec.help)
+    return click.option(spec.flag, spec.option, metavar="ISO", help=spec.help)
+
+
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the options recall and context share (--kind, --as-of, --valid-at, --tag,
-    --include-retired, --since, --until, --no-references, --min-score); the command receives
-    them as ``filters``, keyword arguments of recall and context. An option not given is left
-    out, so recall's own default applies (both kinds, no tag filter, ...)."""
+    """Add the options recall and context share (:data:`FILTER_OPTIONS`: --kind, --as-of,
+    --valid-at, --tag, --include-retired, --since, --until, --no-references, --min-score); the
+    command receives them as ``filters``, keyword arguments of recall and context. An option
+    not given is left out, so recall's own default applies (both kinds, no tag filter, ...)."""
+    negated = {spec.option for spec in FILTER_OPTIONS if spec.kind == "negated"}
 
     @functools.wraps(func)
-    def with_filters(
-        *args: Any,
-        kinds: tuple[str, ...],
-        as_of: str | None,
-        valid_at: str | None,
-        tags: tuple[str, ...],
-        include_retired: bool,
-        since: str | None,
-        until: str | None,
-        no_references: bool,
-        min_score: float | None,
-        **kwargs: Any,
-    ) -> Any:
-        given = {
-            "kinds": kinds,
-            "as_of": as_of,
-            "valid_at": valid_at,
-            "tags": tags,
-            "include_retired": include_retired or None,
-            "since": since,
-            "until": until,
-            "expand_references": False if no_references else None,
-            "min_score": min_score,
+    def with_filters(*args: Any, **kwargs: Any) -> Any:
+        given = {spec.option: kwargs.pop(spec.option) for spec in FILTER_OPTIONS}
+        filters = {
+            name: (not value if name in negated else value)
+            for name, value in given.items()
+            if value not in (None, ())
         }
-        filters = {name: value for name, value in given.items() if value not in (None, ())}
         return func(*args, filters=filters, **kwargs)
 
     command: Callable[..., Any] = with_filters
-    for option in reversed(
-        [
-            click.option(
-                "--kind",
-                "kinds",
-                type=click.Choice(["fact", "episode"]),
-                multiple=True,
-                help="Only this kind of hit; repeat for both (default: both).",
-            ),
-            click.option(
-                "--as-of", metavar="ISO", help="Answer from what was believed at that time."
-            ),
-            click.option(
-                "--valid-at", metavar="ISO", help="Answer from what was true at that time."
-            ),
-            click.option(
-                "--tag", "tags", multiple=True, help="Only facts with this tag; repeat for several."
-            ),
-            click.option("--include-retired", is_flag=True, help="Also return superseded facts."),
-            click.option(
-                "--since", metavar="ISO", help="Only what was recorded or said from then on."
-            ),
-            click.option(
-                "--until", metavar="ISO", help="Only what was recorded or said before then."
-            ),
-            click.option(
-                "--no-references", is_flag=True, help="Do not add facts reached over REFERENCES."
-            ),
-            click.option(
-                "--min-score", type=float, help="Cosine similarity a hit needs (quality gate)."
-            ),
-        ]
-    ):
-        command = option(command)
+    for spec in reversed(FILTER_OPTIONS):
+        command = _click_option(spec)(command)
     return command
 
 

@@ -16,7 +16,7 @@ from graphmem.errors import GraphmemError
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
     from graphmem.embed.embedder import SentenceTransformerEmbedder
     from graphmem.models import Fact
 
@@ -91,7 +91,7 @@ def memory_for(ctx: click.Context, ns: str | None) -> Memory:
     refused before anything is embedded, do not wait for it (recall loads it after its checks
     and before it times the query's embedding).
     """
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
 
     settings = settings_of(ctx)
     return Memory(settings, ns=ns, embedder=embedder_for(settings))

@@ -31,7 +31,7 @@ def demo(ctx: click.Context) -> None:
         graphmem demo
     """
     from graphmem.cli.demo import run_demo
-    from graphmem.client.memory import Memory
+    from graphmem.client import Memory
     from graphmem.servers.targets import managed_server
 
     settings = settings_of(ctx)

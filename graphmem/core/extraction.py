@@ -35,7 +35,7 @@ class Extractor(Protocol):
     the time of the call; the transaction that stores them sets the final one), then stores
     the episodes and the facts in one transaction; with ``batch_size``, once per batch. If it
     raises, or returns anything but a list of :class:`ExtractedFact` (or of mappings with its
-    fields), the episodes it was shown are not written. :class:`~graphmem.client.memory.AsyncMemory`
+    fields), the episodes it was shown are not written. :class:`~graphmem.client.AsyncMemory`
     also awaits what it returns when that is awaitable (an ``async def extract``).
     """
 

@@ -1,10 +1,10 @@
 """The steps a memory operation's plan yields, and what each is answered with.
 
-Each operation of :class:`~graphmem.core.memory_core.MemoryCore` is a generator (a *plan*) that yields what
-it needs done and receives the answer: :class:`Embed` (texts to vectors), :class:`Extract`
-(facts from new episodes) and :class:`Transaction` (a unit of work that yields :class:`Run`
-statements and receives their rows). :class:`~graphmem.client.memory.Memory` and
-:class:`~graphmem.client.memory.AsyncMemory` carry them out.
+Each operation of :class:`~graphmem.core.memory_core.MemoryCore` is a generator (a *plan*)
+that yields what it needs done and receives the answer: :class:`Embed` (texts to vectors),
+:class:`Extract` (facts from new episodes) and :class:`Transaction` (a unit of work that yields
+:class:`Run` statements and receives their rows). :class:`~graphmem.client.Memory` and
+:class:`~graphmem.client.AsyncMemory` carry them out.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class LoadModel:
 @dataclass(frozen=True)
 class Progress:
     """``count`` more input items handled: the runner calls ``report(count)`` (answered with
-    None); :class:`~graphmem.client.memory.AsyncMemory` also awaits what it returns if awaitable."""
+    None); :class:`~graphmem.client.AsyncMemory` also awaits what it returns if awaitable."""
 
     report: Callable[[int], object]
     count: int
@@ -90,7 +90,7 @@ Plan = Generator[LoadModel | Embed | Progress | Extract | Transaction[Any], Any,
 
 def reported(result: object) -> None:
     """Refuses what a progress callback returned when it is awaitable: only
-    :class:`~graphmem.client.memory.AsyncMemory` awaits one. The sync client's first report comes
+    :class:`~graphmem.client.AsyncMemory` awaits one. The sync client's first report comes
     before anything is written, so the refusal writes nothing."""
     if inspect.isawaitable(result):
         if inspect.iscoroutine(result):

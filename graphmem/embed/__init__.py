@@ -1,0 +1,2 @@
+"""Embedding models and tokenizers: the sentence-transformers embedder, its identity, and
+the token counting of context budgets."""

@@ -1,0 +1,1 @@
+"""The optional LLM layer, on graphiti-core's clients (``pip install 'graphmem[llm]'``)."""

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from graphmem.client import AsyncMemory, Memory
 from graphmem.client.graph import Graph
-from graphmem.client.memory import AsyncMemory, Memory
 from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder
 from graphmem.settings import GraphmemSettings
 

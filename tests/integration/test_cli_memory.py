@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem.cli import main
+from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.client.memory import Memory
 from graphmem.embed.embedder import SentenceTransformerEmbedder
 from tests.helpers import cli_env
 

@@ -13,9 +13,9 @@ import neo4j
 import numpy as np
 import pytest
 
+from graphmem.client import AsyncMemory, Memory
 from graphmem.client import graph as graph_module
 from graphmem.client.graph import Graph
-from graphmem.client.memory import AsyncMemory, Memory
 from graphmem.core.writes import fact_rows
 from graphmem.embed.embedder import SentenceTransformerEmbedder, Vectors, check_vectors
 from graphmem.models import Fact, FactInput, RecallResult

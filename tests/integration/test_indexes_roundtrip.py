@@ -8,8 +8,8 @@ import neo4j
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.client.memory import Memory
 from graphmem.core.recall.fulltext import lucene_query
 from graphmem.embed.embedder import SentenceTransformerEmbedder
 from graphmem.models import Fact

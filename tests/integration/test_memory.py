@@ -16,9 +16,9 @@ import neo4j
 import numpy as np
 import pytest
 
-from graphmem.client import memory as memory_module
+from graphmem.client import AsyncMemory, Memory
+from graphmem.client import base as memory_module
 from graphmem.client.graph import Graph
-from graphmem.client.memory import AsyncMemory, Memory
 from graphmem.core.plans import Transaction, Work
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed import tokens
@@ -191,7 +191,7 @@ def test_concurrent_first_calls_share_one_connection(
     ns: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import graphmem.client.memory as memory_module
+    import graphmem.client.aio as memory_module
 
     opened: list[object] = []
     real_open = getattr(memory_module, "open_async_driver")  # noqa: B009 (not re-exported)

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from graphmem.cli import main
+from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.client.memory import Memory
 from graphmem.core.reembed import reembed, reembed_plan
 from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from graphmem.errors import EmbedderMismatchError, SchemaError

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graphmem.client.memory import AsyncMemory, Memory
+from graphmem.client import AsyncMemory, Memory
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import ClientUsageError, InvalidInputError
 from graphmem.settings import load_settings

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 from pydantic import SecretStr
 
+import graphmem.client as memory_module
 from graphmem.cli import main
-from graphmem.client import memory as memory_module
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import BadLinesError, InvalidInputError
 from graphmem.evaluation import runner

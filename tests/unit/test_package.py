@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import graphmem
-from graphmem.client import memory
+import graphmem.client as memory
 from graphmem.store.cypher import FRAGMENT_DIR, load_dir, load_fragments
 
 

@@ -14,7 +14,7 @@ from zoneinfo import TZPATH, ZoneInfo
 import pytest
 
 from graphmem.bench.synthetic import generate_facts, generate_messages
-from graphmem.core.context import CONTEXT_HEADER, build_context, context_header, time_zone
+from graphmem.core.context.block import CONTEXT_HEADER, build_context, context_header, time_zone
 from graphmem.embed.identity import DEFAULT_MODEL_ID, packaged_model_path
 from graphmem.embed.tokens import (
     HFTokenizerCounter,

@@ -7,9 +7,9 @@ in upper case) are lowered, so the query always means "any of these words".
 
 Question words and pronouns are kept: the index's English analyzer removes only its own short
 stop list, so "I" and "my" still match first-person messages. Leaving out graphmem's longer
-list (:data:`graphmem.core.recall.ranking.STOP_WORDS`) ranked "I'm a software engineer" above "I do yoga"
-for "where do I work", but lost 7 of 179 BEAM questions at rank 1, whose answers are mostly
-first-person user messages.
+list (:data:`graphmem.core.recall.ranking.STOP_WORDS`) ranked "I'm a software engineer" above
+"I do yoga" for "where do I work", but lost 7 of 179 BEAM questions at rank 1, whose answers
+are mostly first-person user messages.
 
 Each term of the query becomes one clause, and Lucene refuses a query of more than 1,024
 clauses. The terms are those of Lucene's StandardTokenizer (Unicode word segmentation, UAX #29,

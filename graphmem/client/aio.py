@@ -1,0 +1,314 @@
+"""The asynchronous client, :class:`AsyncMemory`: the same methods as :class:`Memory`, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import neo4j
+
+from graphmem.core.extraction import ExtractedFact, extracted_facts, extractor_errors
+from graphmem.core.plans import (
+    Embed,
+    Extract,
+    LoadModel,
+    Plan,
+    Progress,
+    Rows,
+    Run,
+    Transaction,
+    Work,
+)
+from graphmem.embed.embedder import embedder_errors, load_model
+from graphmem.errors import ClientUsageError
+from graphmem.models import (
+    ContextBlock,
+    Episode,
+    Fact,
+    FactHistory,
+    FactInput,
+    IngestResult,
+    Message,
+    NamespaceStats,
+    RecallResult,
+)
+from graphmem.servers.connection import Neo4jTarget, open_async_driver
+from graphmem.store.db import driver_errors
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+from typing import Unpack
+
+from graphmem.client.base import _ClientBase, _refuse_close_inside_a_call, _time_limited
+from graphmem.client.sync import Memory  # noqa: F401 - named in the docstrings
+from graphmem.core.recall.scope import ContextOptions, RecallOptions
+from graphmem.models import FactFields
+
+T = TypeVar("T")
+
+
+class AsyncMemory(_ClientBase):
+    """Asynchronous graphmem client with the same methods as :class:`Memory`.
+
+    Embedding and extraction run in a worker thread so the event loop stays free.
+    """
+
+    _driver: neo4j.AsyncDriver | None = None
+    _bookmarks: neo4j.api.AsyncBookmarkManager | None = None
+    _database: str = "neo4j"
+    _connecting: asyncio.Lock | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+    _idle: asyncio.Event | None = None
+    _open_again: asyncio.Event | None = None
+    _closing: bool = False
+
+    async def connect(self) -> AsyncMemory:
+        self._bind_loop()
+        if self._driver is None:
+            # A call like the others: close() waits for a connect under way.
+            async with self._call():
+                assert self._connecting is not None
+                async with self._connecting:  # calls that race here share one connection
+                    if self._driver is None:
+                        await self._open()
+        return self
+
+    def _bind_loop(self) -> None:
+        """Tie the client to the running event loop, or refuse a second loop while connected."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._driver is not None:
+                raise ClientUsageError(
+                    "this AsyncMemory connected in another event loop, and its connections "
+                    "belong to that loop: use one AsyncMemory per event loop (per "
+                    "asyncio.run), or close it in its loop before using it in another"
+                )
+            # The lock and events, like the driver, belong to the loop they are used in.
+            self._loop, self._connecting = loop, asyncio.Lock()
+            self._idle, self._open_again = asyncio.Event(), asyncio.Event()
+            self._open_again.set()
+
+    def _schema_work(self) -> tuple[Neo4jTarget, list[str]]:
+        """Applies (or checks) the schema over a sync driver, closed before it returns: the
+        target, and the bookmarks that end the schema work's chain."""
+        with self._open_graph() as graph:
+            return graph.target, list(graph.driver.execute_query_bookmark_manager.get_bookmarks())
+
+    async def _open(self) -> None:
+        # The schema work is synchronous; in its worker thread it closes its own driver, also
+        # when the call that connects is cancelled meanwhile and no one waits for it.
+        target, schema_bookmarks = await asyncio.to_thread(self._schema_work)
+        # Continue the schema work's bookmark chain (see Memory._transaction).
+        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager(
+            initial_bookmarks=neo4j.Bookmarks.from_raw_values(*schema_bookmarks)
+        )
+        self._database = target.database
+        self._driver = await open_async_driver(
+            target, connection_timeout=self.settings.neo4j_connection_timeout
+        )
+
+    async def close(self) -> None:
+        """Close the connections once the calls in flight have finished; calls made meanwhile
+        wait, and a call made afterwards connects again."""
+        _refuse_close_inside_a_call(self._callers, asyncio.current_task())
+        idle, open_again = self._idle, self._open_again
+        if idle is not None and open_again is not None and self._loop is asyncio.get_running_loop():
+            self._closing = True
+            open_again.clear()
+            try:
+                while self._callers:
+                    idle.clear()
+                    await idle.wait()
+                await self._close_driver()
+            finally:
+                self._closing = False
+                open_again.set()
+        else:
+            await self._close_driver()
+        if self._driver is None and not self._callers:
+            self._loop = None  # free to connect in another event loop
+
+    async def _close_driver(self) -> None:
+        driver, self._driver = self._driver, None
+        # Connections of an event loop that has been closed cannot be closed from another
+        # loop (the driver raises RuntimeError); they ended with their loop, so are dropped.
+        if driver is not None and not (self._loop is not None and self._loop.is_closed()):
+            await driver.close()
+
+    async def __aenter__(self) -> AsyncMemory:
+        return await self.connect()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def _call(self) -> AsyncIterator[None]:
+        """A call in flight: it waits for a close() under way, and close() waits for it."""
+        self._bind_loop()  # refuses another loop's client before waiting on its events
+        caller = asyncio.current_task()
+        while self._closing and self._open_again is not None and not self._callers[caller]:
+            await self._open_again.wait()
+        self._bind_loop()  # a close() waited for may have freed the client from this loop
+        self._callers[caller] += 1
+        try:
+            yield
+        finally:
+            self._callers -= collections.Counter({caller: 1})
+            if not self._callers and self._idle is not None:
+                self._idle.set()
+
+    async def _run(self, plan: Plan[T]) -> T:
+        async with self._call():
+            return await self._drive(plan)
+
+    async def _drive(self, plan: Plan[T]) -> T:
+        value: Any = None
+        while True:
+            try:
+                step = plan.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            if isinstance(step, LoadModel):
+                await asyncio.to_thread(load_model, self.embedder)
+                value = None
+            elif isinstance(step, Embed):
+                with embedder_errors(self.embedder):
+                    value = await asyncio.to_thread(self.embedder.embed, step.texts)
+            elif isinstance(step, Progress):
+                result = step.report(step.count)  # on the event loop: a quick update
+                value = (await result) if inspect.isawaitable(result) else None
+            elif isinstance(step, Extract):
+                value = await self._extract_async(step)
+            else:
+                value = await self._transaction(step)
+
+    async def _extract_async(self, step: Extract) -> list[ExtractedFact]:
+        """Runs ``extract`` in a worker thread, and awaits what it returns if that is awaitable
+        (an ``async def extract``, or any callable that returns a coroutine)."""
+        extractor = self._extractor()
+        with extractor_errors(extractor):
+            result = await asyncio.to_thread(extractor.extract, step.episodes)
+            if inspect.isawaitable(result):
+                result = await result
+            return extracted_facts(result)
+
+    async def _transaction(self, step: Transaction[T]) -> T:
+        driver = (await self.connect())._driver
+        assert driver is not None
+
+        async def body(tx: neo4j.AsyncManagedTransaction) -> T:
+            work: Work[T] = step.work()
+            rows: Rows | None = None
+            while True:
+                try:
+                    run: Run = work.send(rows)  # type: ignore[arg-type]
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                run.query.check_params(run.params)
+                result = await tx.run(run.query.text, run.params)
+                rows = await result.data()
+
+        timeout = self.settings.neo4j_transaction_timeout
+        body = _time_limited(body, timeout)
+        with driver_errors(timeout):
+            async with driver.session(
+                database=self._database, bookmark_manager=self._bookmarks
+            ) as session:
+                if step.mode == "read":
+                    return await session.execute_read(body)
+                return await session.execute_write(body)
+
+    async def remember(
+        self,
+        text: str,
+        *,
+        ns: str | None = None,
+        **fields: Unpack[FactFields],
+    ) -> Fact:
+        """See :meth:`Memory.remember`."""
+        return await self._run(self._core.remember(text, ns=ns, **fields))
+
+    async def remember_many(
+        self,
+        facts: Sequence[FactInput | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        vectors: npt.ArrayLike | None = None,
+    ) -> list[Fact]:
+        """See :meth:`Memory.remember_many`."""
+        return await self._run(self._core.remember_many(facts, ns=ns, vectors=vectors))
+
+    async def ingest(
+        self,
+        messages: Iterable[Message | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        session_id: str | None = None,
+        batch_size: int | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> IngestResult:
+        """See :meth:`Memory.ingest`."""
+        return await self._run(
+            self._core.ingest(
+                messages, ns=ns, session_id=session_id, batch_size=batch_size, progress=progress
+            )
+        )
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        ns: str | None = None,
+        **options: Unpack[RecallOptions],
+    ) -> RecallResult:
+        """See :meth:`Memory.recall`."""
+        return await self._run(self._core.recall(query, ns=ns, **options))
+
+    async def context(
+        self,
+        query: str,
+        *,
+        ns: str | None = None,
+        budget_tokens: int,
+        **options: Unpack[ContextOptions],
+    ) -> ContextBlock:
+        """See :meth:`Memory.context`."""
+        # The first call loads the tokenizer from disk: in a worker thread, not on the loop.
+        counter = self._counter
+        if counter is None:
+            counter = await asyncio.to_thread(lambda: self.token_counter)
+        return await self._run(
+            self._core.context(
+                query, ns=ns, budget_tokens=budget_tokens, counter=counter, **options
+            )
+        )
+
+    async def get(self, id: str, *, ns: str | None = None) -> Fact | Episode:
+        """See :meth:`Memory.get`."""
+        return await self._run(self._core.get(id, ns=ns))
+
+    async def history(self, id: str, *, ns: str | None = None) -> FactHistory:
+        """See :meth:`Memory.history`."""
+        return await self._run(self._core.history(id, ns=ns))
+
+    async def stats(self, *, ns: str | None = None) -> NamespaceStats:
+        """See :meth:`Memory.stats`."""
+        return await self._run(self._core.stats(ns=ns))
+
+    async def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
+        """See :meth:`Memory.pin`."""
+        return await self._run(self._core.pin(id, ns=ns, pinned=pinned))
+
+
+__all__ = ["AsyncMemory"]

@@ -1,0 +1,167 @@
+"""What the two clients share: their settings, embedder, extractor, token counter and core,
+and the checks of their constructor arguments."""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import neo4j
+
+from graphmem.client.graph import Graph
+from graphmem.core.checks import resolve_config
+from graphmem.core.extraction import ExtractedFact, Extractor, extracted_facts, extractor_errors
+from graphmem.core.memory_core import MemoryCore
+from graphmem.core.plans import (
+    Extract,
+)
+from graphmem.core.recall.ranking import RecallConfig
+from graphmem.embed.embedder import Embedder
+from graphmem.embed.tokens import TokenCounter, counter_from_setting
+from graphmem.errors import ClientUsageError, GraphmemError
+from graphmem.servers.connection import Neo4jTarget
+from graphmem.settings import GraphmemSettings, load_settings
+
+if TYPE_CHECKING:
+    pass
+
+
+T = TypeVar("T")
+
+
+B = TypeVar("B", bound=Callable[..., Any])
+
+
+def _time_limited(body: B, timeout: float | None) -> B:
+    """``body``, a transaction function, with Neo4j's time limit set when there is one."""
+    return body if timeout is None else neo4j.unit_of_work(timeout=timeout)(body)
+
+
+def settings_recall_config(settings: GraphmemSettings) -> RecallConfig:
+    """The recall configuration the settings give a Memory that is not handed one."""
+    return RecallConfig(
+        fusion=settings.recall_fusion,
+        min_score=settings.recall_min_score,
+        recency_weight=settings.recall_recency_weight,
+        recency_half_life_days=settings.recall_recency_half_life_days,
+    )
+
+
+def _check_options(
+    settings: object, embedder: object, extractor: object, config: object, counter: object
+) -> None:
+    """Refuse constructor arguments of the wrong kind at once, not at first use."""
+
+    def wrong(name: str, expected: str, value: object, hint: str = "") -> ClientUsageError:
+        got = type(value).__name__
+        return ClientUsageError(f"{name} must be {expected}, got {got}{hint}")
+
+    if settings is not None and not isinstance(settings, GraphmemSettings):
+        hint = " (the namespace is the keyword argument ns=)" if isinstance(settings, str) else ""
+        raise wrong("settings", "a GraphmemSettings", settings, hint)
+    for name, value, methods in (
+        ("embedder", embedder, ("embed",)),
+        ("extractor", extractor, ("extract",)),
+        ("token_counter", counter, ("count",)),
+    ):
+        if value is not None and not all(callable(getattr(value, m, None)) for m in methods):
+            raise wrong(name, f"an object with {', '.join(methods)}()", value)
+    if embedder is not None:
+        dimension = getattr(embedder, "dimension", None)
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+            raise wrong("embedder", "an object with a positive int dimension", embedder)
+    if config is not None and not isinstance(config, RecallConfig | Mapping):
+        raise wrong("recall_config", "a RecallConfig or a mapping", config)
+
+
+class _ClientBase:
+    """Settings, embedder, extractor, token counter and the shared core."""
+
+    def __init__(
+        self,
+        settings: GraphmemSettings | None = None,
+        *,
+        ns: str | None = None,
+        embedder: Embedder | None = None,
+        extractor: Extractor | None = None,
+        recall_config: RecallConfig | Mapping[str, Any] | None = None,
+        token_counter: TokenCounter | None = None,
+        target: Neo4jTarget | None = None,
+        apply_schema: bool = True,
+    ) -> None:
+        _check_options(settings, embedder, extractor, recall_config, token_counter)
+        self.settings = settings or load_settings()
+        if embedder is None:
+            from graphmem.embed.embedder import SentenceTransformerEmbedder
+
+            embedder = SentenceTransformerEmbedder.from_settings(self.settings, lazy=True)
+        self.embedder = embedder
+        self.extractor = extractor
+        self._counter = token_counter
+        self._target = target
+        self._apply_schema = apply_schema
+        # Makes a Memory's first connect happen once when threads race (AsyncMemory, on one
+        # event loop, uses an asyncio lock instead).
+        self._thread_lock = threading.Lock()
+        # Guards a Memory's calls in flight (below), so that close() can wait for them.
+        self._state = threading.Condition()
+        # The calls in flight by thread (Memory) or task (AsyncMemory): close() waits until
+        # there are none; close() from inside one of them (a progress callback) would wait
+        # for itself, and a call made from inside one while another thread or task closes
+        # must go on, or the two wait for each other.
+        self._callers: collections.Counter[object] = collections.Counter()
+        config = resolve_config(
+            recall_config, settings_recall_config(self.settings), "recall_config"
+        )
+        self._core = MemoryCore(
+            dimension=embedder.dimension,
+            default_ns=ns if ns is not None else self.settings.namespace,
+            config=config,
+            has_extractor=extractor is not None,
+            model_id=embedder.model_id,
+        )
+
+    @property
+    def ns(self) -> str | None:
+        """The namespace used when a call does not name one."""
+        return self._core.default_ns
+
+    @property
+    def recall_config(self) -> RecallConfig:
+        return self._core.config
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = counter_from_setting(self.settings.context_tokenizer)
+        return self._counter
+
+    def _extractor(self) -> Extractor:
+        if self.extractor is None:  # pragma: no cover - the core only asks when configured
+            raise GraphmemError("no extractor is configured")
+        return self.extractor
+
+    def _extract(self, step: Extract) -> list[ExtractedFact]:
+        extractor = self._extractor()
+        with extractor_errors(extractor):
+            return extracted_facts(extractor.extract(step.episodes))
+
+    def _open_graph(self) -> Graph:
+        return Graph.open(
+            self.settings,
+            self.embedder,
+            apply_schema=self._apply_schema,
+            target=self._target,
+        )
+
+
+def _refuse_close_inside_a_call(callers: collections.Counter[object], caller: object) -> None:
+    """close() waits for the calls in flight, so from inside one (a progress callback) it
+    would wait for itself forever: refused instead."""
+    if callers[caller]:
+        raise ClientUsageError(
+            "close() was called from inside a call of this client (such as its progress "
+            "callback), and would wait for that call to end: close the client after the call"
+        )

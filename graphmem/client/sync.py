@@ -1,0 +1,307 @@
+"""The synchronous client, :class:`Memory`; :mod:`graphmem.client.aio` has its async twin.
+
+Both have the same methods with the same arguments and results; all logic lives in
+:mod:`graphmem.core.memory_core`, and each client only carries out the plans it returns (embedding,
+extraction and Neo4j transactions). Three lines for an agent::
+
+    with Memory(ns="user-42") as memory:
+        memory.remember("The user works at Microsoft.")
+        print(memory.context("where does the user work?", budget_tokens=300).text)
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import neo4j
+
+from graphmem.client.graph import Graph
+from graphmem.core.plans import (
+    Embed,
+    Extract,
+    LoadModel,
+    Plan,
+    Progress,
+    Rows,
+    Run,
+    Transaction,
+    reported,
+)
+from graphmem.embed.embedder import embedder_errors, load_model
+from graphmem.models import (
+    ContextBlock,
+    Episode,
+    Fact,
+    FactHistory,
+    FactInput,
+    IngestResult,
+    Message,
+    NamespaceStats,
+    RecallResult,
+)
+from graphmem.store.db import driver_errors
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+from typing import Unpack
+
+from graphmem.client.base import _ClientBase, _refuse_close_inside_a_call, _time_limited
+from graphmem.core.recall.scope import ContextOptions, RecallOptions
+from graphmem.models import FactFields
+
+T = TypeVar("T")
+
+
+class Memory(_ClientBase):
+    """Synchronous graphmem client. Connects on first use (or :meth:`connect`); close it, or
+    use it as a context manager.
+
+    Every method takes ``ns``, the namespace; it defaults to the client's ``ns``, which
+    defaults to the ``GRAPHMEM_NAMESPACE`` setting (``default``).
+    """
+
+    _graph: Graph | None = None
+    _closing: bool = False
+
+    def connect(self) -> Memory:
+        """Connect to Neo4j and apply (or check) the schema now rather than on first use."""
+        if self._graph is None:
+            # A call like the others: close() waits for a connect under way.
+            with self._call(), self._thread_lock:
+                if self._graph is None:
+                    self._graph = self._open_graph()
+        return self
+
+    @property
+    def graph(self) -> Graph:
+        """The open graph (connecting if needed): its schema report, and named queries such
+        as the analyst library in ``cypher/`` through :meth:`Graph.execute`."""
+        graph = self.connect()._graph
+        assert graph is not None
+        return graph
+
+    def close(self) -> None:
+        """Close the connections once the calls in flight have finished; calls made meanwhile
+        wait, and a call made afterwards connects again."""
+        with self._state:
+            _refuse_close_inside_a_call(self._callers, threading.get_ident())
+            self._closing = True
+            try:
+                self._state.wait_for(lambda: not self._callers)
+            except BaseException:  # interrupted while waiting: calls go on, on the open graph
+                self._closing = False
+                self._state.notify_all()
+                raise
+            graph, self._graph = self._graph, None
+        try:
+            if graph is not None:
+                graph.close()
+        finally:
+            with self._state:
+                self._closing = False
+                self._state.notify_all()
+
+    def __enter__(self) -> Memory:
+        return self.connect()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- driving plans ----------------------------------------------------------------------------
+    @contextmanager
+    def _call(self) -> Iterator[None]:
+        """A call in flight: it waits for a close() under way, and close() waits for it."""
+        caller = threading.get_ident()
+        with self._state:
+            if not self._callers[caller]:  # a call from inside one of this thread's goes on
+                self._state.wait_for(lambda: not self._closing)
+            self._callers[caller] += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self._callers -= collections.Counter({caller: 1})
+                self._state.notify_all()
+
+    def _run(self, plan: Plan[T]) -> T:
+        with self._call():
+            return self._drive(plan)
+
+    def _drive(self, plan: Plan[T]) -> T:
+        value: Any = None
+        while True:
+            try:
+                step = plan.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            if isinstance(step, LoadModel):
+                load_model(self.embedder)
+                value = None
+            elif isinstance(step, Embed):
+                with embedder_errors(self.embedder):
+                    value = self.embedder.embed(step.texts)
+            elif isinstance(step, Progress):
+                reported(step.report(step.count))
+                value = None
+            elif isinstance(step, Extract):
+                value = self._extract(step)
+            else:
+                value = self._transaction(step)
+
+    def _transaction(self, step: Transaction[T]) -> T:
+        graph = self.graph
+
+        def body(tx: neo4j.ManagedTransaction) -> T:
+            work = step.work()
+            rows: Rows | None = None
+            while True:
+                try:
+                    run: Run = work.send(rows)  # type: ignore[arg-type]
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                run.query.check_params(run.params)
+                rows = tx.run(run.query.text, run.params).data()
+
+        timeout = self.settings.neo4j_transaction_timeout
+        body = _time_limited(body, timeout)
+        # One bookmark chain per client (the driver's, which graphmem's other queries use too):
+        # on a cluster each transaction sees the writes of the ones before it.
+        with (
+            driver_errors(timeout),
+            graph.driver.session(
+                database=graph.database,
+                bookmark_manager=graph.driver.execute_query_bookmark_manager,
+            ) as session,
+        ):
+            if step.mode == "read":
+                return session.execute_read(body)
+            return session.execute_write(body)
+
+    # --- the memory API ---------------------------------------------------------------------------
+    def remember(
+        self,
+        text: str,
+        *,
+        ns: str | None = None,
+        **fields: Unpack[FactFields],
+    ) -> Fact:
+        """Store one fact as said (append-only) and return it; searchable on return. The
+        fields are those of :class:`~graphmem.models.FactFields`.
+
+        ``supersedes`` names believed facts this one replaces: in the same transaction they
+        are retired (``status='superseded'``, ``retired_at``, ``valid_to``, ``superseded_by``)
+        and linked by ``SUPERSEDES`` with ``reason``. ``references`` adds ``REFERENCES`` edges.
+        """
+        return self._run(self._core.remember(text, ns=ns, **fields))
+
+    def remember_many(
+        self,
+        facts: Sequence[FactInput | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        vectors: npt.ArrayLike | None = None,
+    ) -> list[Fact]:
+        """Store many facts in one transaction (embedded in batches); all or nothing.
+
+        ``vectors`` (one row per fact) skips the embedder, for callers that already have
+        embeddings from the same model.
+        """
+        return self._run(self._core.remember_many(facts, ns=ns, vectors=vectors))
+
+    def ingest(
+        self,
+        messages: Iterable[Message | Mapping[str, Any] | str],
+        *,
+        ns: str | None = None,
+        session_id: str | None = None,
+        batch_size: int | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> IngestResult:
+        """Store messages verbatim as episodes; re-sent messages are not stored twice.
+
+        The input is one call whatever ``batch_size``: repeats and external-id conflicts are
+        found across all of it, and with stored messages, before anything is written (a stored
+        message without an external id takes the one it is re-sent with). The new
+        messages are then written in one transaction, or ``batch_size`` per transaction
+        (embedded and extracted batch by batch); if one fails, the batches before it stay
+        stored, and sending the same input again stores only the rest. ``progress`` is called
+        with the number of input messages each step handled (first the repeats and the stored
+        ones, then each batch), adding up to the input's length; :class:`AsyncMemory` also
+        awaits what it returns when that is awaitable.
+        """
+        return self._run(
+            self._core.ingest(
+                messages, ns=ns, session_id=session_id, batch_size=batch_size, progress=progress
+            )
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        ns: str | None = None,
+        **options: Unpack[RecallOptions],
+    ) -> RecallResult:
+        """Hybrid search over believed facts and episodes, best first, scores broken down.
+
+        ``as_of`` answers from what was believed at that transaction time; ``valid_at`` from
+        what was true at that valid time; ``include_retired`` also returns retired facts. The
+        options are those of :class:`~graphmem.core.recall.scope.RecallOptions` (``k``,
+        ``kinds``, ``tags``, ``since``, ``until``, ``min_score``, ``config``, ...).
+        """
+        return self._run(self._core.recall(query, ns=ns, **options))
+
+    def context(
+        self,
+        query: str,
+        *,
+        ns: str | None = None,
+        budget_tokens: int,
+        **options: Unpack[ContextOptions],
+    ) -> ContextBlock:
+        """A prompt-ready block: pinned facts, then what recall finds, within the budget.
+
+        Its options (:class:`~graphmem.core.recall.scope.ContextOptions`) are recall's, with
+        ``k`` (hits recall may use) 20 by default, and ``pinned_limit`` (pinned facts shown at
+        most, default 50) and ``timezone`` (an IANA name such as ``"Europe/Lisbon"`` or a
+        tzinfo; the zone of the dates, default UTC).
+        """
+        return self._run(
+            self._core.context(
+                query,
+                ns=ns,
+                budget_tokens=budget_tokens,
+                counter=self.token_counter,
+                **options,
+            )
+        )
+
+    def get(self, id: str, *, ns: str | None = None) -> Fact | Episode:
+        """The fact or episode with this id."""
+        return self._run(self._core.get(id, ns=ns))
+
+    def history(self, id: str, *, ns: str | None = None) -> FactHistory:
+        """The fact's SUPERSEDES chain both ways, with times, reasons and actors."""
+        return self._run(self._core.history(id, ns=ns))
+
+    def stats(self, *, ns: str | None = None) -> NamespaceStats:
+        """Counts of facts (by status), episodes, sessions and relationships."""
+        return self._run(self._core.stats(ns=ns))
+
+    def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
+        """Pin a fact so that ``context`` always shows it first (``pinned=False`` unpins)."""
+        return self._run(self._core.pin(id, ns=ns, pinned=pinned))
+
+
+__all__ = ["Memory"]

@@ -1,0 +1,70 @@
+"""What every plan of the core shares: the client's embedder dimension and model, its default
+namespace and recall configuration, and the two steps most plans take (embed, and check in a
+transaction that the graph still has this client's embedder)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from graphmem.core.checks import namespace
+from graphmem.core.plans import Embed, Plan, Run, Work
+from graphmem.core.recall.ranking import RecallConfig
+from graphmem.embed.embedder import Vectors, check_vectors
+from graphmem.errors import EmbeddingError
+from graphmem.store.cypher import query
+from graphmem.store.schema import SCHEMA_KEY, check_embedder
+
+
+class CoreBase:
+    """The state the plans read; :class:`~graphmem.core.memory_core.MemoryCore` adds the flows."""
+
+    def __init__(
+        self,
+        *,
+        dimension: int,
+        default_ns: str | None = None,
+        config: RecallConfig | None = None,
+        has_extractor: bool = False,
+        model_id: str | None = None,
+    ) -> None:
+        if default_ns is not None:
+            namespace(default_ns, None)
+        self.dimension = dimension
+        #: The embedder's model: writes and recall check, in their transaction, that the graph
+        #: still has it (another may have replaced it with ``graphmem reembed`` since connect).
+        self.model_id = model_id
+        self.default_ns = default_ns
+        self.config = config or RecallConfig()
+        self.has_extractor = has_extractor
+
+    def _ns(self, ns: str | None) -> str:
+        """The namespace a call names, else the client's default, checked."""
+        return namespace(ns, self.default_ns)
+
+    def _guard(self) -> Work[None]:
+        """Refuse to go on in this transaction unless the graph's embedder is this client's and
+        no re-embedding is under way: vectors of two models must never meet."""
+        if self.model_id is not None:
+            rows = yield Run(query("schema_state"), {"key": SCHEMA_KEY})
+            self._check_state(rows[0] if rows else None)
+
+    def _check_state(self, state: Mapping[str, Any] | None) -> None:
+        if self.model_id is not None:
+            check_embedder(state, (), self)  # type: ignore[arg-type]
+
+    def _embed(self, texts: tuple[str, ...]) -> Plan[Vectors]:
+        """The embedder's vectors for ``texts``, checked as given vectors are: one finite,
+        non-zero row of the client's dimension per text. An embedder that breaks its contract
+        (any object with ``embed`` may be one) raises EmbeddingError before anything is
+        written, rather than storing vectors the index cannot compare."""
+        vectors = yield Embed(texts)
+        try:
+            checked = check_vectors(vectors, self.dimension)
+        except (EmbeddingError, ValueError, TypeError) as exc:
+            raise EmbeddingError(f"the embedder returned unusable vectors: {exc}") from exc
+        if len(checked) != len(texts):
+            raise EmbeddingError(
+                f"the embedder returned {len(checked)} vectors for {len(texts)} texts"
+            )
+        return checked

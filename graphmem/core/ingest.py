@@ -1,0 +1,279 @@
+"""ingest: messages stored verbatim as episodes, each once, with the facts an extractor finds.
+
+A call is planned in three steps: :func:`_rows` turns the messages into rows, :func:`_repeats`
+finds the messages that repeat one earlier in the call, and :class:`_Stored` matches the rest
+against what the namespace holds (refusing an edit of a stored message, and giving a stored
+message without an external id the one it is re-sent with). Only then is anything embedded or
+written, batch by batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem.core.base import CoreBase
+from graphmem.core.checks import as_list, as_model, checked_ids, checked_integer
+from graphmem.core.extraction import extract_facts
+from graphmem.core.messages import (
+    content_hash,
+    edit_conflict,
+    episode_text,
+    message_hash,
+    refuse_conflicts,
+)
+from graphmem.core.plans import Plan, Progress, Run, Transaction, VectorParam, Work
+from graphmem.core.writes import fact_rows, fact_work, metadata_json
+from graphmem.errors import InvalidInputError, MessageConflictError, TransientDatabaseError
+from graphmem.models import Episode, Fact, FactInput, IngestResult, Message, native_time
+from graphmem.store.cypher import query
+
+Row = dict[str, Any]
+
+
+class IngestPlans(CoreBase):
+    def ingest(
+        self,
+        messages: Iterable[Message | Mapping[str, Any] | str],
+        *,
+        ns: str | None,
+        session_id: str | None = None,
+        batch_size: int | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> Plan[IngestResult]:
+        ns = self._ns(ns)
+        messages = as_list("ingest", messages, "messages")
+        if session_id is not None:
+            (session_id,) = checked_ids("session_id", [session_id])
+        if batch_size is not None:
+            batch_size = checked_integer("batch_size", batch_size, 1)
+        if progress is not None and not callable(progress):
+            raise InvalidInputError("progress must be a callable taking a number of messages")
+        parsed = [as_model(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
+        rows, bases = _rows(ns, parsed, session_id)
+        if not rows:
+            return IngestResult(ns=ns)
+        fresh, repeat_of, refused = _repeats(rows, bases)
+        known = _Stored(ns, rows, bases)
+        # Skip what is stored already before embedding, and refuse a conflict with a stored
+        # message before anything is written; each write checks again under the lock.
+        stored, adopting = yield Transaction("read", lambda: known.match(fresh, refused))
+        pending = [r for r in fresh if r["i"] in adopting]
+        fresh = [r for r in fresh if r["i"] not in stored]
+        if progress is not None:
+            yield Progress(progress, len(rows) - len(fresh))  # repeats: nothing to write
+        episodes: list[Episode] = []
+        facts: list[Fact] = []
+        size = batch_size or max(len(fresh), 1)
+        for start in range(0, len(fresh), size):
+            batch = fresh[start : start + size]
+            # The first transaction also records the external ids of repeats.
+            new, raced, derived = yield from self._ingest_batch(ns, batch, known, pending)
+            pending = []
+            episodes += new
+            facts += derived
+            stored.update(raced)
+            if progress is not None:
+                yield Progress(progress, len(batch))
+        if pending:
+            stored.update((yield Transaction("write", lambda: known.adopt_only(pending))))
+        # Each input that matched an episode, in input order: the id of the stored one.
+        stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
+        repeats = [
+            stored_id[repeat_of.get(row["i"], row["i"])]
+            for row in rows
+            if row["i"] in repeat_of or row["i"] in stored
+        ]
+        return IngestResult(
+            ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
+        )
+
+    def _ingest_batch(
+        self, ns: str, fresh: list[Row], known: _Stored, repeats: list[Row]
+    ) -> Plan[tuple[list[Episode], dict[int, str], list[Fact]]]:
+        """Embeds the new messages, extracts their facts and stores both in one transaction,
+        which also gives the episodes that ``repeats`` matched their external ids: the episodes
+        created, the inputs found stored (by another writer meanwhile, or among ``repeats``),
+        and the facts."""
+        texts = tuple(episode_text(r["content"], r["speaker"]) for r in fresh)
+        vectors = yield from self._embed(texts)
+        for row, vector in zip(fresh, vectors, strict=True):
+            row["embedding"] = VectorParam(vector.tolist())
+
+        # With an extractor, facts are extracted from the new messages before anything is
+        # written, then stored with them in one transaction: a failing extractor writes nothing,
+        # so the same messages can be sent again.
+        fact_inputs: list[FactInput] = []
+        extracted_rows: list[Row] = []
+        if self.has_extractor:
+            fact_inputs, sources = yield from extract_facts(fresh)
+            if fact_inputs:
+                fact_vectors = yield from self._embed(tuple(item.text for item in fact_inputs))
+                extracted_rows = fact_rows(ns, fact_inputs, fact_vectors, sources)
+
+        def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact]]]:
+            yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
+            yield from self._guard()
+            raced, adopting = yield from known.match(fresh + repeats)
+            yield from known.adopt(adopting, raced, repeats)
+            todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
+            created = (yield Run(query("episode_create"), {"episodes": todo})) if todo else []
+            new = [Episode.model_validate(r["episode"]) for r in created]
+            # Facts from messages another writer stored meanwhile are that writer's to derive.
+            ids = {e.id for e in new}
+            keep = [i for i, row in enumerate(extracted_rows) if set(row["derived_from"]) <= ids]
+            facts: list[Fact] = []
+            if keep:
+                work = fact_work(
+                    ns,
+                    [fact_inputs[i] for i in keep],
+                    [extracted_rows[i] for i in keep],
+                    "extractor",
+                )
+                facts = yield from work()
+            return new, raced, facts
+
+        written: tuple[list[Episode], dict[int, str], list[Fact]] = yield Transaction(
+            "write", write
+        )
+        return written
+
+
+def _rows(
+    ns: str, messages: Sequence[Message], session_id: str | None
+) -> tuple[list[Row], list[str]]:
+    """One row per message, as ``episode_create`` takes it (with ``i``, its input index), and
+    each message's hash without its occurrence number. The n-th identical message of the call
+    gets a hash of its own, so that a chat that says "ok" twice keeps both."""
+    rows: list[Row] = []
+    occurrences: Counter[str] = Counter()
+    bases: list[str] = []
+    for i, message in enumerate(messages):
+        session = message.session_id if message.session_id is not None else session_id
+        base = content_hash(message, session)
+        occurrences[base] += 1
+        bases.append(base)
+        later = occurrences[base] - 1  # identical messages before this one in the call
+        rows.append(
+            {
+                "i": i,
+                "id": str(uuid.uuid4()),
+                "ns": ns,
+                "content": message.content,
+                "content_hash": content_hash(message, session, later) if later else base,
+                "role": message.role,
+                "speaker": message.speaker,
+                "session_id": session,
+                "external_id": message.external_id,
+                "occurred_at": message.occurred_at,
+                "metadata": metadata_json(message.metadata),
+            }
+        )
+    return rows, bases
+
+
+def _repeats(
+    rows: list[Row], bases: list[str]
+) -> tuple[list[Row], dict[int, int], list[MessageConflictError]]:
+    """The rows that repeat none before them, each repeat's first occurrence (by input index),
+    and the edits refused: a message repeats another with the same session and external id, or
+    with the same content hash unless both carry external ids (then those ids tell them apart);
+    the same external id with other content is an edit."""
+    fresh: list[Row] = []
+    repeat_of: dict[int, int] = {}
+    by_key: dict[tuple[Any, ...], int] = {}
+    refused: list[MessageConflictError] = []
+    for row in rows:
+        digest, external = row["content_hash"], row["external_id"]
+        if external is None:
+            keys: list[tuple[Any, ...]] = [("hash", digest)]
+            own: list[tuple[Any, ...]] = [("hash", digest), ("hash without id", digest)]
+        else:
+            keys = [("id", row["session_id"], external), ("hash without id", digest)]
+            own = [("hash", digest), ("id", row["session_id"], external)]
+        first = next((by_key[k] for k in keys if k in by_key), None)
+        if first is not None:
+            clash = None
+            if external is not None and rows[first]["external_id"] == external:
+                clash = edit_conflict(row, bases[row["i"]], bases[first], other_index=first)
+            if clash is None:
+                repeat_of[row["i"]] = first
+            else:  # refused with any other conflict, before anything is written
+                refused.append(clash)
+            continue
+        for k in own:
+            by_key.setdefault(k, row["i"])
+        fresh.append(row)
+    return fresh, repeat_of, refused
+
+
+@dataclass
+class _Stored:
+    """The messages of one call held against the namespace's stored episodes."""
+
+    ns: str
+    rows: list[Row]
+    bases: list[str] = field(repr=False)
+
+    def match(
+        self, candidates: list[Row], refused: Sequence[MessageConflictError] = ()
+    ) -> Work[tuple[dict[int, str], set[int]]]:
+        """The stored episode each candidate repeats, and which of those candidates carry an
+        external id that their episode, stored without one, is to take. A candidate that
+        conflicts with a stored message is refused, together with ``refused``."""
+        probe = [
+            {k: r[k] for k in ("i", "session_id", "external_id", "content_hash")}
+            for r in candidates
+        ]
+        found = yield Run(query("episode_existing"), {"ns": self.ns, "rows": probe})
+        conflicts = list(refused)
+        for r in found:
+            same = r["by_external_id"]  # the stored message with this external id
+            if same is not None:
+                other = message_hash(
+                    same["session_id"],
+                    same["role"],
+                    same["speaker"],
+                    native_time(same["occurred_at"]),
+                    same["content"],
+                )
+                i = r["i"]
+                clash = edit_conflict(self.rows[i], self.bases[i], other, episode_id=same["id"])
+                if clash is not None:
+                    conflicts.append(clash)
+        refuse_conflicts(conflicts)
+        matched = {r["i"]: r["existing"] for r in found if r["existing"] is not None}
+        return matched, {r["i"] for r in found if r["adopt"]}
+
+    def adopt(
+        self, indexes: set[int], matched: Mapping[int, str], repeats: Sequence[Mapping[str, Any]]
+    ) -> Work[None]:
+        """Gives each episode stored without an external id the id of the message just found to
+        repeat it (run under the namespace lock, after :meth:`match`). ``repeats``, the inputs
+        the first read took for repeats that carry an id to give, must still match: another
+        writer may have given their episode another id meanwhile, making them new messages,
+        which this transaction has no vectors for."""
+        lost = [r["i"] for r in repeats if r["i"] not in matched]
+        if lost:
+            raise TransientDatabaseError(
+                f"message {lost[0]}: another ingest gave the stored message it repeated "
+                "another external id meanwhile, so it is a new message; nothing of this "
+                "write was stored: send the same input again"
+            )
+        todo = [
+            {"id": matched[i], "external_id": self.rows[i]["external_id"]}
+            for i in sorted(indexes)
+            if i in matched
+        ]
+        if todo:
+            yield Run(query("episode_adopt"), {"ns": self.ns, "rows": todo})
+
+    def adopt_only(self, pending: list[Row]) -> Work[dict[int, str]]:
+        """The write of a call with nothing new to store: the external ids of its repeats."""
+        yield Run(query("ns_lock"), {"key": f"ingest:{self.ns}", "ns": self.ns})
+        matched, still = yield from self.match(pending)
+        yield from self.adopt(still, matched, pending)
+        return matched

@@ -1,0 +1,85 @@
+"""recall: hybrid search over facts and episodes, as one plan (search, fuse, gate, stamp)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from graphmem.core.base import CoreBase
+from graphmem.core.checks import QUERY_TEXT, checked_value
+from graphmem.core.plans import LoadModel, Plan, Transaction, VectorParam
+from graphmem.core.recall.scope import RecallRequest
+from graphmem.core.recall.search import RecallReads, assemble, recall_reads, stamp_access
+from graphmem.models import RecallResult, Timing
+
+
+class RecallPlans(CoreBase):
+    def recall(self, text: str, *, ns: str | None, **options: Any) -> Plan[RecallResult]:
+        """The plan of ``recall(text, **options)``, options as :class:`RecallOptions` names."""
+        began = time.perf_counter()
+        ns = self._ns(ns)
+        text = self._query(text)
+        request = RecallRequest.checked(options, self.config)
+        return (yield from self._recall(ns, text, request, began))
+
+    @staticmethod
+    def _query(text: str) -> str:
+        return checked_value(QUERY_TEXT, "recall query", text)
+
+    def _recall(
+        self, ns: str, text: str, request: RecallRequest, began: float
+    ) -> Plan[RecallResult]:
+        scope, k, cfg = request.scope, request.k, request.config
+        loading = time.perf_counter()
+        yield LoadModel()  # after every check, and untimed: total_ms leaves it out too
+        began += time.perf_counter() - loading
+        started = time.perf_counter()
+        vector = VectorParam((yield from self._embed((text,)))[0].tolist())
+        embed_ms = (time.perf_counter() - started) * 1000
+
+        now = scope.as_of or datetime.now(UTC)
+        started = time.perf_counter()
+        reads: RecallReads = yield Transaction(
+            "read",
+            lambda: recall_reads(
+                ns,
+                text,
+                vector,
+                k,
+                scope.kinds,
+                scope.params(),
+                scope.fact_params(),
+                request.expand_references,
+                cfg,
+                now,
+                check_state=self._check_state,
+            ),
+        )
+        db_ms = (time.perf_counter() - started) * 1000
+        hits = assemble(reads, k, cfg, scope.as_of)
+
+        stamp_ms = 0.0
+        if request.track_access and scope.as_of is None:  # as_of: an audit read
+            stamp_ms = yield from stamp_access(
+                ns,
+                [h.id for h in hits if h.kind == "fact"],
+                [h.id for h in hits if h.kind == "episode"],
+            )
+        return RecallResult(
+            query=text,
+            ns=ns,
+            hits=tuple(hits),
+            as_of=scope.as_of,
+            valid_at=scope.valid_at,
+            candidates=reads.seen,
+            gated=reads.gated,
+            widened=reads.widened,
+            exact_fallback=reads.exact,
+            timing=Timing(
+                embed_ms=embed_ms,
+                db_ms=db_ms,
+                stamp_ms=stamp_ms,
+                total_ms=(time.perf_counter() - began) * 1000,
+            ),
+        )

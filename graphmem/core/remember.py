@@ -1,0 +1,77 @@
+"""remember and remember_many: facts stored as said, in one transaction, searchable on return."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Sized
+from typing import Any
+
+import numpy.typing as npt
+
+from graphmem.core.base import CoreBase
+from graphmem.core.checks import as_list, as_model, validate
+from graphmem.core.plans import Plan, Transaction
+from graphmem.core.writes import API_ACTOR, fact_rows, fact_work
+from graphmem.embed.embedder import Vectors, check_vectors
+from graphmem.errors import EmbeddingError, InvalidInputError
+from graphmem.models import Fact, FactInput
+
+
+class RememberPlans(CoreBase):
+    def remember(self, text: str, *, ns: str | None, **fields: Any) -> Plan[Fact]:
+        ns = self._ns(ns)
+        item = validate(FactInput, {"text": text, **fields}, "fact")
+        facts = yield from self._write_facts(ns, [item], vectors=None)
+        return facts[0]
+
+    def remember_many(
+        self,
+        items: Sequence[FactInput | Mapping[str, Any] | str],
+        *,
+        ns: str | None,
+        vectors: npt.ArrayLike | None = None,
+    ) -> Plan[list[Fact]]:
+        ns = self._ns(ns)
+        facts = as_list("remember_many", items, "facts")
+        inputs = [as_model(FactInput, "text", item, f"fact {i}") for i, item in enumerate(facts)]
+        if not inputs:
+            if vectors is not None and (not isinstance(vectors, Sized) or len(vectors)):
+                raise InvalidInputError("no facts but vectors were given")
+            return []
+        checked = None
+        if vectors is not None:
+            checked = self._user_vectors(vectors, len(inputs))
+        return (yield from self._write_facts(ns, inputs, vectors=checked))
+
+    def _user_vectors(self, vectors: npt.ArrayLike, count: int) -> Vectors:
+        try:
+            checked = check_vectors(vectors, self.dimension)
+        except (EmbeddingError, ValueError, TypeError) as exc:
+            raise InvalidInputError(f"invalid vectors: {exc}") from exc
+        if len(checked) != count:
+            raise InvalidInputError(f"{count} facts but {len(checked)} vectors")
+        return checked
+
+    def _write_facts(
+        self,
+        ns: str,
+        inputs: Sequence[FactInput],
+        *,
+        vectors: Vectors | None,
+        derived_from: Sequence[Sequence[str]] | None = None,
+        actor: str = API_ACTOR,
+    ) -> Plan[list[Fact]]:
+        superseded: dict[str, int] = {}
+        for i, item in enumerate(inputs):
+            for old in item.supersedes:
+                if old in superseded:
+                    raise InvalidInputError(
+                        f"facts {superseded[old]} and {i} both supersede {old!r}; "
+                        "a fact is superseded once"
+                    )
+                superseded[old] = i
+        if vectors is None:
+            vectors = yield from self._embed(tuple(item.text for item in inputs))
+        rows = fact_rows(ns, inputs, vectors, derived_from)
+        work = fact_work(ns, inputs, rows, actor, self._guard)
+        facts: list[Fact] = yield Transaction("write", work)
+        return facts

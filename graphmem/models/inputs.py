@@ -1,0 +1,106 @@
+"""What the clients take: facts to remember and messages to ingest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Annotated, Any, TypedDict
+
+from pydantic import (
+    BeforeValidator,
+    StrictBool,
+    model_validator,
+)
+
+from graphmem.models.fields import (
+    MAX_TEXT_CHARS,
+    AwareDatetime,
+    EpisodeText,
+    FactText,
+    Id,
+    Ids,
+    Label,
+    Metadata,
+    Tags,
+    Text,
+    _Input,
+    _text,
+)
+
+
+# --- inputs -------------------------------------------------------------------------------------
+class FactInput(_Input):
+    """One fact to remember (the batch form of :meth:`Memory.remember` takes a list of them)."""
+
+    text: FactText
+    source: Label | None = None
+    tags: Tags = ()
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+    supersedes: Ids = ()
+    references: Ids = ()
+    metadata: Metadata = None
+    pinned: StrictBool = False
+    reason: Annotated[Text, _text(MAX_TEXT_CHARS, "reason")] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> FactInput:
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError(
+                f"valid_to ({self.valid_to.isoformat()}) must be after valid_from "
+                f"({self.valid_from.isoformat()})"
+            )
+        for name, ids in (("supersedes", self.supersedes), ("references", self.references)):
+            if len(set(ids)) != len(ids):
+                raise ValueError(f"{name} lists the same id twice")
+        if set(self.supersedes) & set(self.references):
+            raise ValueError("a fact cannot both supersede and reference the same id")
+        if self.reason is not None and not (self.supersedes or self.references):
+            raise ValueError(
+                "reason is kept on the SUPERSEDES and REFERENCES edges: give supersedes or "
+                "references with it"
+            )
+        return self
+
+
+class FactFields(TypedDict, total=False):
+    """The keyword arguments of ``remember`` besides the text: :class:`FactInput`'s fields."""
+
+    #: Where the fact comes from (a label of the caller's choice).
+    source: str | None
+    #: Tags for filtering recall (at most 32).
+    tags: Sequence[str]
+    #: When it became true in the world (valid time; ISO 8601 with a zone).
+    valid_from: datetime | str | None
+    #: When it stopped being true (valid time; after ``valid_from``).
+    valid_to: datetime | str | None
+    #: Ids of believed facts this one replaces: retired in the same transaction.
+    supersedes: Sequence[str]
+    #: Ids of related facts (``REFERENCES`` edges).
+    references: Sequence[str]
+    #: A JSON object stored with the fact.
+    metadata: Mapping[str, Any] | None
+    #: Pinned facts open every ``context`` block.
+    pinned: bool
+    #: Why it supersedes or references the others (kept on the edges).
+    reason: str | None
+
+
+class Message(_Input):
+    """One verbatim message for :meth:`Memory.ingest`.
+
+    ``content`` is stored as given. ``external_id`` is the caller's own id of the message;
+    re-sending a message with the same namespace, session and external id (or the same content
+    hash, unless both carry external ids, which then tell them apart) does not store it twice.
+    """
+
+    content: EpisodeText
+    #: ``None`` (a JSON null) means the default, as an absent role does.
+    role: Annotated[Label, BeforeValidator(lambda value: "user" if value is None else value)] = (
+        "user"
+    )
+    speaker: Label | None = None
+    occurred_at: AwareDatetime | None = None
+    external_id: Id | None = None
+    session_id: Id | None = None
+    metadata: Metadata = None

@@ -1,0 +1,256 @@
+"""What the clients return: stored facts and episodes, recall hits, context blocks, reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BeforeValidator,
+)
+
+from graphmem.models.fields import (
+    FactStatus,
+    Kind,
+    StoredDatetime,
+    _metadata_from_graph,
+    _Output,
+)
+
+
+# --- stored nodes -------------------------------------------------------------------------------
+class Fact(_Output):
+    """A :Fact node (without its embedding)."""
+
+    id: str
+    ns: str
+    text: str
+    status: FactStatus
+    recorded_at: StoredDatetime
+    retired_at: StoredDatetime | None = None
+    valid_from: StoredDatetime | None = None
+    valid_to: StoredDatetime | None = None
+    stated_valid_to: StoredDatetime | None = None
+    """On a superseded fact, the ``valid_to`` it carried while believed (None when open)."""
+    superseded_by: str | None = None
+    source: str | None = None
+    tags: tuple[str, ...] = ()
+    access_count: int = 0
+    last_accessed_at: StoredDatetime | None = None
+    text_hash: str
+    metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
+    pinned: bool = False
+
+    @property
+    def believed(self) -> bool:
+        """Whether graphmem believes it now (not retired)."""
+        return self.retired_at is None
+
+    def as_believed_at(self, moment: datetime) -> Fact:
+        """This fact as graphmem believed it at transaction time ``moment``: a fact retired
+        later is shown active, with the ``valid_to`` it then had and no replacement. (Usage
+        counts and the pin are current values: they are not part of the belief history.)"""
+        if self.retired_at is None or self.retired_at <= moment:
+            return self
+        return self.model_copy(
+            update={
+                "status": "active",
+                "retired_at": None,
+                "superseded_by": None,
+                "valid_to": self.stated_valid_to,
+                "stated_valid_to": None,
+            }
+        )
+
+
+class Episode(_Output):
+    """An :Episode node: one verbatim message (without its embedding)."""
+
+    id: str
+    ns: str
+    content: str
+    role: str
+    speaker: str | None = None
+    session_id: str | None = None
+    external_id: str | None = None
+    occurred_at: StoredDatetime | None = None
+    recorded_at: StoredDatetime
+    content_hash: str
+    access_count: int = 0
+    last_accessed_at: StoredDatetime | None = None
+    metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
+
+
+# --- recall -------------------------------------------------------------------------------------
+class Scores(_Output):
+    """How a hit scored. ``vector`` is the cosine similarity (-1..1) to the query; ``fulltext``
+    the Lucene score (absent when the text did not match); ranks are 1-based within each
+    retriever's candidates; ``fused`` the fusion score, ``recency`` the multiplier applied to it,
+    and ``lexical`` the share of the query's words found in the text (used by the quality
+    gate)."""
+
+    vector: float | None = None
+    vector_rank: int | None = None
+    fulltext: float | None = None
+    fulltext_rank: int | None = None
+    fused: float
+    recency: float
+    lexical: float
+    final: float
+
+
+class SourceMessage(_Output):
+    """One episode (verbatim message) behind a hit."""
+
+    episode_id: str
+    #: The caller's own id of the message, if it was sent with one.
+    external_id: str | None = None
+    session_id: str | None = None
+    occurred_at: StoredDatetime | None = None
+
+
+class Provenance(_Output):
+    """Where a hit came from: the episodes (verbatim messages) behind it, in the order they
+    were sent (by ``occurred_at``, those without one last, then by the caller's id).
+    ``messages`` has one entry per episode; the three tuples are its ids, the external ids
+    that are set and the distinct sessions."""
+
+    episode_ids: tuple[str, ...] = ()
+    external_ids: tuple[str, ...] = ()
+    session_ids: tuple[str, ...] = ()
+    messages: tuple[SourceMessage, ...] = ()
+
+
+class Hit(_Output):
+    kind: Kind
+    id: str
+    text: str
+    score: float
+    scores: Scores
+    provenance: Provenance
+    fact: Fact | None = None
+    episode: Episode | None = None
+    #: "search" for a direct match; "supersession" for the fact that replaced a superseded
+    #: fact the search matched (``superseded_match``; the scores are that fact's); "reference"
+    #: for a fact reached over REFERENCES from ``referenced_from``.
+    via: Literal["search", "supersession", "reference"] = "search"
+    referenced_from: str | None = None
+    #: The superseded fact whose match led to this one (via "supersession", or a "reference"
+    #: that pointed at it): this hit is what replaced it.
+    superseded_match: str | None = None
+
+    @property
+    def time(self) -> datetime | None:
+        """The hit's date: when the fact was recorded, or when the message was sent."""
+        if self.fact is not None:
+            return self.fact.valid_from or self.fact.recorded_at
+        if self.episode is not None:
+            return self.episode.occurred_at or self.episode.recorded_at
+        return None
+
+
+class Timing(_Output):
+    """Milliseconds spent embedding the query, in database reads, and stamping access."""
+
+    embed_ms: float = 0.0
+    db_ms: float = 0.0
+    stamp_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class RecallResult(_Output):
+    """The hits of one recall, best first, with what the search did to find them."""
+
+    query: str
+    ns: str
+    hits: tuple[Hit, ...]
+    as_of: datetime | None = None
+    valid_at: datetime | None = None
+    #: Candidates seen before the quality gate, and how many it dropped.
+    candidates: int = 0
+    gated: int = 0
+    #: True when the filters hid so much that the indexes were asked again for more.
+    widened: bool = False
+    #: True when even that was not enough and exact scoring ran instead.
+    exact_fallback: bool = False
+    timing: Timing = Timing()
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> Hit:
+        return self.hits[index]
+
+    def iter_hits(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    @property
+    def texts(self) -> list[str]:
+        return [hit.text for hit in self.hits]
+
+
+class ContextBlock(_Output):
+    """A prompt-ready block of memory within a token budget."""
+
+    text: str
+    tokens: int
+    budget_tokens: int
+    tokenizer: str
+    fact_ids: tuple[str, ...] = ()
+    episode_ids: tuple[str, ...] = ()
+    #: Lines that matched but did not fit in the budget, and pinned facts past pinned_limit.
+    omitted: int = 0
+
+
+# --- writes, reads and audit --------------------------------------------------------------------
+class IngestResult(_Output):
+    ns: str
+    #: Episodes created by this call, in input order.
+    episodes: tuple[Episode, ...] = ()
+    #: For each input that repeated a message (one stored before, or an earlier input of the
+    #: same call), in input order: the id of the stored episode it matched.
+    duplicates: tuple[str, ...] = ()
+    #: Facts an extractor derived from the new episodes (none without an extractor).
+    facts: tuple[Fact, ...] = ()
+
+    @property
+    def created(self) -> int:
+        return len(self.episodes)
+
+
+class SupersedesEdge(_Output):
+    """``(newer)-[:SUPERSEDES]->(older)`` with when, who and why."""
+
+    newer_id: str
+    older_id: str
+    at: StoredDatetime
+    actor: str
+    reason: str | None = None
+
+
+class FactHistory(_Output):
+    """A fact's place in its ``SUPERSEDES`` chain, both ways, oldest first."""
+
+    fact_id: str
+    #: The believed fact the chain leads to now (None if the chain ends in a retired fact).
+    head_id: str | None
+    facts: tuple[Fact, ...]
+    edges: tuple[SupersedesEdge, ...]
+
+
+class NamespaceStats(_Output):
+    ns: str
+    facts: int
+    facts_by_status: dict[str, int]
+    #: Believed pinned facts: those context puts first (a retired fact keeps its pin for the
+    #: past, but is not counted).
+    pinned: int
+    episodes: int
+    sessions: int
+    supersedes: int
+    contradictions_open: int
+    references: int
+    derived_from: int
+    first_recorded_at: StoredDatetime | None = None
+    last_recorded_at: StoredDatetime | None = None

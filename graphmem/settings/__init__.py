@@ -1,0 +1,76 @@
+"""graphmem's settings: ``GRAPHMEM_`` variables, ``.env`` support.
+
+:class:`GraphmemSettings` is all of them: the client's (:class:`ClientSettings`: which Neo4j,
+the embedder, the namespace, recall) and how graphmem bootstraps a server of its own
+(:class:`LocalServerSettings`: the local Neo4j's version, port, memory, Java and Maven; Docker).
+
+Which Neo4j graphmem talks to is one setting, ``GRAPHMEM_NEO4J_URI``:
+
+* ``local`` (the default): the local server graphmem builds from Neo4j's Community jars and
+  manages with ``graphmem neo4j start|stop|status``; its generated password is read from a
+  0600 file next to its data.
+* ``docker``: the Neo4j 5.26 Community container of ``docker/compose.yaml``, managed with the
+  same commands through ``docker compose``.
+* any ``bolt://``, ``bolt+s://``, ``neo4j://`` or ``neo4j+s://`` URI: an existing server,
+  cluster or Aura instance, with ``GRAPHMEM_NEO4J_USER`` / ``GRAPHMEM_NEO4J_PASSWORD``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from graphmem.errors import ConfigurationError
+from graphmem.settings.client import ClientSettings
+from graphmem.settings.common import (
+    MAX_WAIT_SECONDS,
+    NEO4J_URI_SCHEMES,
+    LocalNeo4jVersion,
+    Neo4jMode,
+    default_cache_dir,
+    memory_bytes,
+    memory_size,
+)
+from graphmem.settings.server import LocalServerSettings
+
+
+class GraphmemSettings(LocalServerSettings, ClientSettings):
+    """All of graphmem's configuration: the client's settings and the local server's.
+    Environment variables use the ``GRAPHMEM_`` prefix."""
+
+
+def load_settings(**overrides: Any) -> GraphmemSettings:
+    """Read the settings from the environment and ``.env``, with ``overrides`` on top.
+
+    A malformed setting raises :class:`ConfigurationError` naming the variable.
+    """
+    try:
+        return GraphmemSettings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"GRAPHMEM_{'_'.join(str(p) for p in err['loc']).upper()}: "
+            f"{err['msg'].removeprefix('Value error, ')}"
+            for err in exc.errors()
+        )
+        raise ConfigurationError(f"invalid graphmem settings: {problems}") from exc
+    except (UnicodeDecodeError, OSError) as exc:  # the .env file: not UTF-8, or unreadable
+        raise ConfigurationError(
+            f"cannot read graphmem settings from {Path('.env').absolute()}: {exc}"
+        ) from exc
+
+
+__all__ = [
+    "MAX_WAIT_SECONDS",
+    "NEO4J_URI_SCHEMES",
+    "ClientSettings",
+    "GraphmemSettings",
+    "LocalNeo4jVersion",
+    "LocalServerSettings",
+    "Neo4jMode",
+    "default_cache_dir",
+    "load_settings",
+    "memory_bytes",
+    "memory_size",
+]

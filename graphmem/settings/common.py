@@ -1,0 +1,69 @@
+"""What the client's and the local server's settings share: the ``GRAPHMEM_`` prefix, ``.env``,
+where graphmem keeps its files, and the value checks both use."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+NEO4J_URI_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
+_MEMORY_SIZE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
+
+#: The longest wait a timeout setting may name: a year (the driver counts in 64-bit ms).
+MAX_WAIT_SECONDS = 365 * 86_400
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def memory_size(value: str) -> str:
+    """``value`` as a Java memory size such as ``512m`` or ``2g`` (lower case), else a
+    ``ValueError`` that says what is expected."""
+    if not isinstance(value, str) or not _MEMORY_SIZE.fullmatch(value):
+        raise ValueError(f"must be a size such as 512m or 2g; got {value!r}")
+    return value.lower()
+
+
+def memory_bytes(size: str) -> int:
+    """The bytes of a Java memory size checked by :func:`memory_size`."""
+    size = memory_size(size)
+    unit = size[-1] if size[-1] in "kmg" else ""
+    return int(size[: len(size) - len(unit)]) * _SIZE_UNITS[unit]
+
+
+Neo4jMode = Literal["local", "docker", "external"]
+#: Neo4j versions the local server can run: the 5.26 LTS (Java 17+) and 2025.12 (Java 21+).
+LocalNeo4jVersion = Literal["5.26.30", "2025.12.1"]
+
+
+def default_cache_dir() -> Path:
+    """graphmem's cache directory when ``GRAPHMEM_CACHE_DIR`` does not set one."""
+    return Path(platformdirs.user_cache_dir("graphmem"))
+
+
+class SettingsBase(BaseSettings):
+    """``GRAPHMEM_`` variables and ``.env``; an empty variable leaves its setting at the default."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHMEM_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        env_ignore_empty=True,  # GRAPHMEM_X= (empty) leaves X at its default, as unset would
+        extra="ignore",
+        validate_default=True,
+    )
+
+    # --- where graphmem keeps its files ---------------------------------------------------
+    data_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("graphmem")),
+        description="Where graphmem keeps its data (the local server's home by default); "
+        "default: the platform's user data folder.",
+    )
+    cache_dir: Path = Field(
+        default_factory=default_cache_dir,
+        description="Builds of the local server and digests of embedding models; default: the "
+        "platform's user cache folder.",
+    )

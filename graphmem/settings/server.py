@@ -1,0 +1,67 @@
+"""The settings of the servers graphmem runs itself: the local Neo4j it builds with Maven
+(``GRAPHMEM_LOCAL_NEO4J_*``, Java, Maven) and the Docker one (``GRAPHMEM_DOCKER_*``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+
+from graphmem.settings.common import (
+    MAX_WAIT_SECONDS,
+    LocalNeo4jVersion,
+    SettingsBase,
+    memory_size,
+)
+
+
+class LocalServerSettings(SettingsBase):
+    """How graphmem bootstraps a Neo4j of its own (``GRAPHMEM_NEO4J_URI=local`` or ``docker``)."""
+
+    # --- the local server (GRAPHMEM_NEO4J_URI=local) --------------------------------------
+    local_neo4j_home: Path | None = Field(
+        None, description="Data, logs and password of the local server; default DATA_DIR/neo4j."
+    )
+    local_neo4j_port: int = Field(7687, ge=1, le=65535, description="Bolt port on 127.0.0.1.")
+    local_neo4j_heap: str = Field("1g", description="Java heap of the local server.")
+    local_neo4j_pagecache: str = Field("512m", description="Neo4j page cache size.")
+    local_neo4j_start_timeout: float = Field(
+        300.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the server to start."
+    )
+    local_neo4j_version: LocalNeo4jVersion = Field(
+        "5.26.30", description="5.26.30 (LTS, Java 17+) or 2025.12.1 (Java 21+)."
+    )
+    local_neo4j_vector_merge_factor: int = Field(
+        10,
+        ge=2,
+        le=1000,
+        description=(
+            "Segments Lucene merges at once in the vector indexes (Neo4j's own default is 50): "
+            "fewer segments make vector search faster, for more merging after writes."
+        ),
+    )
+    local_neo4j_project: Path | None = Field(
+        None, description="The Maven project to build; default: the one shipped with graphmem."
+    )
+    java: str = Field(
+        "java",
+        description="The Java the local server runs on. Left at 'java', a JDK in JAVA_HOME or "
+        "/usr/lib/jvm is used when the one on PATH is older than the Neo4j version needs.",
+    )
+    maven: str = Field("mvn", description="The Maven that builds the local server.")
+
+    # --- Docker (GRAPHMEM_NEO4J_URI=docker) -----------------------------------------------
+    docker_compose_file: Path | None = Field(
+        None, description="The compose file; default: the one shipped with graphmem."
+    )
+    docker_project: str = Field("graphmem", description="The compose project name.")
+    docker_port: int = Field(7687, ge=1, le=65535, description="Bolt port of the container.")
+
+    @field_validator("local_neo4j_heap", "local_neo4j_pagecache")
+    @classmethod
+    def _check_size(cls, value: str) -> str:
+        return memory_size(value)
+
+    @property
+    def local_home(self) -> Path:
+        return (self.local_neo4j_home or self.data_dir / "neo4j").expanduser().resolve()

@@ -1,0 +1,69 @@
+"""The README's and the docs' examples run against the real Neo4j: every ```python block (a
+page's blocks in order, in one namespace, so a later block may use an earlier one's names)
+and every ```sh block (bash, with ``graphmem`` on PATH). ```console blocks are shown, not run:
+they install, start servers or take minutes."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmem.client.graph import Graph
+from tests.helpers import cli_env
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+_FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+
+
+def blocks(page: Path, language: str) -> list[str]:
+    return [
+        body for lang, body in _FENCE.findall(page.read_text(encoding="utf-8")) if lang == language
+    ]
+
+
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+def test_the_pages_have_examples_to_run() -> None:
+    # The runs below could pass by finding nothing.
+    assert sum(len(blocks(page, "python")) for page in PAGES) >= 15
+    assert sum(len(blocks(page, "sh")) for page in PAGES) >= 8
+    assert blocks(ROOT / "README.md", "python")
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "python")], ids=_name)
+def test_python_examples_run(
+    page: Path, graph: Graph, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name, value in cli_env(graph).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    for n, code in enumerate(blocks(page, "python"), 1):
+        exec(compile(code, f"{_name(page)} (python block {n})", "exec"), namespace)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "sh")], ids=_name)
+def test_shell_examples_run(page: Path, graph: Graph, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        **cli_env(graph),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    for n, code in enumerate(blocks(page, "sh"), 1):
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, f"{_name(page)} sh block {n}:\n{code}\n{done.stderr}"

@@ -1,0 +1,191 @@
+"""Generated parts of the docs: the CLI reference from the commands' help, the settings table
+from the settings classes, and the package layout from the rooms' docstrings.
+
+``python tools/docs.py`` rewrites them in place between their markers
+(``<!-- NAME:start -->`` and ``<!-- NAME:end -->``); ``python tools/docs.py --check`` exits 1
+when a page differs from what the code gives (the test suite runs the same check).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import click
+from pydantic.fields import FieldInfo
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: The generated sections: the page each lives in, by marker name.
+PAGES = {
+    "cli-reference": DOCS / "reference" / "cli.md",
+    "settings-table": DOCS / "operations" / "settings.md",
+    "layout": DOCS / "contributing.md",
+}
+
+
+def _md(text: str) -> str:
+    """reST roles and literals of a docstring as Markdown code."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
+    return text.replace("``", "`")
+
+
+def command_paths() -> Iterator[tuple[list[str], click.Command]]:
+    """Every command of ``graphmem``, groups first, in the order of ``--help``."""
+    from graphmem.cli import main
+
+    def walk(command: click.Command, path: list[str]) -> Iterator[tuple[list[str], click.Command]]:
+        yield path, command
+        if isinstance(command, click.Group):
+            ctx = click.Context(command, info_name=path[-1])
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
+                    yield from walk(sub, [*path, name])
+
+    yield from walk(main, ["graphmem"])
+
+
+def cli_reference() -> str:
+    """One section per command with its ``--help`` as the command prints it."""
+    parts = []
+    for path, command in command_paths():
+        parent = None
+        for name in path:  # a fixed width: the page must not depend on the terminal
+            parent = click.Context(
+                command, info_name=name, parent=parent, terminal_width=88, max_content_width=88
+            )
+        assert parent is not None
+        help_text = command.get_help(parent).rstrip()
+        level = "#" * min(len(path) + 1, 4)
+        parts.append(f"{level} `{' '.join(path)}`\n\n```text\n{help_text}\n```\n")
+    return "\n".join(parts)
+
+
+def _type_name(field: FieldInfo) -> str:
+    text = str(field.annotation).replace("typing.", "").replace("pathlib.", "")
+    text = re.sub(r"<class '([\w.]+)'>", r"\1", text)
+    return text.replace("pydantic.types.", "").replace("NoneType", "None")
+
+
+def _default(field: FieldInfo) -> str:
+    if field.default_factory is not None:
+        return "(computed)"
+    if field.default is None:
+        return "unset"
+    return f"`{field.default}`"
+
+
+def settings_table() -> str:
+    """One table per settings class: variable, type, default and meaning."""
+    from graphmem.settings import ClientSettings, LocalServerSettings
+    from graphmem.settings.common import SettingsBase
+
+    parts = []
+    shared = set(SettingsBase.model_fields)
+    classes: tuple[tuple[str, type[SettingsBase]], ...] = (
+        ("Files (both)", SettingsBase),
+        ("Client", ClientSettings),
+        ("Local server and Docker", LocalServerSettings),
+    )
+    for title, cls in classes:
+        rows = [
+            f"| `GRAPHMEM_{name.upper()}` | `{_type_name(field).replace('|', 'or')}` | "
+            f"{_default(field)} | {_md(field.description or '').replace('|', '/')} |"
+            for name, field in cls.model_fields.items()
+            if cls is SettingsBase or name not in shared
+        ]
+        doc = _md(" ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()))
+        parts.append(
+            f"### {title}\n\n{doc}\n\n| variable | type | default | meaning |\n"
+            "|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        )
+    return "\n".join(parts)
+
+
+#: The rooms of the package, in the order a reader meets them.
+ROOMS = (
+    "client",
+    "core",
+    "core/recall",
+    "core/context",
+    "models",
+    "store",
+    "store/queries",
+    "servers",
+    "embed",
+    "settings",
+    "llm",
+    "cli",
+    "bench",
+    "evaluation",
+)
+
+
+def _summary(path: Path) -> str:
+    """The first sentence of a module's or package's docstring."""
+    source = path / "__init__.py" if path.is_dir() else path
+    if not source.exists():
+        return ""
+    doc = ast.get_docstring(ast.parse(source.read_text(encoding="utf-8"))) or ""
+    return _md(" ".join(doc.split("\n\n")[0].split()))
+
+
+def layout() -> str:
+    """A table of the rooms, each with the first paragraph of its docstring."""
+    package = ROOT / "graphmem"
+    rows = []
+    for room in ROOMS:
+        path = package / room
+        if room == "store/queries":
+            flows = sorted(p.name for p in path.iterdir() if p.is_dir())
+            summary = "One `.cypher` file per runtime query, a folder per flow: " + ", ".join(
+                f"`{f}/`" for f in flows
+            )
+        else:
+            summary = _summary(path)
+        rows.append(f"| `graphmem/{room}/` | {summary} |")
+    return "| room | what it holds |\n|---|---|\n" + "\n".join(rows) + "\n"
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "cli-reference": cli_reference,
+    "settings-table": settings_table,
+    "layout": layout,
+}
+
+
+def rendered(name: str, page: str) -> str:
+    """``page`` with the section ``name`` between its markers made anew (a lone
+    ``<!-- name -->`` line becomes the pair of markers)."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    page = page.replace(f"<!-- {name} -->", f"{start}\n{end}")
+    if start not in page or end not in page:
+        raise SystemExit(f"{PAGES[name]}: no {start} / {end} markers")
+    before, rest = page.split(start, 1)
+    _, after = rest.split(end, 1)
+    return f"{before}{start}\n{GENERATORS[name]().rstrip()}\n{end}{after}"
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = []
+    for name, path in PAGES.items():
+        page = path.read_text(encoding="utf-8")
+        new = rendered(name, page)
+        if new != page:
+            stale.append(str(path.relative_to(ROOT)))
+            if not check:
+                path.write_text(new, encoding="utf-8")
+    if check and stale:
+        print("out of date (run python tools/docs.py): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
