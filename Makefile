@@ -43,7 +43,7 @@ lint: install
 ## docs: the docs site in site/, strict (a broken link or a stale generated page fails)
 docs: install
 	$(BIN)/python tools/docs.py --check
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 ## docs-gen: write the generated pages (CLI reference, settings table, layout) anew
 docs-gen: install
