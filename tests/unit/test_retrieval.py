@@ -136,3 +136,26 @@ class CharCounter:
 
     def count(self, text: str) -> int:
         return len(text)
+
+
+def test_recall_names_its_options_when_given_an_unknown_one() -> None:
+    core = MemoryCore(dimension=384, default_ns="ns")
+    plan = core.recall("q", ns=None, kind="fact")  # kinds= was meant
+    with pytest.raises(InvalidInputError, match=r"recall got unknown options \['kind'\].*kinds"):
+        next(plan)
+
+
+def test_every_recall_option_has_its_scope_or_request_field_and_cli_flags_name_options() -> None:
+    # RecallOptions is the one list: the CLI's filter flags and the checked request follow it.
+    from graphmem.core.recall.scope import FILTER_OPTIONS, RECALL_OPTIONS, RecallScope
+
+    assert {spec.option for spec in FILTER_OPTIONS} <= RECALL_OPTIONS
+    scope_fields = set(RecallScope.__dataclass_fields__)
+    assert scope_fields <= RECALL_OPTIONS
+    assert RECALL_OPTIONS - scope_fields == {
+        "k",
+        "expand_references",
+        "min_score",
+        "config",
+        "track_access",
+    }
