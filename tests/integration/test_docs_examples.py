@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,28 @@ from tests.helpers import cli_env
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 _FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+
+
+@pytest.fixture(autouse=True)
+def _leave_no_trace(graph: Graph) -> Iterator[None]:
+    """The examples write into namespaces of their own choosing; what they write is removed
+    afterwards, so that tests that search the whole index (not one namespace) after them find
+    what they wrote themselves among the nearest neighbours."""
+
+    def namespaces() -> set[str]:
+        rows, _, _ = graph.driver.execute_query(
+            "MATCH (n) WHERE n.ns IS NOT NULL RETURN DISTINCT n.ns AS ns",
+            database_=graph.database,
+        )
+        return {row["ns"] for row in rows}
+
+    before = namespaces()
+    yield
+    graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns IN $added DETACH DELETE n",
+        added=sorted(namespaces() - before),
+        database_=graph.database,
+    )
 
 
 def blocks(page: Path, language: str) -> list[str]:
