@@ -9,18 +9,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from graphmem.cli.output import emit, output_options, render_mapping, render_table
-from graphmem.cli.root import (
-    clip,
-    fact_data,
-    item_mapping,
-    main,
-    memory_for,
-    ns_option,
-    number,
-)
+from graphmem.cli.root import clip, fact_data, item_mapping, main, memory_for, ns_option, number
 from graphmem.core.recall.scope import FILTER_OPTIONS, FilterOption
 
-if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+if TYPE_CHECKING:  # for annotations only: the library loads when a command runs
     from graphmem.models import RecallResult
 
 

@@ -9,13 +9,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphmem.cli.output import emit, output_options, render_mapping, render_table
-from graphmem.cli.root import (
-    embedder_for,
-    main,
-    settings_of,
-)
+from graphmem.cli.root import embedder_for, main, settings_of
 
-if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+if TYPE_CHECKING:  # for annotations only: the library loads when a command runs
     from graphmem.core.reembed import ReembedPlan
 
 

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from graphmem.cli.output import emit, output_options, render_mapping
-from graphmem.cli.root import (
-    main,
-    settings_of,
-)
-
-if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
-    pass
+from graphmem.cli.root import main, settings_of
 
 
 @main.group()

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
 from graphmem.cli.output import emit, output_options
-from graphmem.cli.root import (
-    main,
-    settings_of,
-)
-
-if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
-    pass
+from graphmem.cli.root import main, settings_of
 
 
 @main.command()

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import click
 
 from graphmem._text import and_more
 from graphmem.cli.output import emit, output_options, render_mapping
-from graphmem.cli.root import (
-    fact_data,
-    item_mapping,
-    json_object,
-    main,
-    memory_for,
-    ns_option,
-)
+from graphmem.cli.root import fact_data, item_mapping, json_object, main, memory_for, ns_option
 from graphmem.errors import BadLinesError, MessageConflictError
-
-if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
-    pass
 
 
 @main.command()

@@ -17,7 +17,7 @@ from pathlib import Path
 from graphmem._files import bundled_resource, ensure_secret_file, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError
 from graphmem.servers.java import JavaRuntime, runtime_options
-from graphmem.servers.processes import _free_port
+from graphmem.servers.processes import free_port
 from graphmem.settings import GraphmemSettings, memory_bytes
 
 #: The default version of the local server; the pom's own default, kept in step with it.
@@ -176,7 +176,7 @@ def _train_class_archive(build: _Build, java: JavaRuntime, vector_merge_factor: 
         _write_conf(home / "conf" / "neo4j.conf", "64m", vector_merge_factor)
         ensure_secret_file(home / "password")
         command = _java_command(
-            java, build, home=home, port=_free_port(), password_file=home / "password",
+            java, build, home=home, port=free_port(), password_file=home / "password",
             heap="1g", create_archive=True,
         )  # fmt: skip
         with log.open("wb") as out:

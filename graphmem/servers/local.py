@@ -56,7 +56,6 @@ from graphmem.servers.processes import (
     _process_started,
     _terminate,
 )
-from graphmem.servers.processes import process_cpu_seconds as process_cpu_seconds  # scratch.py
 from graphmem.settings import GraphmemSettings
 
 #: Seconds a server found running may refuse its password file before that is its answer (a

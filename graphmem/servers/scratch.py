@@ -9,7 +9,6 @@ server is idle (:func:`settle`), so that no phase is charged for work it did not
 from __future__ import annotations
 
 import re
-import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from graphmem._signals import EndingSignals
 from graphmem.servers.connection import Neo4jTarget
+from graphmem.servers.processes import free_port, process_cpu_seconds
 from graphmem.settings import GraphmemSettings, load_settings
 
 R = TypeVar("R")
@@ -86,8 +86,6 @@ def cpu_reader(pid: int | None) -> Callable[[], float | None]:
     not readable here; always None without a pid)."""
     if pid is None:
         return lambda: None
-    from graphmem.servers.local import process_cpu_seconds
-
     return lambda: process_cpu_seconds(pid)
 
 
@@ -124,12 +122,6 @@ def settle(pid: int | None, when: str, say: Progress) -> float | None:
 
 
 # --- the server's lifetime ------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def scratch_neo4j(
     settings: GraphmemSettings, *, heap: str, pagecache: str, say: Progress
@@ -148,7 +140,7 @@ def scratch_neo4j(
                 **settings.model_dump(),
                 "neo4j_uri": "local",
                 "local_neo4j_home": home,
-                "local_neo4j_port": _free_port(),
+                "local_neo4j_port": free_port(),
                 "local_neo4j_heap": heap,
                 "local_neo4j_pagecache": pagecache,
             }

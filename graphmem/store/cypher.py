@@ -142,7 +142,12 @@ class Fragment(str):
     """A shared piece of Cypher; ``args`` are the names its body uses for what each include
     passes (``{{believed_at(f, $as_of)}}``), empty for a fragment that reads fixed names."""
 
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...]
+
+    def __new__(cls, text: str, args: tuple[str, ...] = ()) -> Fragment:
+        fragment = super().__new__(cls, text)
+        fragment.args = args
+        return fragment
 
 
 def _expand(
@@ -159,7 +164,7 @@ def _expand(
         if name in within:
             raise CypherFileError(f"{where}: fragment {{{{{name}}}}} includes itself")
         fragment = fragments[name]
-        names = getattr(fragment, "args", ())
+        names = fragment.args if isinstance(fragment, Fragment) else ()
         values = [] if given is None else [v.strip() for v in given.split(",")]
         if len(values) != len(names) or not all(values):
             raise CypherFileError(
@@ -182,16 +187,12 @@ def load_fragments(directory: Path) -> dict[str, Fragment]:
     fragments: dict[str, Fragment] = {}
     for path in sorted(directory.glob("*.cypher")):
         lines = path.read_text(encoding="utf-8").splitlines()
-        fragment = Fragment(
-            "\n".join(
-                line for line in lines if line.strip() and not line.strip().startswith("//")
-            ).strip()
+        body = "\n".join(
+            line for line in lines if line.strip() and not line.strip().startswith("//")
         )
-        for line in lines:
-            declared = _ARGS.match(line.strip())
-            if declared:
-                fragment.args = tuple(a.strip() for a in declared.group(1).split(",") if a.strip())
-        fragments[path.stem] = fragment
+        declared = [m.group(1) for m in map(_ARGS.match, (line.strip() for line in lines)) if m]
+        args = tuple(a.strip() for a in ",".join(declared).split(",") if a.strip())
+        fragments[path.stem] = Fragment(body.strip(), args)
     return fragments
 
 

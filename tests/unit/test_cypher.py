@@ -157,8 +157,7 @@ def test_the_two_clock_predicates_are_written_once_and_shared_with_the_analysts(
 
 
 def test_a_fragment_argument_replaces_the_name_only_where_it_stands_alone() -> None:
-    fragments = {"between": Fragment("(lo <= at AND at < node.lo_at)")}
-    fragments["between"].args = ("lo", "at")
+    fragments = {"between": Fragment("(lo <= at AND at < node.lo_at)", ("lo", "at"))}
     q = parse_cypher(
         "// name: q\n// mode: read\n// params: x\nRETURN {{between(f.lo, $x)}}", fragments=fragments
     )

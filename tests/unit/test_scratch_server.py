@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from graphmem._signals import EndingSignals
 from graphmem.servers.connection import Neo4jTarget
-from graphmem.servers.local import process_cpu_seconds
+from graphmem.servers.processes import process_cpu_seconds
 from graphmem.servers.scratch import scratch_neo4j, wait_until_idle
 from graphmem.settings import load_settings
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
@@ -45,9 +46,7 @@ class ContextPlans(RecallPlans):
             caller="context",
             own="budget_tokens, k, pinned_limit and timezone",
         )
-        recall = RecallRequest(
-            request.scope, request.k, request.expand_references, request.config, False
-        )
+        recall = replace(request, track_access=False)
         result: RecallResult = yield from self._recall(ns, self._query(text), recall, began)
         # Pinned facts open the block whatever the query, but within the call's scope: its
         # kinds, tags and recording times, believed (never retired) at the time asked about.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import Any, Literal, TypedDict, cast
 
@@ -139,7 +139,7 @@ class RecallScope:
 
     def current(self) -> RecallScope:
         """The same scope without retired facts (the pinned facts of ``context``)."""
-        return RecallScope(**{**self.__dict__, "include_retired": False})
+        return replace(self, include_retired=False)
 
 
 @dataclass(frozen=True)
