@@ -161,6 +161,24 @@ class MessageConflictError(InvalidInputError):
         self.conflicts: tuple[MessageConflictError, ...] = (self,)
 
 
+class QueryRefusedError(InvalidInputError):
+    """The guarded read path refused a query before running it: its plan writes, or uses
+    ``LOAD CSV``, an administration command or a procedure outside the allow-list.
+    ``refused`` names what was refused (``"LOAD CSV"``, ``"procedure db.clearQueryCaches"``)."""
+
+    def __init__(self, message: str, *, refused: str) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+class ResultTooLargeError(InvalidInputError):
+    """A guarded read returned more rows than its row limit allows; nothing is returned."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class BadLinesError(InvalidInputError):
     """Some lines of a JSONL input are malformed; each problem names its line number."""
 

@@ -79,6 +79,17 @@ class ClientSettings(SettingsBase):
         30.0, gt=0, allow_inf_nan=False, description="Days after which recency counts half."
     )
 
+    # --- the guarded read path (analyst queries and Cypher of your own) ---------------------
+    read_timeout: float = Field(
+        30.0,
+        gt=0,
+        le=MAX_WAIT_SECONDS,
+        description="Seconds a guarded read (an analyst query, Cypher of your own) may run.",
+    )
+    read_row_limit: int = Field(
+        10_000, ge=1, le=10_000_000, description="Most rows a guarded read returns."
+    )
+
     # --- schema and optional layers ---------------------------------------------------------
     schema_wait_timeout: float = Field(
         300.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for indexes to come online."

@@ -24,6 +24,7 @@ from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder, Vecto
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import query
+from graphmem.store.db import execute as run_query
 from graphmem.store.indexes import MIGRATIONS
 from graphmem.store.schema import (
     SCHEMA_KEY,
@@ -197,8 +198,15 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
 
     def claim_as(token: str, model: str, won: list[str], start: threading.Barrier) -> None:
         start.wait()
-        (row,) = graph.execute(
-            claim, key=SCHEMA_KEY, model=model, dimension=16, token=token, lease=120
+        (row,) = run_query(
+            graph.driver,
+            graph.database,
+            claim,
+            key=SCHEMA_KEY,
+            model=model,
+            dimension=16,
+            token=token,
+            lease=120,
         )
         if row["token"] == token:
             won.append(token)

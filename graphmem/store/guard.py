@@ -1,0 +1,278 @@
+"""The guarded read path: how graphmem runs a Cypher query it did not write itself.
+
+The analyst library in ``cypher/``, :meth:`graphmem.client.graph.Graph.read` and every later
+way in for someone else's Cypher (the command line, the MCP server) go through here. A query is
+planned first (``EXPLAIN``, which runs nothing), and runs only if its plan passes
+:func:`check_plan`:
+
+* Neo4j classifies it as a read (query type ``r``; ``s`` only for an allowed DBMS procedure
+  such as ``dbms.components``);
+* every operator of the plan is one of :data:`READ_OPERATORS`, the operators that only read
+  the graph and work on rows, so that ``LOAD CSV``, ``SHOW``/``TERMINATE TRANSACTIONS``, user
+  and index administration, ``FOREACH`` and ``CALL {}`` with writes, and any operator a later
+  Neo4j adds are refused until they are known to read only;
+* every procedure it calls is one of :data:`ALLOWED_PROCEDURES`;
+* every operator runs on the database it was sent to.
+
+This is an allow-list, not a list of forbidden words: what is not known to be a read is
+refused, and the refusal (:class:`~graphmem.errors.QueryRefusedError`) names what it refused.
+A query that passes runs in a read transaction (which the server itself keeps from writing)
+with a time limit, and returns at most a row limit of rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import neo4j
+from neo4j.exceptions import ClientError
+
+from graphmem.errors import InvalidInputError, QueryRefusedError
+from graphmem.store.db import driver_errors
+
+#: Plan operators that only read the graph or work on rows (their names in Neo4j 5.26 and the
+#: 2025 releases; a parenthesised variant such as ``Expand(Into)`` counts as its base name).
+READ_OPERATORS: frozenset[str] = frozenset(
+    {
+        # leaves: scans and seeks
+        "AllNodesScan", "NodeByLabelScan", "NodeByIdSeek", "NodeByElementIdSeek",
+        "NodeIndexSeek", "NodeUniqueIndexSeek", "NodeIndexSeekByRange",
+        "NodeUniqueIndexSeekByRange", "NodeIndexScan", "NodeIndexContainsScan",
+        "NodeIndexEndsWithScan", "MultiNodeIndexSeek", "AssertingMultiNodeIndexSeek",
+        "UnionNodeByLabelsScan", "IntersectionNodeByLabelsScan", "SubtractionNodeByLabelsScan",
+        "DirectedRelationshipByIdSeek", "UndirectedRelationshipByIdSeek",
+        "DirectedRelationshipByElementIdSeek", "UndirectedRelationshipByElementIdSeek",
+        "DirectedAllRelationshipsScan", "UndirectedAllRelationshipsScan",
+        "DirectedRelationshipTypeScan", "UndirectedRelationshipTypeScan",
+        "DirectedUnionRelationshipTypesScan", "UndirectedUnionRelationshipTypesScan",
+        "DirectedRelationshipIndexSeek", "UndirectedRelationshipIndexSeek",
+        "DirectedRelationshipIndexSeekByRange", "UndirectedRelationshipIndexSeekByRange",
+        "DirectedRelationshipIndexScan", "UndirectedRelationshipIndexScan",
+        "DirectedRelationshipIndexContainsScan", "UndirectedRelationshipIndexContainsScan",
+        "DirectedRelationshipIndexEndsWithScan", "UndirectedRelationshipIndexEndsWithScan",
+        "DirectedRelationshipUniqueIndexSeek", "UndirectedRelationshipUniqueIndexSeek",
+        "DirectedRelationshipUniqueIndexSeekByRange",
+        "UndirectedRelationshipUniqueIndexSeekByRange",
+        "NodeCountFromCountStore", "RelationshipCountFromCountStore", "Argument",
+        "ArgumentTracker", "EmptyRow",
+        # traversal
+        "Expand", "OptionalExpand", "VarLengthExpand", "ShortestPath", "StatefulShortestPath",
+        "Repeat", "Trail", "BidirectionalRepeatTrail", "NullifyMetadata", "ProjectEndpoints",
+        "TriadicSelection", "TriadicBuild", "TriadicFilter",
+        # nested loops and joins
+        "Apply", "SemiApply", "AntiSemiApply", "LetSemiApply", "LetAntiSemiApply",
+        "SelectOrSemiApply", "SelectOrAntiSemiApply", "LetSelectOrSemiApply",
+        "LetSelectOrAntiSemiApply", "RollUpApply", "ConditionalApply", "AntiConditionalApply",
+        "Optional", "Anti", "CartesianProduct", "NodeHashJoin", "ValueHashJoin",
+        "NodeLeftOuterHashJoin", "NodeRightOuterHashJoin", "AssertSameNode",
+        "AssertSameRelationship",
+        # rows
+        "Filter", "Limit", "ExhaustiveLimit", "Skip", "Sort", "PartialSort", "Top", "PartialTop",
+        "Projection", "Distinct", "OrderedDistinct", "EagerAggregation", "OrderedAggregation",
+        "Unwind", "Union", "OrderedUnion", "Eager", "CacheProperties", "ProduceResults",
+        "EmptyResult",
+        # checked one by one against ALLOWED_PROCEDURES
+        "ProcedureCall",
+    }
+)  # fmt: skip
+
+#: Procedures a guarded read may call: the index queries graphmem itself uses and the
+#: read-only ``db.*`` procedures that describe the graph, plus ``dbms.components``.
+ALLOWED_PROCEDURES: frozenset[str] = frozenset(
+    {
+        "db.index.fulltext.queryNodes", "db.index.fulltext.queryRelationships",
+        "db.index.vector.queryNodes", "db.index.vector.queryRelationships",
+        "db.labels", "db.relationshipTypes", "db.propertyKeys", "db.info", "db.ping",
+        "db.schema.visualization", "db.schema.nodeTypeProperties", "db.schema.relTypeProperties",
+        "dbms.components",
+    }
+)  # fmt: skip
+
+#: What a refusal calls the operators a user may have meant on purpose.
+_NAMED = {
+    "LoadCSV": "LOAD CSV (it reads files and URLs)",
+    "AdministrationCommand": "an administration command",
+    "Foreach": "FOREACH (it only runs updating clauses)",
+    "SubqueryForeach": "a CALL {} subquery that returns nothing (an updating subquery)",
+    "TransactionForeach": "CALL {} IN TRANSACTIONS",
+    "TransactionApply": "CALL {} IN TRANSACTIONS",
+}
+_PROCEDURE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\(")
+_OPTION = re.compile(r"^\s*(EXPLAIN|PROFILE)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class GuardedRows:
+    """What a guarded read returned: its columns, at most ``limit`` records, and whether the
+    query had more (``truncated``)."""
+
+    columns: tuple[str, ...]
+    records: list[neo4j.Record]
+    truncated: bool
+    limit: int
+
+    def __iter__(self) -> Iterator[neo4j.Record]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def data(self) -> list[dict[str, Any]]:
+        """The records as dicts (nodes and relationships as their properties)."""
+        return [record.data() for record in self.records]
+
+
+def _refuse(what: str, why: str) -> QueryRefusedError:
+    return QueryRefusedError(
+        f"refused {what}: {why}; the guarded read path runs only read-only queries (see "
+        "'The guarded read path' in the docs)",
+        refused=what,
+    )
+
+
+def _words(operator: str) -> str:
+    """``ShowTransactions`` as ``SHOW TRANSACTIONS``."""
+    return " ".join(re.findall(r"[A-Z][a-z]*", operator)).upper()
+
+
+def check_plan(plan: Mapping[str, Any] | None, query_type: str | None, database: str) -> None:
+    """Raise :class:`~graphmem.errors.QueryRefusedError` unless the ``EXPLAIN`` plan of a
+    query (its summary's ``plan`` and ``query_type``) only reads ``database``."""
+    if plan is None:
+        raise _refuse("the query", "Neo4j returned no plan for it")
+    for node in _operators(plan):
+        raw = str(node.get("operatorType", ""))
+        name, _, on = raw.partition("@")
+        base = name.split("(", 1)[0]
+        if base in ("Show", "Terminate") or base.startswith(("Show", "Terminate")):
+            raise _refuse(f"the admin command {_words(base)}", "it is not a read of the graph")
+        if base not in READ_OPERATORS:
+            what = _NAMED.get(base) or f"the plan operator {name}"
+            raise _refuse(what, "it is not on the list of read-only operators")
+        if on and on != database:
+            what = f"the plan operator {name} on database {on!r}"
+            raise _refuse(what, f"only {database!r} is read")
+        if base == "ProcedureCall":
+            details = str((node.get("args") or {}).get("Details", ""))
+            found = _PROCEDURE.match(details)
+            procedure = found.group(1) if found else details or "an unnamed procedure"
+            if procedure not in ALLOWED_PROCEDURES:
+                raise _refuse(
+                    f"procedure {procedure}",
+                    "it is not on the allow-list (" + ", ".join(sorted(ALLOWED_PROCEDURES)) + ")",
+                )
+    if query_type in ("w", "rw"):
+        raise _refuse("a write", "its plan writes to the graph")
+    if query_type not in ("r", "s"):
+        raise _refuse("the query", f"Neo4j classifies it as {query_type!r}, not as a read")
+
+
+def _operators(plan: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    yield plan
+    for child in plan.get("children") or ():
+        yield from _operators(child)
+
+
+def _check_text(text: str) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError("the query is empty")
+    option = _OPTION.match(text)
+    if option:
+        raise _refuse(
+            option.group(1).upper(), "give the query itself; the guarded path plans it first"
+        )
+
+
+def _statement_error(exc: ClientError) -> InvalidInputError | None:
+    if (exc.code or "").startswith("Neo.ClientError.Statement."):
+        return InvalidInputError(f"Neo4j refused the query: {exc.message}")
+    return None
+
+
+def guarded_read(
+    driver: neo4j.Driver,
+    database: str,
+    text: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    timeout: float,
+    limit: int,
+) -> GuardedRows:
+    """Plan ``text``, check the plan, and run it in a read transaction of at most ``timeout``
+    seconds, keeping at most ``limit`` rows."""
+    _check_text(text)
+    params = dict(params or {})
+    try:
+        with (
+            driver_errors(timeout),
+            driver.session(database=database, default_access_mode=neo4j.READ_ACCESS) as session,
+        ):
+            summary = session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params).consume()
+            check_plan(summary.plan, summary.query_type, database)
+            work = neo4j.unit_of_work(timeout=timeout)(_fetch)
+            return session.execute_read(work, text, params, limit)
+    except InvalidInputError:
+        raise
+    except Exception as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ClientError) and (mapped := _statement_error(cause)):
+            raise mapped from cause
+        raise
+
+
+def _fetch(
+    tx: neo4j.ManagedTransaction, text: str, params: dict[str, Any], limit: int
+) -> GuardedRows:
+    result = tx.run(text, params)
+    records: list[neo4j.Record] = []
+    for record in result:
+        if len(records) == limit:
+            return GuardedRows(tuple(result.keys()), records, True, limit)
+        records.append(record)
+    return GuardedRows(tuple(result.keys()), records, False, limit)
+
+
+async def guarded_read_async(
+    driver: neo4j.AsyncDriver,
+    database: str,
+    text: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    timeout: float,
+    limit: int,
+) -> GuardedRows:
+    """:func:`guarded_read` on the async driver."""
+    _check_text(text)
+    params = dict(params or {})
+    try:
+        with driver_errors(timeout):
+            async with driver.session(
+                database=database, default_access_mode=neo4j.READ_ACCESS
+            ) as session:
+                result = await session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params)
+                summary = await result.consume()
+                check_plan(summary.plan, summary.query_type, database)
+                work = neo4j.unit_of_work(timeout=timeout)(_fetch_async)
+                return await session.execute_read(work, text, params, limit)
+    except InvalidInputError:
+        raise
+    except Exception as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ClientError) and (mapped := _statement_error(cause)):
+            raise mapped from cause
+        raise
+
+
+async def _fetch_async(
+    tx: neo4j.AsyncManagedTransaction, text: str, params: dict[str, Any], limit: int
+) -> GuardedRows:
+    result = await tx.run(text, params)
+    records: list[neo4j.Record] = []
+    async for record in result:
+        if len(records) == limit:
+            return GuardedRows(tuple(result.keys()), records, True, limit)
+        records.append(record)
+    return GuardedRows(tuple(result.keys()), records, False, limit)

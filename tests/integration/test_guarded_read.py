@@ -1,0 +1,182 @@
+"""The guarded read path: what someone else's Cypher may do through ``Graph.read`` and
+``Graph.execute`` (and so through the analyst library), against the real Neo4j."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import threading
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import neo4j
+import pytest
+
+from graphmem.client.graph import Graph
+from graphmem.errors import (
+    InvalidInputError,
+    QueryRefusedError,
+    ResultTooLargeError,
+    TransactionTimeoutError,
+)
+from graphmem.store.cypher import analyst_queries
+from graphmem.store.guard import guarded_read_async
+
+
+class _Listener(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"a,b\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def listener() -> Iterator[int]:
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Listener)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_port
+    server.shutdown()
+
+
+def _snapshot(graph: Graph) -> dict[str, Any]:
+    """What a refused query must leave as it was: the graph's counts, labels and users."""
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (n) WITH count(n) AS nodes "
+        "OPTIONAL MATCH ()-[r]->() WITH nodes, count(r) AS relationships "
+        "CALL db.labels() YIELD label RETURN nodes, relationships, collect(label) AS labels",
+        database_=graph.database,
+        routing_=neo4j.RoutingControl.READ,
+    )
+    users, _, _ = graph.driver.execute_query("SHOW USERS YIELD user", database_="system")
+    return {**records[0].data(), "users": sorted(u["user"] for u in users)}
+
+
+REFUSED = [
+    ("LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line", "LOAD CSV"),
+    ("LOAD CSV FROM $url AS line RETURN line", "LOAD CSV"),
+    ("SHOW TRANSACTIONS", "SHOW TRANSACTIONS"),
+    ("TERMINATE TRANSACTIONS 'neo4j-transaction-1'", "TERMINATE TRANSACTIONS"),
+    ("CREATE USER intruder SET PASSWORD 'intruder-password'", "administration command"),
+    ("SHOW USERS", "administration command"),
+    ("CALL db.clearQueryCaches()", "procedure db.clearQueryCaches"),
+    ("CALL dbms.listConfig()", "procedure dbms.listConfig"),
+    ("CALL db.createLabel('Intruder')", "procedure db.createLabel"),
+    ("MATCH (f:Fact) CALL (f) { CREATE (:Intruder) } RETURN count(*)", "CALL {} subquery"),
+    ("CALL () { CREATE (x:Intruder) RETURN x } RETURN x", "plan operator Create"),
+    ("UNWIND [1] AS x FOREACH (i IN [x] | CREATE (:Intruder)) RETURN x", "FOREACH"),
+    ("CREATE (:Intruder) RETURN 1", "plan operator Create"),
+    ("MATCH (f:Fact) SET f.text = 'overwritten' RETURN f", "plan operator SetProperty"),
+    ("MATCH (f:Fact) DETACH DELETE f", "plan operator DetachDelete"),
+    ("CREATE INDEX intruder FOR (n:Intruder) ON (n.x)", "plan operator CreateIndex"),
+    ("PROFILE MATCH (n) RETURN n", "PROFILE"),
+]
+
+
+@pytest.mark.parametrize(("text", "named"), REFUSED, ids=[r[1] + ": " + r[0] for r in REFUSED])
+def test_each_refusal_names_what_it_refused_and_changes_nothing(
+    graph: Graph, listener: int, text: str, named: str
+) -> None:
+    before = _snapshot(graph)
+    params = {"url": f"http://127.0.0.1:{listener}/x.csv"} if "$url" in text else {}
+    with pytest.raises(QueryRefusedError) as refused:
+        graph.read(text, params)
+    assert named in refused.value.refused, str(refused.value)
+    assert named in str(refused.value)
+    assert _snapshot(graph) == before
+    assert _Listener.hits == []
+
+
+def test_other_clients_transactions_are_neither_seen_nor_ended(graph: Graph, ns: str) -> None:
+    with graph.driver.session(database=graph.database) as victim:
+        tx = victim.begin_transaction()
+        tx.run("CREATE (:Fact {namespace: $ns, id: 'victim', text: 'victim'})", ns=ns).consume()
+        listed, _, _ = graph.driver.execute_query(
+            "SHOW TRANSACTIONS YIELD transactionId, currentQuery "
+            "WHERE NOT currentQuery STARTS WITH 'SHOW TRANSACTIONS' RETURN transactionId",
+            database_=graph.database,
+        )
+        ids = [record["transactionId"] for record in listed]
+        assert ids  # the victim's open transaction, at least
+        with pytest.raises(QueryRefusedError, match="SHOW TRANSACTIONS"):
+            graph.read("SHOW TRANSACTIONS YIELD transactionId RETURN transactionId")
+        with pytest.raises(QueryRefusedError, match="TERMINATE TRANSACTIONS"):
+            graph.read("TERMINATE TRANSACTIONS $ids", {"ids": ids})
+        tx.commit()
+    rows = graph.read(
+        "MATCH (f:Fact {namespace: $ns, id: 'victim'}) RETURN f.text AS text", {"ns": ns}
+    )
+    assert [r["text"] for r in rows] == ["victim"]
+    graph.driver.execute_query("MATCH (f:Fact {namespace: $ns}) DELETE f", ns=ns)
+
+
+def test_reads_run_with_the_allowed_procedures_a_row_limit_and_a_time_limit(
+    graph: Graph,
+) -> None:
+    assert "Fact" in [r["label"] for r in graph.read("CALL db.labels() YIELD label RETURN label")]
+    (component,) = graph.read("CALL dbms.components() YIELD name RETURN name").records
+    assert component["name"] == "Neo4j Kernel"
+    hits = graph.read(
+        "CALL db.index.fulltext.queryNodes('fact_text', 'nothing-matches-this') "
+        "YIELD node RETURN node"
+    )
+    assert hits.records == [] and not hits.truncated
+
+    rows = graph.read("UNWIND range(1, 25) AS x RETURN x", limit=10)
+    assert [r["x"] for r in rows] == list(range(1, 11))
+    assert rows.truncated and rows.columns == ("x",)
+    assert not graph.read("UNWIND range(1, 10) AS x RETURN x", limit=10).truncated
+    with pytest.raises(ResultTooLargeError, match="more than 10 rows"):
+        Graph(graph.driver, graph.target, graph.schema, read_row_limit=10).execute(
+            "UNWIND range(1, 11) AS x RETURN x"
+        )
+
+    slow = "UNWIND range(1, 4000) AS a UNWIND range(1, 4000) AS b RETURN count(a * b) AS n"
+    with pytest.raises(TransactionTimeoutError):
+        graph.read(slow, timeout=0.5)
+
+
+def test_bad_queries_are_invalid_input(graph: Graph) -> None:
+    for text, match in [
+        ("MATCH (n RETURN n", "Neo4j refused the query"),
+        ("MATCH (n) RETURN n; MATCH (m) RETURN m", "Neo4j refused the query"),
+        ("   ", "empty"),
+    ]:
+        with pytest.raises(InvalidInputError, match=match):
+            graph.read(text)
+    with pytest.raises(InvalidInputError, match="positive timeout and row limit"):
+        graph.read("RETURN 1", limit=0)
+
+
+def test_the_analyst_library_runs_on_the_guarded_path(graph: Graph, ns: str) -> None:
+    for query in analyst_queries().values():
+        params = dict(query.example or {})
+        params["ns"] = ns
+        assert graph.execute(query, **params) == []  # planned, allowed, run: nothing in ns
+
+
+def test_the_async_driver_has_the_same_guard(graph: Graph) -> None:
+    async def run() -> None:
+        target = graph.target
+        async with neo4j.AsyncGraphDatabase.driver(
+            target.uri, auth=(target.user, target.password.get_secret_value())
+        ) as driver:
+            rows = await guarded_read_async(
+                driver, graph.database, "UNWIND [1, 2, 3] AS x RETURN x", timeout=10, limit=2
+            )
+            assert [r["x"] for r in rows] == [1, 2] and rows.truncated
+            with pytest.raises(QueryRefusedError, match="LOAD CSV"):
+                await guarded_read_async(
+                    driver,
+                    graph.database,
+                    "LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line",
+                    timeout=10,
+                    limit=2,
+                )
+
+    asyncio.run(run())
