@@ -9,6 +9,7 @@ import click
 
 from graphmem.cli.output import emit, output_options, render_mapping
 from graphmem.cli.root import main, settings_of
+from graphmem.errors import ConfigurationError
 
 
 @main.group()
@@ -30,23 +31,40 @@ def _status_table(data: Mapping[str, Any]) -> str:
 
 
 @neo4j.command("start")
+@click.option(
+    "--remove-unknown-users",
+    is_flag=True,
+    help="Local server: drop users other than graphmem's own before Bolt opens, instead of "
+    "refusing to start.",
+)
 @output_options
 @click.pass_context
-def neo4j_start(ctx: click.Context, as_json: bool) -> None:
+def neo4j_start(ctx: click.Context, remove_unknown_users: bool, as_json: bool) -> None:
     """Start the managed Neo4j and wait until Bolt accepts connections.
 
     Idempotent: if it already runs, nothing changes. The first local start builds the
     server with Maven (downloading the Neo4j jars once); later starts reuse the build.
+
+    The local server sets its password before Bolt opens, and refuses to start on a store
+    with users it did not create (--remove-unknown-users drops them).
 
     Example:
 
     \b
         graphmem neo4j start --json
     """
+    from graphmem.servers.local import LocalNeo4jServer
     from graphmem.servers.targets import managed_server
 
     server = managed_server(settings_of(ctx))
-    result = server.start()
+    if remove_unknown_users:
+        if not isinstance(server, LocalNeo4jServer):
+            raise ConfigurationError(
+                "--remove-unknown-users applies to the local server (GRAPHMEM_NEO4J_URI=local)"
+            )
+        result = server.start(remove_unknown_users=True)
+    else:
+        result = server.start()
     data = {
         **result.status.as_dict(),
         "mode": server.mode,

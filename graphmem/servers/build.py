@@ -28,6 +28,8 @@ MAIN_CLASS = "io.graphmem.localneo4j.LocalNeo4j"
 _JAR = "graphmem-local-neo4j.jar"
 #: What the launcher logs once the DBMS is up.
 _READY = "graphmem-local-neo4j: ready"
+#: What the launcher logs before it exits on a start it refuses (and the reason after it).
+_REFUSED = "graphmem-local-neo4j: refused: "
 _MAVEN_TIMEOUT = 1800.0
 
 # The JVM options Neo4j's own launcher uses that matter for an embedded DBMS.
@@ -140,8 +142,11 @@ def _java_command(
     password_file: Path,
     heap: str,
     create_archive: bool = False,
+    remove_unknown_users: bool = False,
 ) -> list[str]:
-    """The command line that runs the server of ``home`` on ``java``, with ``heap`` at most."""
+    """The command line that runs the server of ``home`` on ``java``, with ``heap`` at most
+    (and, with ``remove_unknown_users``, dropping users other than graphmem's own before Bolt
+    opens, where it would otherwise refuse to start)."""
     if create_archive:
         archive = [f"-XX:ArchiveClassesAtExit={build.class_archive}"]
     elif build.class_archive.exists():
@@ -162,6 +167,7 @@ def _java_command(
         "--config", str(home / "conf" / "neo4j.conf"),
         "--port", str(port),
         "--password-file", str(password_file),
+        *(["--remove-unknown-users", "true"] if remove_unknown_users else []),
     ]  # fmt: skip
 
 

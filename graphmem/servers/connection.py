@@ -125,24 +125,28 @@ def wait_for_bolt(
     """Block until ``target`` accepts an authenticated Bolt connection.
 
     ``still_starting`` is polled between attempts; when it returns False (for example, the
-    server process died) waiting stops early. Credentials the server refuses end the wait at
-    once: asking again would not change its answer (the caller waits until the server has set
-    its password), and each refusal counts towards locking the user out. Raises
-    :class:`Neo4jUnavailableError`.
+    server process died) waiting stops early. A password the server refuses ends the wait at
+    once: asking again would not change its answer, and each refusal counts towards locking
+    the user out. A user locked out for a moment (after someone else's wrong passwords) is
+    waited for: the lock ends a few seconds after the last wrong password, and asking while
+    it lasts does not extend it. Raises :class:`Neo4jUnavailableError`.
     """
     deadline = time.monotonic() + timeout
     last: BaseException | None = None
     while True:
+        pause = interval
         try:
             with open_driver(target, connection_timeout=min(5.0, timeout)):
                 return
         except Neo4jUnavailableError as exc:
-            if credentials_refused(exc):
+            if credentials_refused(exc) and not rate_limited(exc):
                 raise
+            if rate_limited(exc):
+                pause = max(interval, 1.0)
             last = exc
         if not still_starting() or time.monotonic() >= deadline:
             break
-        time.sleep(interval)
+        time.sleep(pause)
     raise Neo4jUnavailableError(
         f"Neo4j at {target.describe()} did not accept Bolt connections within {timeout:.0f} s: "
         f"{last}"
@@ -151,6 +155,13 @@ def wait_for_bolt(
 
 #: What Neo4j answers, instead of checking the password, after a few wrong ones in a row.
 _RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"
+
+
+def rate_limited(exc: Neo4jUnavailableError) -> bool:
+    """Whether connecting failed because the user is locked out for a moment after too many
+    wrong passwords in a row (Neo4j then does not check the password at all)."""
+    cause = exc.__cause__
+    return isinstance(cause, Neo4jError) and cause.code == _RATE_LIMITED
 
 
 def credentials_refused(exc: Neo4jUnavailableError) -> bool:

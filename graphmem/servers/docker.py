@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from graphmem._files import bundled_resource, ensure_secret_file
 from graphmem.errors import Neo4jServerError, Neo4jUnavailableError
 from graphmem.servers.connection import Neo4jTarget, wait_for_bolt
-from graphmem.servers.local import ServerStatus, StartResult
+from graphmem.servers.state import ServerStatus, StartResult
 from graphmem.settings import GraphmemSettings
 
 IMAGE_VERSION = "5.26-community"

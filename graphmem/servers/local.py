@@ -19,14 +19,12 @@ in :mod:`graphmem.servers.build`, the Java it runs on in :mod:`graphmem.servers.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,9 +34,9 @@ from graphmem._files import ensure_secret_file, file_lock, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
 from graphmem.servers.build import (
     _READY,
+    _REFUSED,
     MAIN_CLASS,
     MIN_JAVA,
-    NEO4J_VERSION,
     _Build,
     _fingerprint,
     _java_command,
@@ -56,74 +54,12 @@ from graphmem.servers.processes import (
     _process_started,
     _terminate,
 )
+from graphmem.servers.state import ServerStatus, StartResult, _State, _uri, _version_key
 from graphmem.settings import GraphmemSettings
 
 #: Seconds a server found running may refuse its password file before that is its answer (a
 #: server that another process is starting accepts Bolt a moment before it sets the password).
 _PASSWORD_GRACE = 15.0
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What ``graphmem neo4j status`` reports."""
-
-    running: bool
-    uri: str
-    home: Path
-    version: str
-    pid: int | None = None
-    started_at: datetime | None = None
-    note: str = ""
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "running": self.running,
-            "uri": self.uri,
-            "home": str(self.home),
-            "version": self.version,
-            "pid": self.pid,
-            "started_at": self.started_at.isoformat() if self.started_at else None,
-            "note": self.note,
-        }
-
-
-@dataclass(frozen=True)
-class _State:
-    """What ``server.json`` records of a started server."""
-
-    pid: int
-    port: int
-    version: str = NEO4J_VERSION
-    started_at: str = ""
-    home: str = ""
-
-    @classmethod
-    def read(cls, path: Path) -> _State | None:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            return cls(
-                pid=int(raw["pid"]),
-                port=int(raw["port"]),
-                version=str(raw["version"]),
-                started_at=str(raw["started_at"]),
-                home=str(raw["home"]),
-            )
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError):
-            return cls(pid=-1, port=-1)  # unreadable: a stale leftover
-
-    def write(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
-
-
-@dataclass(frozen=True)
-class StartResult:
-    status: ServerStatus
-    already_running: bool
-    seconds: float
 
 
 class LocalNeo4jServer:
@@ -228,8 +164,13 @@ class LocalNeo4jServer:
             started_at=datetime.fromisoformat(state.started_at),
         )
 
-    def start(self) -> StartResult:
-        """Start the server unless it already runs; return once Bolt accepts connections."""
+    def start(self, *, remove_unknown_users: bool = False) -> StartResult:
+        """Start the server unless it already runs; return once Bolt accepts connections.
+
+        Before Bolt opens, the password is set from the password file and the store's users
+        are checked: a user other than graphmem's own (``neo4j``) makes the start refuse with
+        a :class:`~graphmem.errors.Neo4jServerError` naming them, unless
+        ``remove_unknown_users`` drops them."""
         began = time.monotonic()
         self._check_home()
         with file_lock(self.home / ".lock"):
@@ -250,7 +191,7 @@ class LocalNeo4jServer:
                 self.settings.local_neo4j_pagecache,
                 self.settings.local_neo4j_vector_merge_factor,
             )
-            state = self._spawn(build)
+            state = self._spawn(build, remove_unknown_users=remove_unknown_users)
             try:
                 self._wait_ready(state, began)
             except Neo4jServerError:
@@ -375,16 +316,33 @@ class LocalNeo4jServer:
             ) from None
 
     def _java_command(
-        self, build: _Build, *, home: Path, port: int, password_file: Path, heap: str | None = None
+        self,
+        build: _Build,
+        *,
+        home: Path,
+        port: int,
+        password_file: Path,
+        heap: str | None = None,
+        remove_unknown_users: bool = False,
     ) -> list[str]:
         heap = heap or self.settings.local_neo4j_heap
         return _java_command(
-            self.java, build, home=home, port=port, password_file=password_file, heap=heap
+            self.java,
+            build,
+            home=home,
+            port=port,
+            password_file=password_file,
+            heap=heap,
+            remove_unknown_users=remove_unknown_users,
         )
 
-    def _spawn(self, build: _Build) -> _State:
+    def _spawn(self, build: _Build, *, remove_unknown_users: bool = False) -> _State:
         command = self._java_command(
-            build, home=self.home, port=self.port, password_file=self.password_file
+            build,
+            home=self.home,
+            port=self.port,
+            password_file=self.password_file,
+            remove_unknown_users=remove_unknown_users,
         )
         self.server_log.parent.mkdir(parents=True, exist_ok=True)
         if self.server_log.exists():
@@ -423,6 +381,13 @@ class LocalNeo4jServer:
         refused_since: float | None = None
         while not self._logged_ready():
             if not _pid_alive(pid):
+                refused = self._logged_refusal()
+                if refused:
+                    raise Neo4jServerError(
+                        f"the local Neo4j in {self.home} refused to start: {refused}. Drop them "
+                        "with `graphmem neo4j start --remove-unknown-users` once you know who "
+                        "added them"
+                    )
                 raise Neo4jServerError(
                     f"the local Neo4j (pid {pid}) exited during start-up "
                     f"(server log: {self.server_log}, debug log: {self.debug_log})",
@@ -464,6 +429,17 @@ class LocalNeo4jServer:
         except FileNotFoundError:
             return False
 
+    def _logged_refusal(self) -> str | None:
+        """The reason the launcher gave for a start it refused, if it refused one."""
+        try:
+            text = self.server_log.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return None
+        for line in text.splitlines():
+            if line.startswith(_REFUSED):
+                return line[len(_REFUSED) :].strip()
+        return None
+
     def _log_tail(self) -> str:
         server = tail(self.server_log, 30)
         debug = tail(self.debug_log, 15)
@@ -484,15 +460,3 @@ class LocalNeo4jServer:
         return ServerStatus(
             running=False, uri=_uri(self.port), home=self.home, version=self.version, note=note
         )
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    """``5.26.30`` as ``(5, 26, 30)``, for ordering versions (an unreadable one sorts first)."""
-    try:
-        return tuple(int(part) for part in version.split("."))
-    except ValueError:
-        return ()
-
-
-def _uri(port: int) -> str:
-    return f"bolt://127.0.0.1:{port}"

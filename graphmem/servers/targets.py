@@ -8,7 +8,8 @@ from typing import Protocol
 from graphmem.errors import ConfigurationError
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.servers.docker import DockerNeo4j
-from graphmem.servers.local import LocalNeo4jServer, ServerStatus, StartResult
+from graphmem.servers.local import LocalNeo4jServer
+from graphmem.servers.state import ServerStatus, StartResult
 from graphmem.settings import GraphmemSettings
 
 

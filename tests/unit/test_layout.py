@@ -92,7 +92,7 @@ COMMAND_TREE = {
     "graphmem ingest": ["--batch-size", "--json", "--ns", "--session-id", "--skip-bad", "FILE"],
     "graphmem init": ["--check", "--json"],
     "graphmem neo4j": [],
-    "graphmem neo4j start": ["--json"],
+    "graphmem neo4j start": ["--json", "--remove-unknown-users"],
     "graphmem neo4j status": ["--json"],
     "graphmem neo4j stop": ["--json"],
     "graphmem pin": ["--json", "--ns", "--unpin", "ID"],

@@ -15,8 +15,9 @@ from graphmem._files import ensure_secret_file, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
 from graphmem.servers.build import MAIN_CLASS, MIN_JAVA, NEO4J_VERSION, _Build, _write_conf
 from graphmem.servers.java import JavaRuntime, find_java, java_feature_version, runtime_options
-from graphmem.servers.local import LocalNeo4jServer, _State
+from graphmem.servers.local import LocalNeo4jServer
 from graphmem.servers.processes import _pid_alive
+from graphmem.servers.state import _State
 from graphmem.settings import GraphmemSettings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
