@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,14 +28,62 @@ F = TypeVar("F", bound=Callable[..., Any])
 # --- errors and settings -----------------------------------------------------------------------
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        logging.captureWarnings(True)  # a library's warning is a log line, kept under --json
         try:
             return super().invoke(ctx)
         except GraphmemError as exc:
-            if isinstance(ctx.obj, dict) and ctx.obj.get("as_json"):
-                click.echo(json.dumps(error_data(exc), indent=2, ensure_ascii=False), err=True)
+            if _as_json(ctx):
+                _json_error(ctx, error_data(exc))
             else:
                 click.echo(f"Error: {exc}", err=True)
             ctx.exit(1)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if not _as_json(ctx):
+                raise
+            # Under --json even a failure graphmem did not foresee is one JSON object.
+            data = {"type": "InternalError", "message": f"{type(exc).__name__}: {exc}"}
+            _json_error(ctx, {"error": {**data, "traceback": traceback.format_exc()}})
+            ctx.exit(1)
+        finally:
+            logging.captureWarnings(False)
+
+
+def _as_json(ctx: click.Context) -> bool:
+    return isinstance(ctx.obj, dict) and bool(ctx.obj.get("as_json"))
+
+
+def _json_error(ctx: click.Context, data: dict[str, Any]) -> None:
+    """Write an error object to stderr, with the log lines the command emitted (kept back
+    under ``--json`` by :class:`_CommandLog`), so that stderr carries one JSON object."""
+    kept = ctx.obj.get("log") if isinstance(ctx.obj, dict) else None
+    if kept:
+        data["error"]["log"] = list(kept)
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False), err=True)
+
+
+class _CommandLog(logging.Handler):
+    """Where the command line's log records go (the driver's, a library's warnings): to stderr
+    as lines, or, once ``--json`` is on, into the error object that stderr then carries alone."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            ctx = click.get_current_context(silent=True)
+            obj = ctx.find_root().obj if ctx is not None else None
+            if isinstance(obj, dict) and obj.get("as_json"):
+                line = f"{record.name}: {record.levelname}: {record.getMessage()}"
+                obj.setdefault("log", []).append(line)
+            else:
+                sys.stderr.write(self.format(record) + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+def _install_log() -> None:
+    root = logging.getLogger()
+    if not any(isinstance(handler, _CommandLog) for handler in root.handlers):
+        root.addHandler(_CommandLog(logging.WARNING))
 
 
 def settings_of(ctx: click.Context) -> GraphmemSettings:
@@ -70,6 +120,7 @@ def main(ctx: click.Context) -> None:
     # stderr carries graphmem's own error line (or JSON): the driver's warnings, such as a
     # transaction it retries after a deadlock and then commits, are not errors of the command.
     logging.getLogger("neo4j").setLevel(logging.ERROR)
+    _install_log()
 
 
 # --- memory commands ---------------------------------------------------------------------------

@@ -83,6 +83,32 @@ def test_the_drivers_warnings_stay_off_stderr() -> None:
     assert done.stderr == "a warning of its own\n"
 
 
+def test_under_json_stderr_is_one_object_whatever_was_logged() -> None:
+    """A failing command under --json: the driver's error line and a library's warning go
+    into the error object, not before it."""
+    code = (
+        "import logging, warnings, click\n"
+        "from graphmem.cli import main\n"
+        "from graphmem.cli.output import json_option\n"
+        "from graphmem.errors import Neo4jUnavailableError\n"
+        "@main.command('noisy')\n"
+        "@json_option('JSON')\n"
+        "def noisy(as_json):\n"
+        "    logging.getLogger('neo4j.io').error('Failed to read from defunct connection')\n"
+        "    warnings.warn('a library warns')\n"
+        "    raise Neo4jUnavailableError('Neo4j became unavailable')\n"
+        "main(['noisy', '--json'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    error = json.loads(done.stderr)["error"]
+    assert error["type"] == "Neo4jUnavailableError"
+    assert error["log"][0] == "neo4j.io: ERROR: Failed to read from defunct connection"
+    assert "a library warns" in error["log"][1]
+
+
 def test_metadata_must_be_a_json_object() -> None:
     for bad in ("[1, 2]", "{not json", '{"a": 1, "a": 2}'):
         result = CliRunner().invoke(main, ["remember", "a fact", "--metadata", bad])
