@@ -35,7 +35,7 @@ def _status_table(data: Mapping[str, Any]) -> str:
     "--remove-unknown-users",
     is_flag=True,
     help="Local server: drop users other than graphmem's own before Bolt opens, instead of "
-    "refusing to start.",
+    "refusing to start (a server already running is left as it is).",
 )
 @output_options
 @click.pass_context

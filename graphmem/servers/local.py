@@ -57,8 +57,9 @@ from graphmem.servers.processes import (
 from graphmem.servers.state import ServerStatus, StartResult, _State, _uri, _version_key
 from graphmem.settings import GraphmemSettings
 
-#: Seconds a server found running may refuse its password file before that is its answer (a
-#: server that another process is starting accepts Bolt a moment before it sets the password).
+#: Seconds a server found running may refuse its password file before that is its answer (the
+#: user may be locked out for a moment by someone else's wrong passwords; and a server started
+#: by an older graphmem opened Bolt a moment before it set the password).
 _PASSWORD_GRACE = 15.0
 
 
@@ -373,8 +374,8 @@ class LocalNeo4jServer:
         A server found running (not ``spawned`` by this call) may have been ready for long,
         with its log rotated, truncated or deleted since, so that no ready line will ever come:
         it is also ready once it accepts an authenticated Bolt connection (asked every few
-        seconds). Refused credentials may be a start of another process that has not set the
-        password yet, a moment's work: refused for longer, they end the wait."""
+        seconds). Refused credentials may be a moment's lock-out after someone else's wrong
+        passwords: refused for longer, they end the wait."""
         pid = state.pid
         deadline = began + self.settings.local_neo4j_start_timeout
         asked_at = -math.inf
