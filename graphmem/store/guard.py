@@ -5,8 +5,8 @@ way in for someone else's Cypher (the command line, the MCP server) go through h
 planned first (``EXPLAIN``, which runs nothing), and runs only if its plan passes
 :func:`check_plan`:
 
-* Neo4j classifies it as a read (query type ``r``; ``s`` only for an allowed DBMS procedure
-  such as ``dbms.components``);
+* Neo4j classifies it as a read (query type ``r``; ``s``, which Neo4j gives schema writes and
+  DBMS procedures alike, only for a plan that calls ``dbms.components``);
 * every operator of the plan is one of :data:`READ_OPERATORS`, the operators that only read
   the graph and work on rows, so that ``LOAD CSV``, ``SHOW``/``TERMINATE TRANSACTIONS``, user
   and index administration, ``FOREACH`` and ``CALL {}`` with writes, and any operator a later
@@ -67,13 +67,11 @@ READ_OPERATORS: frozenset[str] = frozenset(
         "SelectOrSemiApply", "SelectOrAntiSemiApply", "LetSelectOrSemiApply",
         "LetSelectOrAntiSemiApply", "RollUpApply", "ConditionalApply", "AntiConditionalApply",
         "Optional", "Anti", "CartesianProduct", "NodeHashJoin", "ValueHashJoin",
-        "NodeLeftOuterHashJoin", "NodeRightOuterHashJoin", "AssertSameNode",
-        "AssertSameRelationship",
+        "NodeLeftOuterHashJoin", "NodeRightOuterHashJoin",
         # rows
-        "Filter", "Limit", "ExhaustiveLimit", "Skip", "Sort", "PartialSort", "Top", "PartialTop",
+        "Filter", "Limit", "Skip", "Sort", "PartialSort", "Top", "PartialTop",
         "Projection", "Distinct", "OrderedDistinct", "EagerAggregation", "OrderedAggregation",
         "Unwind", "Union", "OrderedUnion", "Eager", "CacheProperties", "ProduceResults",
-        "EmptyResult",
         # checked one by one against ALLOWED_PROCEDURES
         "ProcedureCall",
     }
@@ -90,6 +88,10 @@ ALLOWED_PROCEDURES: frozenset[str] = frozenset(
         "dbms.components",
     }
 )  # fmt: skip
+
+#: The allowed procedures Neo4j runs as DBMS procedures (a plan calling one has query type
+#: ``s``, the type of schema writes too).
+_DBMS_PROCEDURES = frozenset({"dbms.components"})
 
 #: What a refusal calls the operators a user may have meant on purpose.
 _NAMED = {
@@ -143,31 +145,47 @@ def check_plan(plan: Mapping[str, Any] | None, query_type: str | None, database:
     query (its summary's ``plan`` and ``query_type``) only reads ``database``."""
     if plan is None:
         raise _refuse("the query", "Neo4j returned no plan for it")
-    for node in _operators(plan):
-        raw = str(node.get("operatorType", ""))
-        name, _, on = raw.partition("@")
-        base = name.split("(", 1)[0]
-        if base in ("Show", "Terminate") or base.startswith(("Show", "Terminate")):
+    nodes = list(_operators(plan))
+    # Procedures first, so that a refusal names the procedure rather than an operator around
+    # it (a procedure that returns nothing sits under an EmptyResult).
+    procedures = {_procedure(node) for node in nodes if _base(node) == "ProcedureCall"}
+    for procedure in sorted(procedures - ALLOWED_PROCEDURES):
+        raise _refuse(
+            f"procedure {procedure}",
+            "it is not on the allow-list (" + ", ".join(sorted(ALLOWED_PROCEDURES)) + ")",
+        )
+    # The operator that does the work rather than the EmptyResult above an updating plan.
+    outside = [node for node in nodes if _base(node) not in READ_OPERATORS]
+    outside.sort(key=lambda node: _base(node) == "EmptyResult")
+    for node in outside[:1]:
+        name, base = str(node.get("operatorType", "")).partition("@")[0], _base(node)
+        if base.startswith(("Show", "Terminate")):
             raise _refuse(f"the admin command {_words(base)}", "it is not a read of the graph")
-        if base not in READ_OPERATORS:
-            what = _NAMED.get(base) or f"the plan operator {name}"
-            raise _refuse(what, "it is not on the list of read-only operators")
+        what = _NAMED.get(base) or f"the plan operator {name}"
+        raise _refuse(what, "it is not on the list of read-only operators")
+    for node in nodes:
+        name, _, on = str(node.get("operatorType", "")).partition("@")
         if on and on != database:
             what = f"the plan operator {name} on database {on!r}"
             raise _refuse(what, f"only {database!r} is read")
-        if base == "ProcedureCall":
-            details = str((node.get("args") or {}).get("Details", ""))
-            found = _PROCEDURE.match(details)
-            procedure = found.group(1) if found else details or "an unnamed procedure"
-            if procedure not in ALLOWED_PROCEDURES:
-                raise _refuse(
-                    f"procedure {procedure}",
-                    "it is not on the allow-list (" + ", ".join(sorted(ALLOWED_PROCEDURES)) + ")",
-                )
     if query_type in ("w", "rw"):
         raise _refuse("a write", "its plan writes to the graph")
-    if query_type not in ("r", "s"):
+    if query_type == "s" and procedures & _DBMS_PROCEDURES:
+        return
+    if query_type != "r":
         raise _refuse("the query", f"Neo4j classifies it as {query_type!r}, not as a read")
+
+
+def _base(node: Mapping[str, Any]) -> str:
+    """An operator's name without its database and its variant: ``Expand(All)@neo4j`` is
+    ``Expand``."""
+    return str(node.get("operatorType", "")).partition("@")[0].split("(", 1)[0]
+
+
+def _procedure(node: Mapping[str, Any]) -> str:
+    details = str((node.get("args") or {}).get("Details", ""))
+    found = _PROCEDURE.match(details)
+    return found.group(1) if found else details or "an unnamed procedure"
 
 
 def _operators(plan: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
