@@ -97,6 +97,9 @@ public final class LocalNeo4j {
             }
         }
 
+        if (stopped.getCount() == 0) {
+            return; // a SIGTERM came during step 1: do not start again
+        }
         // Step 2, Bolt on.
         DatabaseManagementService service = build(home, config, imports, port, true);
         running.set(service);
