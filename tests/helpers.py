@@ -4,10 +4,11 @@ the settings that point the command line at the test graph."""
 from __future__ import annotations
 
 import hashlib
+import http.server
 import socket
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import neo4j
 import numpy as np
@@ -91,3 +92,19 @@ def cli_env(graph: Graph, ns: str | None = None) -> dict[str, str]:
     if ns is not None:
         env["GRAPHMEM_NAMESPACE"] = ns
     return env
+
+
+class RecordingHTTPHandler(http.server.BaseHTTPRequestHandler):
+    """A local HTTP listener's handler that records every path asked for (in ``hits``), to
+    show that a query reached, or did not reach, the network."""
+
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"a,b\n")
+
+    def log_message(self, *args: object) -> None:
+        pass

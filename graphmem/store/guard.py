@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import neo4j
 from neo4j.exceptions import ClientError
 
-from graphmem.errors import InvalidInputError, QueryRefusedError
+from graphmem.errors import DatabaseError, InvalidInputError, QueryRefusedError
 from graphmem.store.db import driver_errors
 
 #: Plan operators that only read the graph or work on rows (their names in Neo4j 5.26 and the
@@ -204,10 +205,20 @@ def _check_text(text: str) -> None:
         )
 
 
-def _statement_error(exc: ClientError) -> InvalidInputError | None:
-    if (exc.code or "").startswith("Neo.ClientError.Statement."):
-        return InvalidInputError(f"Neo4j refused the query: {exc.message}")
-    return None
+@contextmanager
+def _read_errors(timeout: float) -> Iterator[None]:
+    """Driver errors mapped as everywhere (:func:`driver_errors`), and a statement Neo4j
+    refuses (a syntax error, a missing parameter) as the caller's input error."""
+    try:
+        with driver_errors(timeout):
+            yield
+    except DatabaseError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ClientError) and (cause.code or "").startswith(
+            "Neo.ClientError.Statement."
+        ):
+            raise InvalidInputError(f"Neo4j refused the query: {cause.message}") from cause
+        raise
 
 
 def guarded_read(
@@ -223,22 +234,14 @@ def guarded_read(
     seconds, keeping at most ``limit`` rows."""
     _check_text(text)
     params = dict(params or {})
-    try:
-        with (
-            driver_errors(timeout),
-            driver.session(database=database, default_access_mode=neo4j.READ_ACCESS) as session,
-        ):
-            summary = session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params).consume()
-            check_plan(summary.plan, summary.query_type, database)
-            work = neo4j.unit_of_work(timeout=timeout)(_fetch)
-            return session.execute_read(work, text, params, limit)
-    except InvalidInputError:
-        raise
-    except Exception as exc:
-        cause = exc.__cause__
-        if isinstance(cause, ClientError) and (mapped := _statement_error(cause)):
-            raise mapped from cause
-        raise
+    with (
+        _read_errors(timeout),
+        driver.session(database=database, default_access_mode=neo4j.READ_ACCESS) as session,
+    ):
+        summary = session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params).consume()
+        check_plan(summary.plan, summary.query_type, database)
+        work = neo4j.unit_of_work(timeout=timeout)(_fetch)
+        return session.execute_read(work, text, params, limit)
 
 
 def _fetch(
@@ -265,23 +268,15 @@ async def guarded_read_async(
     """:func:`guarded_read` on the async driver."""
     _check_text(text)
     params = dict(params or {})
-    try:
-        with driver_errors(timeout):
-            async with driver.session(
-                database=database, default_access_mode=neo4j.READ_ACCESS
-            ) as session:
-                result = await session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params)
-                summary = await result.consume()
-                check_plan(summary.plan, summary.query_type, database)
-                work = neo4j.unit_of_work(timeout=timeout)(_fetch_async)
-                return await session.execute_read(work, text, params, limit)
-    except InvalidInputError:
-        raise
-    except Exception as exc:
-        cause = exc.__cause__
-        if isinstance(cause, ClientError) and (mapped := _statement_error(cause)):
-            raise mapped from cause
-        raise
+    with _read_errors(timeout):
+        async with driver.session(
+            database=database, default_access_mode=neo4j.READ_ACCESS
+        ) as session:
+            result = await session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params)
+            summary = await result.consume()
+            check_plan(summary.plan, summary.query_type, database)
+            work = neo4j.unit_of_work(timeout=timeout)(_fetch_async)
+            return await session.execute_read(work, text, params, limit)
 
 
 async def _fetch_async(

@@ -8,7 +8,7 @@ import http.server
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 import neo4j
 import pytest
@@ -22,24 +22,12 @@ from graphmem.errors import (
 )
 from graphmem.store.cypher import analyst_queries
 from graphmem.store.guard import guarded_read_async
-
-
-class _Listener(http.server.BaseHTTPRequestHandler):
-    hits: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:
-        self.hits.append(self.path)
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"a,b\n")
-
-    def log_message(self, *args: object) -> None:
-        pass
+from tests.helpers import RecordingHTTPHandler
 
 
 @pytest.fixture(scope="module")
 def listener() -> Iterator[int]:
-    server = http.server.HTTPServer(("127.0.0.1", 0), _Listener)
+    server = http.server.HTTPServer(("127.0.0.1", 0), RecordingHTTPHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server.server_port
     server.shutdown()
@@ -90,7 +78,7 @@ def test_each_refusal_names_what_it_refused_and_changes_nothing(
     assert named in refused.value.refused, str(refused.value)
     assert named in str(refused.value)
     assert _snapshot(graph) == before
-    assert _Listener.hits == []
+    assert RecordingHTTPHandler.hits == []
 
 
 def test_other_clients_transactions_are_neither_seen_nor_ended(graph: Graph, ns: str) -> None:

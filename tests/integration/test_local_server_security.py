@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
 
 import neo4j
 import pytest
@@ -26,7 +25,7 @@ from graphmem.errors import Neo4jServerError
 from graphmem.servers.connection import open_driver
 from graphmem.servers.local import LocalNeo4jServer
 from graphmem.settings import load_settings
-from tests.helpers import free_port
+from tests.helpers import RecordingHTTPHandler, free_port
 
 
 @pytest.fixture
@@ -132,24 +131,11 @@ def test_a_store_with_a_user_graphmem_did_not_create_refuses_to_start(
     assert _users(server) == ["neo4j"]
 
 
-class _Listener(http.server.BaseHTTPRequestHandler):
-    hits: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:
-        self.hits.append(self.path)
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"a,b\n")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def test_load_csv_reads_no_file_and_reaches_no_address_even_outside_the_guarded_path(
     server: LocalNeo4jServer,
 ) -> None:
     server.start()
-    listener = http.server.HTTPServer(("127.0.0.1", 0), _Listener)
+    listener = http.server.HTTPServer(("127.0.0.1", 0), RecordingHTTPHandler)
     threading.Thread(target=listener.serve_forever, daemon=True).start()
     urls = [
         "file:///etc/passwd",
@@ -166,7 +152,7 @@ def test_load_csv_reads_no_file_and_reaches_no_address_even_outside_the_guarded_
                 assert refused.value.code == "Neo.ClientError.Statement.ExternalResourceFailed"
     finally:
         listener.shutdown()
-    assert _Listener.hits == []
+    assert RecordingHTTPHandler.hits == []
     imports = server.home / "import"
     assert imports.is_dir() and list(imports.iterdir()) == []
 
