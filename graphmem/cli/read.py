@@ -98,7 +98,7 @@ def _recall_table(result: RecallResult) -> str:
 @filter_options
 @click.option(
     "--fusion",
-    type=click.Choice(["rrf", "linear"]),
+    type=click.Choice(["relative", "rrf", "linear"]),
     help="How the vector and fulltext rankings are combined (default: the setting).",
 )
 @ns_option

@@ -88,7 +88,9 @@ class Scores(_Output):
     the Lucene score (absent when the text did not match); ranks are 1-based within each
     retriever's candidates; ``fused`` the fusion score, ``recency`` the multiplier applied to it,
     and ``lexical`` the share of the query's words found in the text (used by the quality
-    gate)."""
+    gate). ``placed_above`` names the hit this message was ranked just above as the newer
+    statement of the same thing (or the older one, for a question about the past): its
+    ``final`` score was raised to just above that hit's."""
 
     vector: float | None = None
     vector_rank: int | None = None
@@ -98,6 +100,7 @@ class Scores(_Output):
     recency: float
     lexical: float
     final: float
+    placed_above: str | None = None
 
 
 class SourceMessage(_Output):

@@ -66,8 +66,8 @@ class ClientSettings(SettingsBase):
         description="Tokenizer that counts context budgets: a tokenizer.json path or "
         "'tiktoken:<encoding>'; default: the embedding model's WordPiece tokenizer.",
     )
-    recall_fusion: Literal["rrf", "linear"] = Field(
-        "rrf", description="How the vector and fulltext rankings are combined."
+    recall_fusion: Literal["relative", "rrf", "linear"] = Field(
+        "relative", description="How the vector and fulltext rankings are combined."
     )
     recall_min_score: float = Field(
         0.2, ge=-1.0, le=1.0, description="Quality gate: the least cosine similarity a hit needs."

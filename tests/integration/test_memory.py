@@ -2165,6 +2165,7 @@ def test_recall_details_follow_a_fact_superseded_since_the_search(
         "episode_ids": [],
         "vector": [0.1] * 384,
         "expand": True,
+        "pairs": False,
         "as_of": None,
         "valid_at": None,
         "include_retired": False,

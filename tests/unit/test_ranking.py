@@ -7,8 +7,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graphmem.core.recall.ranking import (
+    Candidate,
     RecallConfig,
     content_words,
+    credit_next,
     fuse,
     lexical_coverage,
     recency_factor,
@@ -23,7 +25,7 @@ def _lists() -> list[tuple[str, str, list[tuple[str, float]]]]:
 
 
 def test_rrf_weights_each_retriever() -> None:
-    config = RecallConfig(vector_weight=0.7, fulltext_weight=0.3)
+    config = RecallConfig(fusion="rrf", vector_weight=0.7, fulltext_weight=0.3)
     fused = {c.id: c for c in fuse(_lists(), config)}  # type: ignore[arg-type]
     assert fused["a"].fused == pytest.approx(0.7 / 61)
     assert fused["c"].fused == pytest.approx(0.7 / 63 + 0.3 / 61)
@@ -32,7 +34,7 @@ def test_rrf_weights_each_retriever() -> None:
 
 
 def test_equal_weights_are_plain_rrf_and_order_is_stable() -> None:
-    config = RecallConfig(vector_weight=1.0, fulltext_weight=1.0)
+    config = RecallConfig(fusion="rrf", vector_weight=1.0, fulltext_weight=1.0)
     ranked = fuse(_lists(), config)  # type: ignore[arg-type]
     assert [c.id for c in ranked] == ["c", "a", "b", "d"]
     assert ranked[0].fused == pytest.approx(1 / 63 + 1 / 61)
@@ -57,8 +59,51 @@ def test_linear_fusion_scores_a_fulltext_only_candidate_by_its_cosine() -> None:
     # Without cosines a candidate missing from the vector list has none to count.
     assert {c.id: c for c in fuse(_lists(), config)}["d"].fused == pytest.approx(0.15)  # type: ignore[arg-type]
     # RRF ranks by list positions only.
-    rrf = {c.id: c for c in fuse(_lists(), RecallConfig(), cosines)}  # type: ignore[arg-type]
+    rrf_config = RecallConfig(fusion="rrf")
+    rrf = {c.id: c for c in fuse(_lists(), rrf_config, cosines)}  # type: ignore[arg-type]
     assert rrf["d"].fused == pytest.approx(0.3 / 62)
+
+
+def test_relative_fusion_divides_each_score_by_the_best_one() -> None:
+    """The default: cosine over the best cosine plus fulltext over the best fulltext score,
+    per kind, so that the best match of each retriever scores its full weight."""
+    config = RecallConfig()
+    assert config.fusion == "relative"
+    cosines = {("fact", "d"): 0.45}
+    fused = {c.id: c for c in fuse(_lists(), config, cosines)}  # type: ignore[arg-type]
+    assert fused["a"].fused == pytest.approx(0.7 * 1.0)  # the best cosine (0.9)
+    assert fused["c"].fused == pytest.approx(0.7 * 0.7 / 0.9 + 0.3 * 1.0)
+    assert fused["d"].fused == pytest.approx(0.7 * 0.45 / 0.9 + 0.3 * 0.5)
+    # Scaling every cosine changes nothing: only how they compare counts.
+    halved = [
+        (r, k, [(i, s / 2) for i, s in items]) if r == "vector" else (r, k, items)
+        for r, k, items in _lists()
+    ]
+    half = {c.id: c for c in fuse(halved, config, {("fact", "d"): 0.225})}  # type: ignore[arg-type]
+    assert {i: c.fused for i, c in half.items()} == pytest.approx(
+        {i: c.fused for i, c in fused.items()}
+    )
+
+
+def test_an_episode_gains_a_share_of_the_next_message() -> None:
+    """credit_next: an episode gains next_credit times the fused score of the message after it
+    in its session, when that one is a candidate; facts and other episodes are left alone."""
+
+    def candidates() -> list[Candidate]:
+        return [
+            Candidate("episode", "reply", fused=0.8),
+            Candidate("fact", "f", fused=0.6),
+            Candidate("episode", "question", fused=0.5),
+            Candidate("episode", "other", fused=0.45),
+        ]
+
+    config = RecallConfig(next_credit=0.5)
+    following = {"question": "reply", "other": "not-a-candidate", "reply": "later", "f": "reply"}
+    ranked = credit_next(candidates(), following, config)
+    assert [c.id for c in ranked] == ["question", "reply", "f", "other"]
+    assert [c.fused for c in ranked] == pytest.approx([0.5 + 0.4, 0.8, 0.6, 0.45])
+    off = credit_next(candidates(), following, config.model_copy(update={"next_credit": 0.0}))
+    assert [(c.id, c.fused) for c in off] == [(c.id, c.fused) for c in candidates()]
 
 
 def test_recency_factor_halves_its_boost_every_half_life() -> None:

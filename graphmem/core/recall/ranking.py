@@ -3,19 +3,29 @@
 Nothing here touches the database; the sync and async clients share it.
 
 * **Fusion.** Each retriever (the vector index and the fulltext index, over facts and over
-  episodes) gives a ranked list. Reciprocal rank fusion (the default) scores an item
-  ``sum(weight / (rrf_k + rank))`` over the lists it appears in, with ``rrf_k = 60`` and the
-  retriever's weight (``vector_weight``, ``fulltext_weight``; equal weights give plain RRF).
-  Linear fusion scores ``vector_weight * max(cosine, 0) + fulltext_weight * fulltext /
-  best_fulltext``.
+  episodes) gives a candidate list. Relative fusion (the default) scores an item
+  ``vector_weight * max(cosine, 0) / best_cosine + fulltext_weight * fulltext /
+  best_fulltext``, each retriever's score divided by the best one among the candidates of
+  that kind, so that both lie in [0, 1] whatever the query; an item one list left out is
+  scored by its cosine all the same (a fulltext score of 0 when the text did not match).
+  Linear fusion is the same without dividing the cosine by the best one. Reciprocal rank
+  fusion scores ``sum(weight / (rrf_k + rank))`` over the lists an item appears in, with
+  ``rrf_k = 60`` (equal weights give plain RRF). Relative fusion was chosen on BEAM, RealMem
+  and synthetic sets together (``docs/evaluation.md``): it keeps how much better the best
+  match is, which ranks throw away.
+* **The next message.** An episode gains ``next_credit`` times the fused score of the message
+  that follows it in its session, when that one is a candidate too: a reply that matches the
+  query says what the message it answers was about.
 * **Recency.** The fused score is multiplied by ``1 + recency_weight * 0.5 ** (age / half_life)``,
   age measured from when the fact was recorded or the message was sent to the reference time
-  (``as_of`` or now). With the defaults a brand-new item gains at most 1 %: on the RRF scale
-  that reorders near-ties, while a stronger boost would outweigh several ranks of relevance.
-* **Quality gate.** A hit is kept only if its cosine similarity to the query is at least
+  (``as_of`` or now). With the defaults a brand-new item gains at most 1 %, a tie-breaker.
+* **Quality gate.** A candidate passes if its cosine similarity to the query is at least
   ``min_score`` or at least half of the query's content words occur in its text (for an
   episode, ``speaker: content``, as it is embedded). When nothing passes, recall returns
-  nothing rather than the least bad noise.
+  nothing rather than the least bad noise. By default (``gate="query"``) the gate decides only
+  that: when one candidate passes, the best ``k`` are returned, those that do not pass
+  included (their scores show it), since a relevant paraphrase can score below any threshold
+  that noise does not reach; ``gate="hit"`` drops every candidate that does not pass.
 """
 
 from __future__ import annotations
@@ -71,7 +81,7 @@ class RecallConfig(BaseModel):
     # Finite numbers only: an infinite weight makes every score infinite, and so every hit tie.
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    fusion: Literal["rrf", "linear"] = "rrf"
+    fusion: Literal["relative", "rrf", "linear"] = "relative"
     rrf_k: int = Field(default=60, ge=1, le=MAX_FUSION_PARAMETER)
     vector_weight: float = Field(default=0.7, ge=0.0, le=MAX_FUSION_PARAMETER)
     fulltext_weight: float = Field(default=0.3, ge=0.0, le=MAX_FUSION_PARAMETER)
@@ -81,6 +91,9 @@ class RecallConfig(BaseModel):
     recency: bool = True
     recency_weight: float = Field(default=0.01, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
+    #: ``"query"``: recall answers (its best ``k``) when any candidate passes the gate, else
+    #: nothing; ``"hit"``: every hit must pass it.
+    gate: Literal["query", "hit"] = "query"
     min_score: float = Field(default=0.2, ge=-1.0, le=1.0)
     min_lexical: float = Field(default=0.5, gt=0.0, le=1.0)
     #: Candidates kept per retriever and kind: max(pool_min, k * pool_factor).
@@ -98,6 +111,13 @@ class RecallConfig(BaseModel):
     fulltext_widen: Annotated[tuple[Annotated[int, Field(ge=1, le=1000)], ...], _Listed] = Field(
         default=(10,), max_length=5
     )
+    #: Share of the score of the next message in its session that an episode gains.
+    next_credit: float = Field(default=0.3, ge=0.0, le=1.0)
+    #: Rank a newer message that restates an older hit with a changed value above it (and an
+    #: older one first for a question about the past); see :mod:`.updates`.
+    update_order: bool = True
+    #: The cosine similarity two messages need to count as statements of the same thing.
+    update_similarity: float = Field(default=0.4, ge=-1.0, le=1.0)
     #: Score of a fact reached over REFERENCES, relative to the hit that led to it.
     reference_discount: float = Field(default=0.5, ge=0.0, le=1.0)
 
@@ -128,6 +148,10 @@ class Candidate:
     recency: float = 1.0
     #: For a fact that replaced the superseded fact the search found: that fact's id.
     matched: str | None = None
+    #: The score recall ranks by: fused times recency, raised for an update (see updates).
+    final: float = 0.0
+    #: The hit this one was placed just above as the newer (or older) message of an update.
+    placed_above: str | None = None
 
 
 def index_score_to_cosine(score: float) -> float:
@@ -142,10 +166,11 @@ def fuse(
 ) -> list[Candidate]:
     """Fuse ranked ``(retriever, kind, [(id, score), ...])`` lists into candidates, best first.
 
-    Vector scores are cosines (-1..1); fulltext scores are Lucene scores. Linear fusion takes
-    the cosine of a candidate the vector list left out from ``cosines`` (keyed by kind and
-    id), so that a fulltext match is not scored as if it resembled nothing: the vector list is
-    cut at the pool size, and whether a candidate made it should not decide its score.
+    Vector scores are cosines (-1..1); fulltext scores are Lucene scores. Relative and linear
+    fusion take the cosine of a candidate the vector list left out from ``cosines`` (keyed by
+    kind and id), so that a fulltext match is not scored as if it resembled nothing: the
+    vector list is cut at the pool size, and whether a candidate made it should not decide
+    its score.
     """
     found: dict[tuple[str, str], Candidate] = {}
     best_fulltext: dict[str, float] = {}
@@ -158,6 +183,12 @@ def fuse(
                 cand.fulltext, cand.fulltext_rank = score, rank
                 best_fulltext[kind] = max(best_fulltext.get(kind, 0.0), score)
     for cand in found.values():
+        if cand.vector is None and cosines is not None:
+            cand.vector = cosines.get((cand.kind, cand.id))
+    best_cosine: dict[str, float] = {}
+    for cand in found.values():
+        best_cosine[cand.kind] = max(best_cosine.get(cand.kind, 0.0), cand.vector or 0.0)
+    for cand in found.values():
         if config.fusion == "rrf":
             cand.fused = sum(
                 weight / (config.rrf_k + rank)
@@ -168,14 +199,32 @@ def fuse(
                 if rank is not None
             )
         else:
-            cosine = cand.vector
-            if cosine is None and cosines is not None:
-                cosine = cosines.get((cand.kind, cand.id))
-            vector_part = max(cosine or 0.0, 0.0)
+            vector_part = max(cand.vector or 0.0, 0.0)
+            if config.fusion == "relative" and best_cosine[cand.kind] > 0:
+                vector_part /= best_cosine[cand.kind]
             top = best_fulltext.get(cand.kind, 0.0)
             fulltext_part = (cand.fulltext or 0.0) / top if top > 0 else 0.0
             cand.fused = config.vector_weight * vector_part + config.fulltext_weight * fulltext_part
     return sorted(found.values(), key=lambda c: (-c.fused, c.kind, c.id))
+
+
+def credit_next(
+    fused: list[Candidate], following: Mapping[str, str], config: RecallConfig
+) -> list[Candidate]:
+    """Each episode gains ``next_credit`` times the fused score of the next message in its
+    session (``following``: episode id -> the next one's id) when that one is a candidate
+    too; best first again."""
+    if config.next_credit == 0:
+        return fused
+    episodes = {c.id: c for c in fused if c.kind == "episode"}
+    gains = {
+        item_id: config.next_credit * episodes[following[item_id]].fused
+        for item_id in episodes
+        if following.get(item_id) in episodes
+    }
+    for item_id, gain in gains.items():
+        episodes[item_id].fused += gain
+    return sorted(fused, key=lambda c: (-c.fused, c.kind, c.id))
 
 
 def recency_factor(when: datetime | None, now: datetime, config: RecallConfig) -> float:

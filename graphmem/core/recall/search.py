@@ -17,12 +17,14 @@ from graphmem.core.recall.ranking import (
     Candidate,
     RecallConfig,
     content_words,
+    credit_next,
     fuse,
     index_score_to_cosine,
     lexical_coverage,
     passes_gate,
     recency_factor,
 )
+from graphmem.core.recall.updates import place_updates
 from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
 from graphmem.store.cypher import query
 from graphmem.store.schema import SCHEMA_KEY
@@ -133,6 +135,7 @@ def recall_reads(
             "episodes": "episode" in kinds,
             "use_vector": use_vector,
             "use_fulltext": use_fulltext,
+            "next_message": cfg.next_credit > 0,
         },
     )
     row = found[0]
@@ -169,6 +172,7 @@ def recall_reads(
                         "episodes": kind == "episode",
                         "use_vector": retriever == "vector",
                         "use_fulltext": retriever == "fulltext",
+                        "next_message": cfg.next_credit > 0,
                     },
                 )
                 hits, fetched, nodes = (
@@ -205,8 +209,9 @@ def recall_reads(
                     reads.head_at[target] = h["head_at"]
                 best[target] = max(score, best.get(target, score))
             lists.append((retriever, kind, sorted(best.items(), key=lambda x: -x[1])))
-    linear = use_vector and cfg.fusion == "linear"
-    fused = fuse(lists, cfg, _cosines(reads) if linear else None)
+    by_score = use_vector and cfg.fusion != "rrf"
+    following = {i: b["next"] for i, b in reads.episodes.items() if b.get("next")}
+    fused = credit_next(fuse(lists, cfg, _cosines(reads) if by_score else None), following, cfg)
     reads.seen = len(fused)
     reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
     facts = [c.id for c in reads.candidates if c.kind == "fact"]
@@ -224,6 +229,7 @@ def recall_reads(
                 "episode_ids": episodes,
                 "vector": vector,
                 "expand": expand,
+                "pairs": cfg.update_order and len(episodes) > 1,
             },
         )
         reads.facts.update((r["id"], r) for r in details["facts"])  # by the id asked for
@@ -231,6 +237,8 @@ def recall_reads(
         # A fact replaced while the statement walked its chain can come back with nothing (it
         # read the fact retired but not yet the edge to its successor): read it again.
         facts, episodes = [i for i in facts if i not in reads.facts], []
+    if cfg.update_order:
+        place_updates(text, reads.candidates, reads.episodes, cfg.update_similarity)
     return reads
 
 
@@ -242,10 +250,15 @@ def _gate(
     now: datetime,
     cfg: RecallConfig,
 ) -> tuple[list[Candidate], int]:
-    """The best ``k`` candidates that pass the quality gate, with their final scores."""
+    """The best ``k`` candidates, with their final scores, and how many the gate dropped.
+
+    With ``cfg.gate == "query"`` (the default) the gate decides whether recall answers: when
+    no candidate passes it, nothing is kept; otherwise every candidate may be. With ``"hit"``
+    each candidate must pass it."""
     words = content_words(text)
     kept: list[Candidate] = []
     gated = 0
+    answered = False
     for cand in fused:
         briefs = reads.facts if cand.kind == "fact" else reads.episodes
         own = briefs.get(cand.id)
@@ -255,7 +268,7 @@ def _gate(
             continue
         # The fact itself passes the gate, or else one of the superseded facts the search
         # found, which then stands for it (its scores shown, via "supersession").
-        passed = None
+        passed = first = None
         for brief, matched in tries:
             if brief is None:
                 continue
@@ -263,18 +276,23 @@ def _gate(
             vector = cand.vector if similarity is None else index_score_to_cosine(similarity)
             # An episode's speaker counts as a word of it, as in its embedding.
             lexical = lexical_coverage(words, episode_text(brief["text"], brief.get("speaker")))
+            first = first or (matched, vector, lexical)
             if passes_gate(vector, lexical, cfg):
                 passed = (matched, vector, lexical)
                 break
-        if passed is None:
+        if passed is None and cfg.gate == "hit":
             gated += 1
             continue
-        cand.matched, cand.vector, cand.lexical = passed
+        answered = answered or passed is not None
+        cand.matched, cand.vector, cand.lexical = passed or first  # type: ignore[misc]
         at = own["at"] if own is not None else reads.head_at.get(cand.id)
         when = datetime.fromtimestamp(at / 1000, UTC) if at else None
         cand.recency = recency_factor(when, now, cfg)
+        cand.final = cand.fused * cand.recency
         kept.append(cand)
-    kept.sort(key=lambda c: (-c.fused * c.recency, c.kind, c.id))
+    if not answered:
+        return [], gated + len(kept)
+    kept.sort(key=lambda c: (-c.final, c.kind, c.id))
     return kept[:k], gated
 
 
@@ -300,7 +318,7 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
         if key in hits:
             continue
         matched = cand.matched or (detail.get("superseded_match") if fact else None)
-        final = cand.fused * cand.recency
+        final = cand.final
         details[key] = detail
         hits[key] = Hit(
             kind=cand.kind,
@@ -316,6 +334,7 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
                 recency=cand.recency,
                 lexical=cand.lexical,
                 final=final,
+                placed_above=cand.placed_above,
             ),
             provenance=hit_provenance(detail.get("provenance"), episode),
             fact=fact,

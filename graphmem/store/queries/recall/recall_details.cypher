@@ -1,11 +1,12 @@
 // name: recall_details
 // mode: read
-// params: ns, fact_ids, episode_ids, vector, expand, as_of, valid_at, include_retired, tags, since, until
+// params: ns, fact_ids, episode_ids, vector, expand, pairs, as_of, valid_at, include_retired, tags, since, until
 // returns: facts, episodes
 // What a recall keeps, in one statement: the facts ($fact_ids) with their properties, the
 // episodes they were derived from and (with $expand) the visible facts they reference or that
 // reference them, one hop, with those facts' cosine similarity to the query (the hits' own
-// similarity came with the search); and the episodes ($episode_ids) with their properties.
+// similarity came with the search); and the episodes ($episode_ids) with their properties
+// and (with $pairs) their cosine similarity to each other episode asked for.
 // Each fact is checked again against the filters, since a supersession may have committed
 // since the search: one that is no longer visible leads to the fact that replaced it (the
 // nearest, that is the earliest recorded, visible one up its SUPERSEDES chain), returned under
@@ -38,8 +39,15 @@ CALL () {
 }
 CALL () {
   UNWIND $episode_ids AS id
-  MATCH (node:Episode {id: id})
-  WHERE node.ns = $ns
-  RETURN collect({episode: {{episode_map}}}) AS episodes
+  MATCH (found:Episode {id: id})
+  WHERE found.ns = $ns
+  WITH collect(found) AS kept
+  RETURN [node IN kept | {
+    episode: {{episode_map}},
+    similar: CASE WHEN $pairs
+      THEN [other IN kept WHERE other <> node |
+            {id: other.id, similarity: vector.similarity.cosine(node.embedding, other.embedding)}]
+      ELSE [] END
+  }] AS episodes
 }
 RETURN facts, episodes

@@ -1,6 +1,6 @@
 // name: recall_search
 // mode: read
-// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, as_of, valid_at, include_retired, tags, since, until, schema_key
+// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, next_message, as_of, valid_at, include_retired, tags, since, until, schema_key
 // returns: schema_state, fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs, fact_nodes, episode_nodes
 // All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
 // the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene
@@ -16,8 +16,10 @@
 // count what the vector indexes hold (every :Fact and :Episode, from the count store; 0 for
 // a kind not searched).
 // Every kept candidate comes with what fusion and the quality gate need: its
-// text, time (epoch ms) and cosine similarity; full details are read afterwards for the few
-// that make the cut. A kind the namespace holds none of is not searched at all. schema_state is the graph's
+// text, time (epoch ms) and cosine similarity, and for an episode (with $next_message) the id
+// of the next message in its session: the first of the namespace's next 8 messages by time
+// that has its session (none when the session continues only later); full details are read
+// afterwards for the few that make the cut. A kind the namespace holds none of is not searched at all. schema_state is the graph's
 // embedder as recorded (schema_state.cypher's fields), read in the same statement, so that
 // the caller can refuse results its query vector cannot be compared with; while the graph is
 // being re-embedded, or when its vectors have another dimension, nothing is searched.
@@ -78,7 +80,16 @@ CALL (ev, ef) {
   WITH DISTINCT hit.node AS node
   RETURN collect({id: node.id, text: node.content, speaker: node.speaker,
                   at: coalesce(node.occurred_at, node.recorded_at).epochMillis,
-                  similarity: vector.similarity.cosine(node.embedding, $vector)})
+                  similarity: vector.similarity.cosine(node.embedding, $vector),
+                  next: CASE WHEN $next_message AND node.session_id IS NOT NULL
+                                  AND node.occurred_at IS NOT NULL
+                        THEN head(COLLECT {
+                          MATCH (later:Episode)
+                          WHERE later.ns = $ns AND later.occurred_at > node.occurred_at
+                          WITH later ORDER BY later.occurred_at LIMIT 8
+                          WITH later WHERE later.session_id = node.session_id
+                          RETURN later.id ORDER BY later.occurred_at LIMIT 1
+                        }) END})
          AS episode_briefs
 }
 RETURN schema_state, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,

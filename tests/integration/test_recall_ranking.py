@@ -1,0 +1,133 @@
+"""Recall's ranking over verbatim messages against the real Neo4j: knowledge updates, the
+next message's credit, and the quality gate on the query."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphmem.core.recall.ranking import RecallConfig
+from graphmem.models import Message
+from tests.integration.conftest import Client
+
+START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+SMALL_TALK = [
+    "Can you suggest a recipe with chickpeas and spinach?",
+    "How do noise-cancelling headphones work?",
+    "What's a good way to stretch after running?",
+]
+
+
+def _ids(memory: Client, rows: list[tuple[str, str, str, int]]) -> None:
+    """Ingest (external id, role, text, day) rows, one session per day."""
+    messages = [
+        Message(
+            content=text,
+            role=role,
+            speaker="User" if role == "user" else "Assistant",
+            occurred_at=START + timedelta(days=day, minutes=n),
+            external_id=mid,
+            session_id=f"day-{day}",
+        )
+        for n, (mid, role, text, day) in enumerate(rows)
+    ]
+    memory.ingest(messages)
+
+
+def _ranked(memory: Client, question: str, **config: object) -> list[str]:
+    """The external ids recall returns for ``question``, best first."""
+    hits = memory.recall(question, kinds=["episode"], config=config or None).hits
+    return [h.provenance.external_ids[0] for h in hits]
+
+
+UPDATE = [
+    ("old", "user", "I live in Porto, in a small flat near the river.", 0),
+    *((f"t{i}", "user", text, 1) for i, text in enumerate(SMALL_TALK)),
+    ("new", "user", "Big news: we moved, I live in Lisbon now.", 5),
+]
+
+
+def test_the_newer_message_of_an_update_ranks_first(memory: Client) -> None:
+    _ids(memory, UPDATE)
+    default = memory.raw.recall_config
+    without = _ranked(memory, "Which city do I live in?", update_order=False)
+    assert without.index("old") < without.index("new")  # the original reads closer
+    hits = memory.recall("Which city do I live in?", kinds=["episode"]).hits
+    ranked = [h.provenance.external_ids[0] for h in hits]
+    assert ranked.index("new") < ranked.index("old")
+    moved = hits[ranked.index("new")]
+    old_hit = hits[ranked.index("old")]
+    assert moved.scores.placed_above == old_hit.id
+    assert moved.score > old_hit.score and moved.score == moved.scores.final
+    assert default.update_order is True
+
+
+def test_a_question_about_the_past_ranks_the_original_first(memory: Client) -> None:
+    _ids(memory, [*UPDATE[:-1], ("new", "user", "Quick update: I live in Lisbon now.", 5)])
+    past = memory.recall("Where did I live before I moved?", kinds=["episode"]).hits
+    ranked = [h.provenance.external_ids[0] for h in past]
+    assert ranked.index("old") < ranked.index("new")
+
+
+def test_a_reply_is_not_an_update_of_the_message_it_answers(memory: Client) -> None:
+    _ids(
+        memory,
+        [
+            ("q", "user", "I live in Porto, in a small flat near the river.", 0),
+            ("a", "assistant", "Noted: you live in Porto now, near the river.", 0),
+            *((f"t{i}", "user", text, 1) for i, text in enumerate(SMALL_TALK)),
+        ],
+    )
+    hits = memory.recall("Which city do I live in?", kinds=["episode"]).hits
+    assert all(h.scores.placed_above is None for h in hits)
+
+
+def test_an_episode_gains_from_the_reply_that_follows_it(memory: Client) -> None:
+    """The user's question says little; the assistant's reply right after it matches the
+    query: the question is credited with a share of the reply's score."""
+    _ids(
+        memory,
+        [
+            ("ask", "user", "Which one should I pick for my trip?", 0),
+            ("reply", "assistant", "For hiking in the Dolomites, pick the lighter tent.", 0),
+            ("other", "user", "Which one is cheaper, honestly?", 2),
+            *((f"t{i}", "user", text, 3) for i, text in enumerate(SMALL_TALK)),
+        ],
+    )
+    question = "tent for hiking in the Dolomites"
+    on = {h.provenance.external_ids[0]: h for h in memory.recall(question, kinds=["episode"]).hits}
+    off = {
+        h.provenance.external_ids[0]: h
+        for h in memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits
+    }
+    assert on["ask"].scores.fused == pytest.approx(
+        off["ask"].scores.fused + 0.3 * off["reply"].scores.fused
+    )
+    # "other" is followed by nothing of its session that is a candidate: no credit.
+    if "other" in on:
+        assert on["other"].scores.fused == pytest.approx(off["other"].scores.fused)
+    assert on["reply"].scores.fused == pytest.approx(off["reply"].scores.fused)
+
+
+def test_the_gate_decides_whether_recall_answers_not_each_hit(memory: Client) -> None:
+    memory.remember_many(
+        [
+            "The user is allergic to peanuts.",
+            "The user's sister Ana lives in Lisbon.",
+            "The user plays the cello on Sundays.",
+        ]
+    )
+    question = "Does the user have any food allergies?"
+    by_query = memory.recall(question, kinds=["fact"], config={"min_score": 0.5})
+    by_hit = memory.recall(question, kinds=["fact"], config={"min_score": 0.5, "gate": "hit"})
+    assert by_query.hits[0].text == "The user is allergic to peanuts."
+    # Every hit under the query gate; only the one that passes under the per-hit gate.
+    assert len(by_query.hits) == 3 and by_query.gated == 0
+    assert [h.text for h in by_hit.hits] == ["The user is allergic to peanuts."]
+    assert by_hit.gated == 2
+    # Nothing passes: nothing is returned, whichever gate.
+    nothing = memory.recall("quantum chromodynamics lecture notes", kinds=["fact"])
+    assert nothing.hits == () and nothing.gated >= 1
+    assert RecallConfig().gate == "query"
