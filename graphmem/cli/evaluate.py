@@ -14,7 +14,7 @@ from graphmem.cli.output import json_option, memory_size, print_report, writable
 from graphmem.errors import ConfigurationError, InvalidInputError
 
 if TYPE_CHECKING:
-    from graphmem.evaluation.format import EvalMessage, EvalQuestion
+    from graphmem.evaluation.sets import DataSet
 
 F = Callable[..., Any]
 
@@ -110,8 +110,7 @@ def _checked_configurations(func: F) -> F:
 
 
 def _evaluate(
-    messages: Sequence[EvalMessage],
-    questions: Sequence[EvalQuestion],
+    sets: Sequence[DataSet],
     *,
     server: str,
     heap: str,
@@ -122,8 +121,8 @@ def _evaluate(
     out: Path | None,
     as_json: bool,
 ) -> None:
-    from graphmem.evaluation.report import render_markdown
-    from graphmem.evaluation.runner import EvalOptions, run_eval
+    from graphmem.evaluation.report import render_markdown, render_suite
+    from graphmem.evaluation.runner import EvalOptions, run_sets
     from graphmem.settings import load_settings
 
     options = EvalOptions(
@@ -138,9 +137,19 @@ def _evaluate(
     def say(line: str) -> None:
         click.echo(f"[eval] {line}", err=True)
 
-    report = run_eval(messages, questions, options, settings=load_settings(), progress=say)
-    data = report.model_dump(mode="json")
-    print_report(data, render_markdown(report), as_json=as_json, out=out, stem="results", say=say)
+    for one in sets:
+        if one.skipped:
+            lines = ", ".join(str(n) for n in one.skipped[:10])
+            more = " ..." if len(one.skipped) > 10 else ""
+            say(f"{one.name}: left out {len(one.skipped)} empty message(s), lines {lines}{more}")
+    suite = run_sets(sets, options, settings=load_settings(), progress=say)
+    if len(suite.sets) == 1:
+        report = suite.sets[0].report
+        dumped = report.model_dump(mode="json")
+        text = render_markdown(report)
+    else:
+        dumped, text = suite.model_dump(mode="json"), render_suite(suite)
+    print_report(dumped, text, as_json=as_json, out=out, stem="results", say=say)
 
 
 @click.group("eval")
@@ -154,23 +163,48 @@ def eval_group() -> None:
     """
 
 
+def _set_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str]:
+    """The callback of ``--set``: a malformed NAME=SOURCE is a malformed command line."""
+    from graphmem.evaluation.sets import parse_spec
+
+    for spec in value:
+        try:
+            parse_spec(spec)
+        except InvalidInputError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return list(value)
+
+
 @eval_group.command("run")
 @click.option(
     "--conversations",
-    required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Messages, one JSON object a line (conversation_id, session_id, message_id, role, "
     "speaker, time, text).",
 )
 @click.option(
     "--questions",
-    required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Questions, one JSON object a line (conversation_id, question, question_time, "
     "gold_message_ids, category, extra).",
 )
+@click.option(
+    "--set",
+    "set_specs",
+    multiple=True,
+    metavar="NAME=SOURCE",
+    callback=_set_specs,
+    help="A named data set, repeat for several: a directory with conversations.jsonl and "
+    "questions.jsonl (DIR@ID,ID keeps those conversations, DIR@-ID,ID leaves them out), a BEAM "
+    "directory (DIR@1-10 for some chats), or synthetic:SEED.",
+)
 @_run_options
-def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
+def eval_run(
+    conversations: Path | None,
+    questions: Path | None,
+    set_specs: list[str],
+    **options: Any,
+) -> None:
     """Evaluate recall on conversations and questions in the neutral JSONL format.
 
     Each conversation is ingested into its own new namespace; every question is recalled
@@ -180,14 +214,51 @@ def eval_run(conversations: Path, questions: Path, **options: Any) -> None:
     (k = 1, 5, 10), NDCG@10 and latency per configuration and per category. Progress goes
     to stderr; the report (Markdown, or JSON with --json) to stdout.
 
+    With several sets (--set, repeated), each is ingested into a Neo4j of its own and the
+    report puts them side by side; a set whose questions name the message that asks them
+    (extra.own_turn_id) is recalled as of that message.
+
     Example:
 
     \b
         graphmem eval run --conversations conv.jsonl --questions questions.jsonl --out results
+        graphmem eval run --set realmem=data/realmem --set beam=data/beam/100K@1-10
     """
     from graphmem.evaluation.format import read_messages, read_questions
+    from graphmem.evaluation.sets import DataSet, check_names, load_set
 
-    _evaluate(read_messages(conversations), read_questions(questions), **options)
+    if (conversations is None) != (questions is None):
+        raise click.UsageError("--conversations and --questions go together")
+    sets = [load_set(spec) for spec in set_specs]
+    if conversations is not None and questions is not None:
+        skipped: list[int] = []
+        messages = read_messages(conversations, skipped)
+        sets.insert(0, DataSet("data", messages, read_questions(questions), skipped=skipped))
+    if not sets:
+        raise click.UsageError("give --conversations and --questions, or --set (repeatable)")
+    check_names(sets)
+    _evaluate(sets, **options)
+
+
+@eval_group.command("suite")
+@click.argument("data", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_run_options
+def eval_suite(data: Path, **options: Any) -> None:
+    """Evaluate recall on the development suite under DATA (beam/100K and realmem).
+
+    The sets recall's defaults are chosen on, side by side: BEAM chats 1-10, seven RealMem
+    personas and a synthetic set (seed 1); and, reported apart, the held-out sets never used
+    to choose anything: three other RealMem personas and a synthetic set of seed 2. Each set
+    runs on a scratch Neo4j of its own (with --server configured, all in that one).
+
+    Example:
+
+    \b
+        graphmem eval suite ../shared/data --out eval-results/suite
+    """
+    from graphmem.evaluation.sets import development_suite
+
+    _evaluate(development_suite(data), **options)
 
 
 def _chat_selection(
@@ -258,4 +329,6 @@ def eval_beam(path: Path, chats: list[range] | None, export: Path | None, **opti
                 f"{wrote_questions} questions to {questions_path}"
             )
         return
-    _evaluate(messages, questions, **options)
+    from graphmem.evaluation.sets import DataSet
+
+    _evaluate([DataSet("beam", messages, questions)], **options)

@@ -10,6 +10,9 @@
   is no stemming and no stop-word list (idf discounts common words). Each distinct query term
   counts once. Messages sharing no term with the question are not returned.
 
+* :func:`rrf` fuses the two rankings with plain reciprocal rank fusion: a message scores
+  ``1 / (60 + rank)`` in each list it is in (each list cut at 100), the weights equal.
+
 Ties keep the messages' conversation order.
 """
 
@@ -87,3 +90,18 @@ class CosineBaseline:
         scores = self.scores(query)
         order = np.argsort(-scores, kind="stable")
         return [int(i) for i in order[:k]]
+
+
+#: Plain RRF's constant and the depth of each list it fuses.
+RRF_K = 60
+RRF_DEPTH = 100
+
+
+def rrf(rankings: Sequence[Sequence[int]], k: int) -> list[int]:
+    """Plain reciprocal rank fusion of ``rankings`` (each best first), the best ``k``; ties keep
+    the smaller index (conversation order)."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, index in enumerate(ranking[:RRF_DEPTH], start=1):
+            fused[index] = fused.get(index, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused, key=lambda i: (-fused[i], i))[:k]

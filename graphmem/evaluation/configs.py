@@ -14,7 +14,10 @@ from graphmem.errors import InvalidInputError
 from graphmem.models import Hit, describe_validation_error
 
 Corpus = Literal["all", "user"]
-Baseline = Literal["cosine", "bm25"]
+Baseline = Literal["cosine", "bm25", "rrf"]
+
+#: How many configurations end the built-in list as baselines computed outside Neo4j.
+BASELINES = 3
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def configurations(default: RecallConfig, variants: Sequence[str] = ()) -> list[
     builtin = _builtin(default)
     made = [variant(default, spec) for spec in variants]
     extra = with_new_names(builtin, made, "variant", "a built-in configuration")
-    return [*builtin[:-2], *extra, *builtin[-2:]]
+    return [*builtin[:-BASELINES], *extra, *builtin[-BASELINES:]]
 
 
 def with_new_names(
@@ -84,11 +87,15 @@ def with_new_names(
 
 
 def _builtin(default: RecallConfig) -> list[Configuration]:
-    """The built-in configurations in report order; the last two are the baselines."""
+    """The built-in configurations in report order; the last :data:`BASELINES` are the
+    baselines."""
     change = default.model_copy
     return [
         Configuration(
-            "default", "hybrid RRF, recency on, quality gate on (product default)", default
+            "default",
+            "relative fusion, next-message credit, update order, recency, quality gate on the "
+            "query (product default)",
+            default,
         ),
         Configuration(
             "vector-only", "vector index only", change(update={"retrievers": ("vector",)})
@@ -97,14 +104,34 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
             "fulltext-only", "fulltext index only", change(update={"retrievers": ("fulltext",)})
         ),
         Configuration(
-            "hybrid-linear", "hybrid, linear fusion", change(update={"fusion": "linear"})
+            "fusion-rrf",
+            "plain reciprocal rank fusion (equal weights, k 60) instead of relative fusion",
+            change(update={"fusion": "rrf", "vector_weight": 1.0, "fulltext_weight": 1.0}),
         ),
         Configuration(
-            "recency-off", "hybrid RRF without recency", change(update={"recency": False})
+            "fusion-linear",
+            "linear fusion (cosine not divided by the best) instead of relative",
+            change(update={"fusion": "linear"}),
+        ),
+        Configuration(
+            "next-credit-off",
+            "no credit from the next message in the session",
+            change(update={"next_credit": 0.0}),
+        ),
+        Configuration(
+            "update-order-off",
+            "no reordering of knowledge updates",
+            change(update={"update_order": False}),
+        ),
+        Configuration("recency-off", "without recency", change(update={"recency": False})),
+        Configuration(
+            "gate-each-hit",
+            "quality gate on every hit instead of on the query",
+            change(update={"gate": "hit"}),
         ),
         Configuration(
             "gate-off",
-            "hybrid RRF, quality gate disabled (min_score -1)",
+            "quality gate disabled (min_score -1)",
             change(update={"min_score": -1.0}),
         ),
         Configuration(
@@ -115,6 +142,11 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
         ),
         Configuration(
             "bm25", "baseline: Okapi BM25 over all messages (k1 1.2, b 0.75)", baseline="bm25"
+        ),
+        Configuration(
+            "rrf-plain",
+            "baseline: plain reciprocal rank fusion of exact cosine and BM25 (k 60)",
+            baseline="rrf",
         ),
     ]
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from graphmem.core.jsonl import json_objects
 from graphmem.errors import BadLinesError, InvalidInputError
 from graphmem.models import AwareDatetime, EpisodeText, Label, describe_validation_error
+from graphmem.models.fields import is_blank
 
 ConversationId = Annotated[str, Field(min_length=1, max_length=256)]
 MessageId = Annotated[str, Field(min_length=1, max_length=256)]
@@ -94,11 +95,21 @@ class EvalQuestion(_Line):
 Line = TypeVar("Line", bound=_Line)
 
 
-def parse_lines(lines: Iterable[str | bytes], model: type[Line]) -> list[Line]:
-    """Every non-blank line as ``model``; raises BadLinesError listing each bad line."""
+def parse_lines(
+    lines: Iterable[str | bytes], model: type[Line], skipped: list[int] | None = None
+) -> list[Line]:
+    """Every non-blank line as ``model``; raises BadLinesError listing each bad line.
+
+    With ``skipped``, a message whose ``text`` is a string with no visible character is left
+    out and its line number appended there (such a message holds nothing to find, and
+    ``Memory.ingest`` refuses it)."""
     parsed: list[Line] = []
     problems: list[tuple[int, str]] = []
     for number, data in json_objects(lines, problems):
+        text = data.get("text") if skipped is not None and isinstance(data, dict) else None
+        if isinstance(text, str) and is_blank(text):
+            skipped.append(number)  # type: ignore[union-attr]
+            continue
         try:
             parsed.append(model.model_validate(data))
         except ValidationError as exc:
@@ -142,10 +153,12 @@ def check_dataset(messages: Sequence[EvalMessage], questions: Sequence[EvalQuest
         raise InvalidInputError("inconsistent evaluation data: " + "; ".join(problems[:10]) + more)
 
 
-def read_messages(path: Path) -> list[EvalMessage]:
+def read_messages(path: Path, skipped: list[int] | None = None) -> list[EvalMessage]:
+    """The messages of ``path``; with ``skipped``, empty messages are left out and their line
+    numbers appended there (see :func:`parse_lines`)."""
     # Read as bytes: a line that is not UTF-8 is then reported with its number.
     with path.open("rb") as handle:
-        return parse_lines(handle, EvalMessage)
+        return parse_lines(handle, EvalMessage, skipped)
 
 
 def read_questions(path: Path) -> list[EvalQuestion]:

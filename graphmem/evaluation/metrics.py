@@ -23,6 +23,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from graphmem.evaluation.format import CONTRADICTION_KEYS, UPDATE_KEYS, EvalQuestion
+from graphmem.evaluation.results import ContradictionFigures, Metrics, UpdateFigures
+
 KS = (1, 5, 10)
 NDCG_K = 10
 
@@ -126,4 +129,64 @@ def score_question(ranked: Sequence[str], gold: Sequence[str]) -> QuestionScore 
         recall_any={k: recall_any(ranked, gold, k) for k in KS},
         recall_all={k: recall_all(ranked, gold, k) for k in KS},
         ndcg=ndcg(ranked, gold, NDCG_K),
+    )
+
+
+@dataclass
+class Answer:
+    """One configuration's answer to one question: ranked message ids and its latency."""
+
+    ranked: list[str]
+    total_ms: float
+    db_ms: float | None
+
+
+def summarize(
+    questions: Sequence[EvalQuestion], answers: Sequence[Answer], has_db: bool
+) -> Metrics:
+    """The averages and counts of one configuration over ``questions``."""
+    scores = []
+    no_gold = no_gold_empty = 0
+    updates = UpdateFigures()
+    contradictions = ContradictionFigures()
+    for question, answer in zip(questions, answers, strict=True):
+        score = score_question(answer.ranked, question.gold_message_ids)
+        if score is None:
+            no_gold += 1
+            no_gold_empty += not answer.ranked
+        else:
+            scores.append(score)
+        pair = question.id_pair(UPDATE_KEYS)
+        if pair is not None and set(pair[0]) & set(pair[1]):
+            updates.same_message += 1  # the update is in the original message itself
+        elif pair is not None:
+            outcome: UpdateOutcome = update_outcome(answer.ranked, pair[0], pair[1])
+            updates.questions += 1
+            setattr(updates, outcome, getattr(updates, outcome) + 1)
+        pair = question.id_pair(CONTRADICTION_KEYS)
+        if pair is not None:
+            contradictions.questions += 1
+            contradictions.both_in_top10 += both_present(answer.ranked, pair[0], pair[1])
+    count = len(scores)
+
+    def mean(values: Iterable[float]) -> float | None:
+        """The average over the scored questions; None (not 0) when there are none."""
+        return sum(values) / count if count else None
+
+    totals = [a.total_ms for a in answers]
+    dbs = [a.db_ms for a in answers if a.db_ms is not None]
+    return Metrics(
+        questions=len(questions),
+        scored=count,
+        recall_any={k: mean(s.recall_any[k] for s in scores) for k in KS},
+        recall_all={k: mean(s.recall_all[k] for s in scores) for k in KS},
+        ndcg_at_10=mean(s.ndcg for s in scores),
+        no_gold=no_gold,
+        no_gold_empty=no_gold_empty,
+        latency_ms_p50=percentile(totals, 50),
+        latency_ms_p95=percentile(totals, 95),
+        db_ms_p50=percentile(dbs, 50) if has_db else None,
+        db_ms_p95=percentile(dbs, 95) if has_db else None,
+        updates=updates,
+        contradictions=contradictions,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from graphmem.evaluation.results import ConfigurationResult, EvalReport, Metrics
+from graphmem.evaluation.results import ConfigurationResult, EvalReport, Metrics, SuiteReport
 
 #: The default configuration should reach at least this share of knowledge updates with the
 #: updated message above the original.
@@ -120,7 +120,8 @@ def render_markdown(report: EvalReport) -> str:
     lines += ["", "## Knowledge updates and contradictions", ""]
     lines += [
         "Updated above original: the best-ranked updated message ranks above the best-ranked "
-        "original one (an unlisted message ranks below every listed one). Contradictions: at "
+        "original one (an unlisted message ranks below every listed one), over the questions "
+        "whose updated and original messages differ. Contradictions: at "
         "least one message of each statement among the top 10.",
         "",
     ]
@@ -175,4 +176,138 @@ def checks(report: EvalReport) -> list[str]:
             f"{verdict}: {default.name} updated message above the original in {share:.1%} of "
             f"knowledge updates (target {UPDATE_TARGET:.0%})"
         )
+    return out
+
+
+# --- several data sets side by side -------------------------------------------------------------
+#: The configurations computed outside Neo4j, which the default is measured against.
+BASELINE_NAMES = ("cosine-exact", "bm25", "rrf-plain")
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def render_suite(suite: SuiteReport) -> str:
+    """Every data set side by side: any@10 per set and its means (development sets and
+    held-out sets apart), then each set's main figures, per category for the default, and the
+    checks."""
+    names = [c.name for c in suite.sets[0].report.configurations]
+    dev = [s for s in suite.sets if not s.held_out]
+    held = [s for s in suite.sets if s.held_out]
+    lines = [
+        "# graphmem retrieval evaluation, several data sets",
+        "",
+        f"graphmem {suite.graphmem_version}, {suite.started_at:%Y-%m-%d %H:%M} UTC, "
+        f"{suite.wall_seconds:.0f} s wall time; embedder {suite.sets[0].report.embedder}; "
+        f"k = {suite.sets[0].report.k}. Each set ran on its own Neo4j"
+        + (" (a scratch server each)." if "scratch" in suite.sets[0].report.server else "."),
+        "",
+        "| data set | role | conversations | messages | questions (scored) |",
+        "|---|---|---|---|---|",
+    ]
+    for s in suite.sets:
+        r = s.report
+        scored = r.configurations[0].overall.scored
+        skipped = f", {r.skipped_messages} empty left out" if r.skipped_messages else ""
+        lines.append(
+            f"| {s.name} | {'held out' if s.held_out else 'development'} | {r.conversations} | "
+            f"{r.messages}{skipped} | {r.questions} ({scored}) |"
+        )
+    for title, cell in _SUITE_METRICS:
+        header = ["configuration", *(s.name for s in suite.sets), "mean (development)"]
+        if held:
+            header.append("mean (held out)")
+        rows = []
+        for name in names:
+            values = {s.name: cell(_by_name(s.report)[name].overall) for s in suite.sets}
+            row = [name, *(_f(values[s.name]) for s in suite.sets)]
+            row.append(_f(_mean([values[s.name] for s in dev])))
+            if held:
+                row.append(_f(_mean([values[s.name] for s in held])))
+            rows.append(row)
+        lines += ["", f"## {title}", ""]
+        lines += _table(header, rows)
+    lines += ["", "## Knowledge updates: updated message above the original", ""]
+    lines += [
+        "Over the questions whose updated and original messages differ (a question naming one "
+        "message as both cannot be ordered).",
+        "",
+    ]
+    lines += _table(
+        ["configuration", *(s.name for s in suite.sets)],
+        [
+            [
+                name,
+                *(
+                    _share(u.updated_above, u.questions)
+                    for u in (_by_name(s.report)[name].overall.updates for s in suite.sets)
+                ),
+            ]
+            for name in names
+        ],
+    )
+    default = names[0]
+    lines += ["", f"## recall_any@10 by category ({default})", ""]
+    for s in suite.sets:
+        by_category = _by_name(s.report)[default].by_category
+        overall = _by_name(s.report)[default].overall
+        cells = [f"{cat} {_f(m.recall_any[10])} ({m.scored})" for cat, m in by_category.items()]
+        lines.append(f"- **{s.name}**: overall {_f(overall.recall_any[10])}; " + "; ".join(cells))
+    lines += ["", "## Checks", ""]
+    lines += [f"- {line}" for line in suite_checks(suite)]
+    return "\n".join(lines) + "\n"
+
+
+_SUITE_METRICS: tuple[tuple[str, Callable[[Metrics], float | None]], ...] = (
+    ("recall_any@10", lambda m: m.recall_any[10]),
+    ("recall_any@1", lambda m: m.recall_any[1]),
+    ("recall_any@5", lambda m: m.recall_any[5]),
+    ("recall_all@10", lambda m: m.recall_all[10]),
+    ("NDCG@10", lambda m: m.ndcg_at_10),
+)
+
+
+def suite_checks(suite: SuiteReport) -> list[str]:
+    """The default against every other configuration on every set (recall_any@10), and its
+    mean over the development sets against the best baseline's."""
+    out = []
+    for s in suite.sets:
+        named = _by_name(s.report)
+        default = s.report.configurations[0]
+        mine = default.overall.recall_any[10]
+        if mine is None:
+            continue
+        beaten_by = [
+            f"{c.name} {c.overall.recall_any[10]:.3f}"
+            for c in s.report.configurations[1:]
+            if c.name in named and (c.overall.recall_any[10] or 0.0) > mine
+        ]
+        verdict = "fail" if beaten_by else "pass"
+        against = ", ".join(beaten_by) if beaten_by else "no configuration is above it"
+        out.append(f"{verdict}: {s.name}: {default.name} recall_any@10 {mine:.3f}; {against}")
+    dev = [s for s in suite.sets if not s.held_out]
+    for group, sets in (("development", dev), ("held-out", [s for s in suite.sets if s.held_out])):
+        if not sets:
+            continue
+        mine_mean = _mean([s.report.configurations[0].overall.recall_any[10] for s in sets])
+        best, best_mean = None, None
+        for name in BASELINE_NAMES:
+            value = _mean(
+                [
+                    _by_name(s.report)[name].overall.recall_any[10]
+                    for s in sets
+                    if name in _by_name(s.report)
+                ]
+            )
+            if value is not None and (best_mean is None or value > best_mean):
+                best, best_mean = name, value
+        if mine_mean is not None and best_mean is not None:
+            gap = mine_mean - best_mean
+            verdict = "pass" if gap >= 0.05 else "fail"
+            out.append(
+                f"{verdict}: {group} mean recall_any@10 {mine_mean:.3f} against the best "
+                f"baseline ({best}) {best_mean:.3f}: {gap:+.3f} (target +0.050)"
+            )
     return out

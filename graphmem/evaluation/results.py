@@ -8,9 +8,12 @@ from pydantic import BaseModel, Field
 
 
 class UpdateFigures(BaseModel):
-    """Knowledge updates: where the best-ranked updated message stands against the original."""
+    """Knowledge updates: where the best-ranked updated message stands against the original,
+    over the questions whose updated and original messages differ (``same_message`` counts
+    those that name one message as both, which no ranking can order)."""
 
     questions: int = 0
+    same_message: int = 0
     updated_above: int = 0
     original_above: int = 0
     tie: int = 0
@@ -75,8 +78,29 @@ class EvalReport(BaseModel):
     k: int
     conversations: int
     messages: int
+    #: Messages of the data left out because their text was empty.
+    skipped_messages: int = 0
     user_messages: int
     merged_messages: int
     questions: int
     configurations: list[ConfigurationResult]
     details: list[QuestionRecord]
+
+
+class SetReport(BaseModel):
+    """One data set's report within a run over several."""
+
+    name: str
+    #: Never used to choose a default (reported apart).
+    held_out: bool = False
+    report: EvalReport
+
+
+class SuiteReport(BaseModel):
+    """A run over several data sets: one report per set, all on one server and embedder."""
+
+    graphmem_version: str
+    started_at: datetime
+    finished_at: datetime
+    wall_seconds: float
+    sets: list[SetReport]

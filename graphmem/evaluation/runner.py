@@ -30,10 +30,11 @@ import numpy as np
 from pydantic import Field
 
 from graphmem import __version__
+from graphmem.core.messages import episode_text
 from graphmem.embed.embedder import EmbedderWrapper
 from graphmem.embed.loading import load_embedder
-from graphmem.errors import DatabaseError
-from graphmem.evaluation.baselines import BM25, CosineBaseline
+from graphmem.errors import DatabaseError, InvalidInputError
+from graphmem.evaluation.baselines import BM25, CosineBaseline, rrf
 from graphmem.evaluation.configs import (
     Configuration,
     Corpus,
@@ -41,30 +42,16 @@ from graphmem.evaluation.configs import (
     select,
     with_new_names,
 )
-from graphmem.evaluation.format import (
-    CONTRADICTION_KEYS,
-    UPDATE_KEYS,
-    EvalMessage,
-    EvalQuestion,
-    check_dataset,
-)
-from graphmem.evaluation.metrics import (
-    KS,
-    UpdateOutcome,
-    both_present,
-    distinct,
-    percentile,
-    score_question,
-    update_outcome,
-)
+from graphmem.evaluation.format import EvalMessage, EvalQuestion, check_dataset
+from graphmem.evaluation.metrics import Answer, distinct, summarize
 from graphmem.evaluation.results import (
     ConfigurationResult,
-    ContradictionFigures,
     EvalReport,
-    Metrics,
     QuestionRecord,
-    UpdateFigures,
+    SetReport,
+    SuiteReport,
 )
+from graphmem.evaluation.sets import DataSet, check_names
 from graphmem.models import Message
 from graphmem.servers.scratch import Progress, ServerOptions, on_server
 from graphmem.settings import GraphmemSettings, load_settings
@@ -120,13 +107,8 @@ class _Conversation:
     messages: list[EvalMessage]
     questions: list[EvalQuestion]
     shift: timedelta
-
-
-@dataclass
-class _Answer:
-    ranked: list[str]
-    total_ms: float
-    db_ms: float | None
+    #: Each message's time, by id.
+    times: dict[str, datetime]
 
 
 def _group(
@@ -154,6 +136,7 @@ def _group(
                 messages=[m for _, m in rows],
                 questions=its,
                 shift=(now - latest) if shift else timedelta(0),
+                times={m.message_id: m.time for _, m in rows},
             )
         )
     return out
@@ -186,90 +169,62 @@ def _ingest(memory: Memory, conv: _Conversation, corpus: Corpus, batch: int) -> 
     return len(chosen), merged
 
 
+def _asked_at(conv: _Conversation, question: EvalQuestion) -> datetime | None:
+    """When the question was asked within the conversation: the time of the message that asks
+    it (``extra.own_turn_id``), or None when it names none (asked after every message)."""
+    own = (question.extra or {}).get("own_turn_id")
+    return conv.times.get(own) if isinstance(own, str) else None
+
+
 def _recall(
     memory: Memory, conv: _Conversation, question: EvalQuestion, spec: Configuration, k: int
-) -> _Answer:
+) -> Answer:
     ns = conv.ns if spec.corpus == "all" else f"{conv.ns}-user"
-    result = memory.recall(question.question, ns=ns, k=k, config=spec.config, track_access=False)
+    asked = _asked_at(conv, question)
+    result = memory.recall(
+        question.question,
+        ns=ns,
+        k=k,
+        config=spec.config,
+        track_access=False,
+        until=None if asked is None else asked + conv.shift,
+    )
     hits = spec.rerank(result.hits) if spec.rerank is not None else list(result.hits)
     ids: list[str] = []
     for hit in hits:
         ids.extend(hit.provenance.external_ids)
-    return _Answer(distinct(ids), result.timing.total_ms, result.timing.db_ms)
+    return Answer(distinct(ids), result.timing.total_ms, result.timing.db_ms)
 
 
 def _baseline(
     embedder: CachingEmbedder, conv: _Conversation, spec: Configuration, k: int
-) -> list[_Answer]:
-    texts = [m.text for m in conv.messages]
+) -> list[Answer]:
+    """The baseline's ranking of each question's messages: those sent before it was asked,
+    embedded as graphmem embeds an episode (``speaker: text``)."""
     ids = [m.message_id for m in conv.messages]
+    texts = [episode_text(m.text, m.speaker) for m in conv.messages]
+    cosine = CosineBaseline(embedder.embed(texts))
+    bm25 = BM25([m.text for m in conv.messages])
     answers = []
-    if spec.baseline == "cosine":
-        cosine = CosineBaseline(embedder.embed(texts))
-        for question in conv.questions:
-            began = time.perf_counter()
-            order = cosine.rank(embedder.embed([question.question])[0], k)
-            answers.append(_Answer([ids[i] for i in order], _ms(began), None))
-    else:
-        bm25 = BM25(texts)
-        for question in conv.questions:
-            began = time.perf_counter()
-            order = bm25.rank(question.question, k)
-            answers.append(_Answer([ids[i] for i in order], _ms(began), None))
+    for question in conv.questions:
+        began = time.perf_counter()
+        asked = _asked_at(conv, question)
+        visible = len(ids) if asked is None else sum(m.time < asked for m in conv.messages)
+        rankings = []
+        if spec.baseline in ("cosine", "rrf"):
+            similar = cosine.scores(embedder.embed([question.question])[0])[:visible]
+            rankings.append([int(i) for i in np.argsort(-similar, kind="stable")])
+        if spec.baseline in ("bm25", "rrf"):
+            lexical = bm25.scores(question.question)[:visible]
+            order = sorted((i for i, s in enumerate(lexical) if s > 0), key=lambda i: -lexical[i])
+            rankings.append(order)
+        order = rrf(rankings, k) if spec.baseline == "rrf" else rankings[0][:k]
+        answers.append(Answer([ids[i] for i in order], _ms(began), None))
     return answers
 
 
 def _ms(began: float) -> float:
     return (time.perf_counter() - began) * 1000
-
-
-def summarize(
-    questions: Sequence[EvalQuestion], answers: Sequence[_Answer], has_db: bool
-) -> Metrics:
-    """The averages and counts of one configuration over ``questions``."""
-    scores = []
-    no_gold = no_gold_empty = 0
-    updates = UpdateFigures()
-    contradictions = ContradictionFigures()
-    for question, answer in zip(questions, answers, strict=True):
-        score = score_question(answer.ranked, question.gold_message_ids)
-        if score is None:
-            no_gold += 1
-            no_gold_empty += not answer.ranked
-        else:
-            scores.append(score)
-        pair = question.id_pair(UPDATE_KEYS)
-        if pair is not None:
-            outcome: UpdateOutcome = update_outcome(answer.ranked, pair[0], pair[1])
-            updates.questions += 1
-            setattr(updates, outcome, getattr(updates, outcome) + 1)
-        pair = question.id_pair(CONTRADICTION_KEYS)
-        if pair is not None:
-            contradictions.questions += 1
-            contradictions.both_in_top10 += both_present(answer.ranked, pair[0], pair[1])
-    count = len(scores)
-
-    def mean(values: Iterable[float]) -> float | None:
-        """The average over the scored questions; None (not 0) when there are none."""
-        return sum(values) / count if count else None
-
-    totals = [a.total_ms for a in answers]
-    dbs = [a.db_ms for a in answers if a.db_ms is not None]
-    return Metrics(
-        questions=len(questions),
-        scored=count,
-        recall_any={k: mean(s.recall_any[k] for s in scores) for k in KS},
-        recall_all={k: mean(s.recall_all[k] for s in scores) for k in KS},
-        ndcg_at_10=mean(s.ndcg for s in scores),
-        no_gold=no_gold,
-        no_gold_empty=no_gold_empty,
-        latency_ms_p50=percentile(totals, 50),
-        latency_ms_p95=percentile(totals, 95),
-        db_ms_p50=percentile(dbs, 50) if has_db else None,
-        db_ms_p95=percentile(dbs, 95) if has_db else None,
-        updates=updates,
-        contradictions=contradictions,
-    )
 
 
 def run_eval(
@@ -283,7 +238,32 @@ def run_eval(
     progress: Progress | None = None,
     extra: Sequence[Configuration] = (),
 ) -> EvalReport:
-    """Evaluate retrieval on the dataset; see the module docstring.
+    """Evaluate retrieval on one data set: :func:`run_sets` with that set alone."""
+    data = DataSet("data", list(messages), list(questions))
+    suite = run_sets(
+        [data],
+        options,
+        settings=settings,
+        target=target,
+        embedder=embedder,
+        progress=progress,
+        extra=extra,
+    )
+    return suite.sets[0].report
+
+
+def run_sets(
+    sets: Sequence[DataSet],
+    options: EvalOptions | None = None,
+    *,
+    settings: GraphmemSettings | None = None,
+    target: Neo4jTarget | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    extra: Sequence[Configuration] = (),
+) -> SuiteReport:
+    """Evaluate retrieval on each data set, on one server and with one embedder; see the
+    module docstring.
 
     ``extra`` configurations run after the built-in ones and the variants; their names must be
     new too.
@@ -294,42 +274,73 @@ def run_eval(
     """
     from graphmem.client.base import settings_recall_config
 
-    check_dataset(messages, questions)
+    if not sets:
+        raise InvalidInputError("no data set to evaluate")
+    check_names(sets)
+    for data in sets:
+        try:
+            check_dataset(data.messages, data.questions)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"data set {data.name!r}: {exc}") from None
     options = options or EvalOptions()
     settings = settings or load_settings()
     # Every configuration is built (and --only/--variant checked) before any server starts.
     specs = select(configurations(settings_recall_config(settings), options.variants), options.only)
     specs += with_new_names(specs, extra)
-    if options.server == "configured" and progress is not None:
-        progress("writing into the configured Neo4j; the eval-* namespaces stay there afterwards")
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(
-            messages, questions, options, run_settings, run_target, embedder, say, specs
-        ),
-    )
-
-
-def _run(
-    messages: Sequence[EvalMessage],
-    questions: Sequence[EvalQuestion],
-    options: EvalOptions,
-    settings: GraphmemSettings,
-    target: Neo4jTarget,
-    embedder: Embedder | None,
-    say: Progress,
-    specs: Sequence[Configuration],
-) -> EvalReport:
-    from graphmem.client import Memory
-
+    say: Progress = progress or (lambda _line: None)
+    if options.server == "configured":
+        say("writing into the configured Neo4j; the eval-* namespaces stay there afterwards")
     started = datetime.now(UTC)
     began = time.perf_counter()
     cached = CachingEmbedder(load_embedder(settings, embedder, say))
     prefix = f"eval-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
-    conversations = _group(messages, questions, prefix, started, options.time_shift)
+    reports = []
+    for n, data in enumerate(sets, start=1):
+        set_prefix = prefix if len(sets) == 1 else f"{prefix}-s{n}"
+        if len(sets) > 1:
+            say(f"data set {data.name!r} ({n} of {len(sets)})")
+
+        def run(
+            run_settings: GraphmemSettings,
+            run_target: Neo4jTarget,
+            run_say: Progress,
+            data: DataSet = data,
+            set_prefix: str = set_prefix,
+        ) -> EvalReport:
+            from graphmem.client import Memory
+
+            with Memory(run_settings, target=run_target, embedder=cached) as memory:
+                run_say(f"Neo4j at {run_target.uri}; namespaces {set_prefix}-c*")
+                return _run_set(
+                    data, memory, cached, options, set_prefix, run_say, specs, run_target.uri
+                )
+
+        # A scratch server per set: no set shares its indexes (and their statistics, such as
+        # the fulltext index's term frequencies) with another.
+        report = on_server(options, settings, target, say, run)
+        reports.append(SetReport(name=data.name, held_out=data.held_out, report=report))
+    return SuiteReport(
+        graphmem_version=__version__,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        wall_seconds=time.perf_counter() - began,
+        sets=reports,
+    )
+
+
+def _run_set(
+    data: DataSet,
+    memory: Memory,
+    cached: CachingEmbedder,
+    options: EvalOptions,
+    prefix: str,
+    say: Progress,
+    specs: Sequence[Configuration],
+    uri: str,
+) -> EvalReport:
+    started = datetime.now(UTC)
+    began = time.perf_counter()
+    conversations = _group(data.messages, data.questions, prefix, started, options.time_shift)
     ordered = [q for conv in conversations for q in conv.questions]
     records = [
         QuestionRecord(
@@ -342,68 +353,66 @@ def _run(
     ]
     results: list[ConfigurationResult] = []
     user_messages = merged = 0
-    with Memory(settings, target=target, embedder=cached) as memory:
-        say(f"Neo4j at {target.uri}; namespaces {prefix}-c*")
+    for conv in conversations:
+        began_conv = time.perf_counter()
+        _, merged_all = _ingest(memory, conv, "all", options.ingest_batch)
+        users, _ = _ingest(memory, conv, "user", options.ingest_batch)
+        user_messages += users
+        merged += merged_all
+        say(
+            f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
+            f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
+        )
+    # Untimed recalls first, so the first configuration does not pay for a cold server.
+    warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
+    for conv, question in warm:
+        _recall(memory, conv, question, specs[0], options.k)
+    # The measured default then embeds these questions too, as it does every other one.
+    cached.forget(question.question for _, question in warm)
+    for spec in specs:
+        answers: list[Answer] = []
+        spec_began = time.perf_counter()
         for conv in conversations:
-            began_conv = time.perf_counter()
-            _, merged_all = _ingest(memory, conv, "all", options.ingest_batch)
-            users, _ = _ingest(memory, conv, "user", options.ingest_batch)
-            user_messages += users
-            merged += merged_all
-            say(
-                f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
-                f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
+            if spec.baseline is not None:
+                answers += _baseline(cached, conv, spec, options.k)
+            else:
+                answers += [_recall(memory, conv, q, spec, options.k) for q in conv.questions]
+        for record, answer in zip(records, answers, strict=True):
+            record.ranked[spec.name] = answer.ranked
+        categories = sorted({r.category for r in records})
+        has_db = spec.baseline is None
+        by_category = {
+            cat: summarize(
+                [q for q, r in zip(ordered, records, strict=True) if r.category == cat],
+                [a for a, r in zip(answers, records, strict=True) if r.category == cat],
+                has_db,
             )
-        # Untimed recalls first, so the first configuration does not pay for a cold server.
-        warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
-        for conv, question in warm:
-            _recall(memory, conv, question, specs[0], options.k)
-        # The measured default then embeds these questions too, as it does every other one.
-        cached.forget(question.question for _, question in warm)
-        for spec in specs:
-            answers: list[_Answer] = []
-            spec_began = time.perf_counter()
-            for conv in conversations:
-                if spec.baseline is not None:
-                    answers += _baseline(cached, conv, spec, options.k)
-                else:
-                    answers += [_recall(memory, conv, q, spec, options.k) for q in conv.questions]
-            for record, answer in zip(records, answers, strict=True):
-                record.ranked[spec.name] = answer.ranked
-            categories = sorted({r.category for r in records})
-            has_db = spec.baseline is None
-            by_category = {
-                cat: summarize(
-                    [q for q, r in zip(ordered, records, strict=True) if r.category == cat],
-                    [a for a, r in zip(answers, records, strict=True) if r.category == cat],
-                    has_db,
-                )
-                for cat in categories
-            }
-            result = ConfigurationResult(
-                name=spec.name,
-                description=spec.description,
-                overall=summarize(ordered, answers, has_db),
-                by_category=by_category,
-            )
-            results.append(result)
-            any10 = result.overall.recall_any[10]
-            say(
-                f"{spec.name}: recall_any@10 {'-' if any10 is None else f'{any10:.3f}'} "
-                f"({time.perf_counter() - spec_began:.1f} s)"
-            )
-    finished = datetime.now(UTC)
+            for cat in categories
+        }
+        result = ConfigurationResult(
+            name=spec.name,
+            description=spec.description,
+            overall=summarize(ordered, answers, has_db),
+            by_category=by_category,
+        )
+        results.append(result)
+        any10 = result.overall.recall_any[10]
+        say(
+            f"{spec.name}: recall_any@10 {'-' if any10 is None else f'{any10:.3f}'} "
+            f"({time.perf_counter() - spec_began:.1f} s)"
+        )
     return EvalReport(
         graphmem_version=__version__,
         started_at=started,
-        finished_at=finished,
+        finished_at=datetime.now(UTC),
         wall_seconds=time.perf_counter() - began,
-        server=f"{options.server} ({target.uri})",
+        server=f"{options.server} ({uri})",
         embedder=f"{cached.model_id} ({cached.dimension}-d)",
         namespace_prefix=prefix,
         k=options.k,
         conversations=len(conversations),
-        messages=len(messages),
+        messages=len(data.messages),
+        skipped_messages=len(data.skipped),
         user_messages=user_messages,
         merged_messages=merged,
         questions=len(ordered),

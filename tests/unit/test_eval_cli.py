@@ -18,12 +18,12 @@ import graphmem.client as memory_module
 from graphmem.cli import main
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import BadLinesError, InvalidInputError
-from graphmem.evaluation import runner
+from graphmem.evaluation import metrics, runner
 from graphmem.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
 from graphmem.evaluation.configs import Configuration, configurations
 from graphmem.evaluation.format import EvalQuestion, read_messages, read_questions
 from graphmem.evaluation.report import checks, render_markdown
-from graphmem.evaluation.results import ConfigurationResult, EvalReport
+from graphmem.evaluation.results import ConfigurationResult, EvalReport, SetReport, SuiteReport
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import load_settings
 from tests.helpers import FakeEmbedder
@@ -70,7 +70,7 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _report(questions: list[EvalQuestion], ranked: list[list[str]]) -> EvalReport:
-    answers = [runner._Answer(r, 1.0, 0.5) for r in ranked]
+    answers = [metrics.Answer(r, 1.0, 0.5) for r in ranked]
     results = []
     for name in ("default", "vector-only"):
         categories = sorted({q.category or "(none)" for q in questions})
@@ -78,9 +78,9 @@ def _report(questions: list[EvalQuestion], ranked: list[list[str]]) -> EvalRepor
             ConfigurationResult(
                 name=name,
                 description=name,
-                overall=runner.summarize(questions, answers, True),
+                overall=metrics.summarize(questions, answers, True),
                 by_category={
-                    cat: runner.summarize(
+                    cat: metrics.summarize(
                         [q for q in questions if q.category == cat],
                         [a for a, q in zip(answers, questions, strict=True) if q.category == cat],
                         True,
@@ -109,14 +109,25 @@ def _report(questions: list[EvalQuestion], ranked: list[list[str]]) -> EvalRepor
     )
 
 
+def _suite(*reports: EvalReport) -> SuiteReport:
+    now = datetime.now(UTC)
+    return SuiteReport(
+        graphmem_version="0",
+        started_at=now,
+        finished_at=now,
+        wall_seconds=1.0,
+        sets=[SetReport(name=f"set{n}", report=r) for n, r in enumerate(reports, start=1)],
+    )
+
+
 @pytest.fixture
 def fake_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``run_eval`` answers at once with a small report."""
+    """``run_sets`` answers at once with a small report per set."""
 
-    def run(messages: Any, questions: Any, options: Any, **_kwargs: Any) -> EvalReport:
-        return _report(list(questions), [["m1"] for _ in questions])
+    def run(sets: Any, options: Any, **_kwargs: Any) -> SuiteReport:
+        return _suite(*(_report(s.questions, [["m1"] for _ in s.questions]) for s in sets))
 
-    monkeypatch.setattr(runner, "run_eval", run)
+    monkeypatch.setattr(runner, "run_sets", run)
 
 
 # --- --only and --variant are checked before any server, model or ingest ---------------------
@@ -169,7 +180,8 @@ def test_variant_names_must_be_new() -> None:
     with pytest.raises(InvalidInputError, match="'x' is already taken by another variant"):
         configurations(default, ["x:recency=false", "x:fusion=linear"])
     names = [c.name for c in configurations(default, ["x:recency=false", "y:fusion=linear"])]
-    assert len(names) == len(set(names)) and names[-4:] == ["x", "y", "cosine-exact", "bm25"]
+    assert len(names) == len(set(names))
+    assert names[-5:] == ["x", "y", "cosine-exact", "bm25", "rrf-plain"]
 
 
 @pytest.mark.usefixtures("no_server")
@@ -223,12 +235,12 @@ def test_a_failed_write_after_the_run_still_prints_the_report(
 ) -> None:
     out = tmp_path / "out"
 
-    def run(messages: Any, questions: Any, options: Any, **_kwargs: Any) -> EvalReport:
+    def run(sets: Any, options: Any, **_kwargs: Any) -> SuiteReport:
         out.rmdir()  # checked writable before the run, gone (a plain file) after it
         out.write_text("", encoding="utf-8")
-        return _report(list(questions), [["m1"] for _ in questions])
+        return _suite(_report(sets[0].questions, [["m1"] for _ in sets[0].questions]))
 
-    monkeypatch.setattr(runner, "run_eval", run)
+    monkeypatch.setattr(runner, "run_sets", run)
     result = _eval(["run", *_files(tmp_path), "--out", str(out)])
     assert result.exit_code == 1, result.output
     assert "# graphmem retrieval evaluation" in result.stdout

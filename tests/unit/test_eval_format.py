@@ -284,7 +284,7 @@ def test_variants_change_recall_config_fields() -> None:
     assert spec.config.recency_weight == 0.5 and spec.config.retrievers == ("vector",)
     assert spec.config.fusion == default.fusion
     names = [c.name for c in configurations(default, ["strong:recency=false"])]
-    assert names[0] == "default" and names[-3:] == ["strong", "cosine-exact", "bm25"]
+    assert names[0] == "default" and names[-4:] == ["strong", "cosine-exact", "bm25", "rrf-plain"]
     chosen = select(configurations(default), ["bm25"])
     assert [c.name for c in chosen] == ["default", "bm25"]
     with pytest.raises(InvalidInputError, match="unknown configuration"):

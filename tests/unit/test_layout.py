@@ -86,8 +86,12 @@ COMMAND_TREE = {
             "--only",
             "--out",
             "--questions",
+            "--set",
             "--variant",
         ]
+    ),
+    "graphmem eval suite": sorted(
+        [*_SERVER, "--no-time-shift", "--only", "--out", "--variant", "DATA"]
     ),
     "graphmem get": ["--json", "--ns", "ID"],
     "graphmem history": ["--json", "--ns", "ID"],
