@@ -11,9 +11,10 @@ from graphmem.client.graph import Graph
 from graphmem.embed.embedder import SentenceTransformerEmbedder
 from graphmem.evaluation.configs import Configuration
 from graphmem.evaluation.format import EvalMessage, EvalQuestion
-from graphmem.evaluation.report import render_markdown
+from graphmem.evaluation.report import render_markdown, render_suite
 from graphmem.evaluation.results import EvalReport
-from graphmem.evaluation.runner import EvalOptions, run_eval
+from graphmem.evaluation.runner import EvalOptions, run_eval, run_sets
+from graphmem.evaluation.sets import DataSet
 from graphmem.models import Hit
 from graphmem.settings import GraphmemSettings
 
@@ -107,12 +108,17 @@ def test_every_configuration_is_reported(report: EvalReport) -> None:
         "default",
         "vector-only",
         "fulltext-only",
-        "hybrid-linear",
+        "fusion-rrf",
+        "fusion-linear",
+        "next-credit-off",
+        "update-order-off",
         "recency-off",
+        "gate-each-hit",
         "gate-off",
         "user-only",
         "cosine-exact",
         "bm25",
+        "rrf-plain",
         "reversed",
     ]
     assert report.conversations == 2 and report.messages == 8 and report.questions == 4
@@ -183,3 +189,72 @@ def test_markdown_report(report: EvalReport) -> None:
 def test_an_extra_configuration_can_reorder_the_hits(report: EvalReport) -> None:
     for record in report.details:
         assert record.ranked["reversed"] == list(reversed(record.ranked["default"]))
+
+
+# --- several sets, and questions asked at their own turn ---------------------------------------
+PARROT = [
+    ("p1", "user", "I adopted a parrot called Kiwi."),
+    ("p2", "assistant", "Kiwi is a lovely name for a parrot."),
+    ("p3", "user", "What is my parrot called again?"),
+    ("p4", "user", "My parrot is called Mango now, the kids renamed her."),
+]
+
+
+def _asked_at_own_turn() -> DataSet:
+    messages = _messages("parrots", PARROT)
+    question = EvalQuestion(
+        conversation_id="parrots",
+        question="What is my parrot called?",
+        question_time=ASKED,
+        gold_message_ids=("p1",),
+        category="own-turn",
+        extra={"own_turn_id": "p3"},
+    )
+    return DataSet("parrots", messages, [question])
+
+
+def test_several_sets_side_by_side_each_question_seeing_only_its_past(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    """Two sets in one run: each reported under its name, the held-out one apart; a question
+    naming its own turn is recalled (and ranked by every baseline) as of that turn, so neither
+    the turn itself nor a later message can be found."""
+    axolotls = DataSet("axolotls", _messages("c1", C1), QUESTIONS[:2])
+    held = _asked_at_own_turn()
+    held = DataSet(held.name, held.messages, held.questions, held_out=True)
+    suite = run_sets(
+        [axolotls, held],
+        EvalOptions(server="configured", warmup=0, only=("vector-only", "bm25", "rrf-plain")),
+        settings=test_settings,
+        target=graph.target,
+        embedder=embedder,
+    )
+    try:
+        assert [(s.name, s.held_out) for s in suite.sets] == [
+            ("axolotls", False),
+            ("parrots", True),
+        ]
+        parrots = suite.sets[1].report
+        assert [c.name for c in parrots.configurations] == [
+            "default",
+            "vector-only",
+            "bm25",
+            "rrf-plain",
+        ]
+        (record,) = parrots.details
+        for name, ranked in record.ranked.items():
+            assert "p3" not in ranked and "p4" not in ranked, (name, ranked)
+            assert ranked[0] == "p1", (name, ranked)
+        assert suite.sets[0].report.namespace_prefix != parrots.namespace_prefix
+        text = render_suite(suite)
+        assert "| configuration | axolotls | parrots | mean (development) | mean (held out) |" in (
+            text
+        )
+        assert "## Checks" in text and "rrf-plain" in text
+    finally:
+        for one in suite.sets:
+            graph.driver.execute_query(
+                "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+                prefix=one.report.namespace_prefix,
+                database_=graph.database,
+            )
