@@ -208,10 +208,11 @@ def eval_run(
     """Evaluate recall on conversations and questions in the neutral JSONL format.
 
     Each conversation is ingested into its own new namespace; every question is recalled
-    (k = 10) under the product default and the ablations (vector only, fulltext only,
-    linear fusion, no recency, no quality gate, user messages only), and two baselines run
-    outside Neo4j (exact cosine, BM25). The report gives recall_any@k and recall_all@k
-    (k = 1, 5, 10), NDCG@10 and latency per configuration and per category. Progress goes
+    (k = 10) under the product default and its ablations (one retriever only, plain RRF,
+    linear fusion, no next-message credit, no update order, no recency, the gate per hit or
+    off, user messages only), and three baselines run outside Neo4j (exact cosine, BM25,
+    plain RRF of the two). The report gives recall_any@k and recall_all@k (k = 1, 5, 10),
+    NDCG@10 and latency per configuration and per category. Progress goes
     to stderr; the report (Markdown, or JSON with --json) to stdout.
 
     With several sets (--set, repeated), each is ingested into a Neo4j of its own and the

@@ -127,6 +127,9 @@ def test_the_gate_decides_whether_recall_answers_not_each_hit(memory: Client) ->
     assert len(by_query.hits) == 3 and by_query.gated == 0
     assert [h.text for h in by_hit.hits] == ["The user is allergic to peanuts."]
     assert by_hit.gated == 2
+    # A threshold named for the call is one every hit must reach.
+    named = memory.recall(question, kinds=["fact"], min_score=0.5)
+    assert [h.text for h in named.hits] == ["The user is allergic to peanuts."]
     # Nothing passes: nothing is returned, whichever gate.
     nothing = memory.recall("quantum chromodynamics lecture notes", kinds=["fact"])
     assert nothing.hits == () and nothing.gated >= 1

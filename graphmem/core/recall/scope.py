@@ -50,7 +50,8 @@ class RecallOptions(TypedDict, total=False):
     until: datetime | str | None
     #: Add facts reached over ``REFERENCES`` from the hits (default True).
     expand_references: bool
-    #: The cosine similarity a hit needs (the quality gate), in [-1, 1].
+    #: The cosine similarity every hit needs, in [-1, 1] (the quality gate, applied to each hit
+    #: rather than to the query; a hit may also pass by holding half of the query's words).
     min_score: float | None
     #: The ranking configuration for this call (default: the client's).
     config: RecallConfig | Mapping[str, Any] | None
@@ -186,7 +187,8 @@ class RecallRequest:
                 raise InvalidInputError(f"min_score must be a number, got {brief(min_score)}")
             if not -1.0 <= cast(float, min_score) <= 1.0:
                 raise InvalidInputError(f"min_score must lie in [-1, 1], got {brief(min_score)}")
-            config = config.model_copy(update={"min_score": float(min_score)})
+            # A threshold named for the call is one every hit must reach.
+            config = config.model_copy(update={"min_score": float(min_score), "gate": "hit"})
         return cls(scope, k, expand, config, track_access)
 
 
@@ -232,6 +234,6 @@ FILTER_OPTIONS: tuple[FilterOption, ...] = (
         "negated",
     ),
     FilterOption(
-        "--min-score", "min_score", "Cosine similarity a hit needs (quality gate).", "number"
+        "--min-score", "min_score", "Cosine similarity every hit needs (quality gate).", "number"
     ),
 )
