@@ -93,8 +93,8 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
     return [
         Configuration(
             "default",
-            "relative fusion, next-message credit, update order, recency, quality gate on the "
-            "query (product default)",
+            "relative fusion, next-message credit, update order, recency, quality gate "
+            "(product default)",
             default,
         ),
         Configuration(
@@ -126,8 +126,8 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
         Configuration("recency-off", "without recency", change(update={"recency": False})),
         Configuration(
             "gate-each-hit",
-            "quality gate on every hit instead of on the query",
-            change(update={"gate": "hit"}),
+            "every hit needs min_score (0.2), not only the best one",
+            change(update={"hit_min_score": default.min_score}),
         ),
         Configuration(
             "gate-off",

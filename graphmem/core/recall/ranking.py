@@ -22,10 +22,10 @@ Nothing here touches the database; the sync and async clients share it.
 * **Quality gate.** A candidate passes if its cosine similarity to the query is at least
   ``min_score`` or at least half of the query's content words occur in its text (for an
   episode, ``speaker: content``, as it is embedded). When nothing passes, recall returns
-  nothing rather than the least bad noise. By default (``gate="query"``) the gate decides only
-  that: when one candidate passes, the best ``k`` are returned, those that do not pass
-  included (their scores show it), since a relevant paraphrase can score below any threshold
-  that noise does not reach; ``gate="hit"`` drops every candidate that does not pass.
+  nothing rather than the least bad noise. When something does, every hit needs only the
+  lower ``hit_min_score`` (0.1) or the same share of words: a relevant paraphrase can score
+  below any threshold that noise does not also reach (about 0.2 for all-MiniLM-L6-v2), while
+  what has nothing to do with the query stays out.
 """
 
 from __future__ import annotations
@@ -91,10 +91,11 @@ class RecallConfig(BaseModel):
     recency: bool = True
     recency_weight: float = Field(default=0.01, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
-    #: ``"query"``: recall answers (its best ``k``) when any candidate passes the gate, else
-    #: nothing; ``"hit"``: every hit must pass it.
-    gate: Literal["query", "hit"] = "query"
+    #: The cosine similarity one candidate needs for recall to answer at all.
     min_score: float = Field(default=0.2, ge=-1.0, le=1.0)
+    #: The cosine similarity every hit needs once recall answers (at most ``min_score``
+    #: counts: the lower of the two applies).
+    hit_min_score: float = Field(default=0.1, ge=-1.0, le=1.0)
     min_lexical: float = Field(default=0.5, gt=0.0, le=1.0)
     #: Candidates kept per retriever and kind: max(pool_min, k * pool_factor).
     pool_factor: int = Field(default=3, ge=1, le=100)
@@ -262,7 +263,12 @@ def lexical_coverage(query_words: set[str], text: str) -> float:
     return len(query_words & content_words(text)) / len(query_words)
 
 
-def passes_gate(cosine: float | None, lexical: float, config: RecallConfig) -> bool:
-    if cosine is not None and cosine >= config.min_score:
+def passes_gate(
+    cosine: float | None, lexical: float, config: RecallConfig, *, hit: bool = False
+) -> bool:
+    """Whether a candidate passes the gate: the query's (``min_score``), or with ``hit`` the
+    lower one every hit needs (``hit_min_score``, at most ``min_score``)."""
+    floor = min(config.hit_min_score, config.min_score) if hit else config.min_score
+    if cosine is not None and cosine >= floor:
         return True
     return lexical >= config.min_lexical

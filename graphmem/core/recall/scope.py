@@ -50,8 +50,9 @@ class RecallOptions(TypedDict, total=False):
     until: datetime | str | None
     #: Add facts reached over ``REFERENCES`` from the hits (default True).
     expand_references: bool
-    #: The cosine similarity every hit needs, in [-1, 1] (the quality gate, applied to each hit
-    #: rather than to the query; a hit may also pass by holding half of the query's words).
+    #: The cosine similarity every hit needs in this call, in [-1, 1] (the quality gate's
+    #: ``min_score`` and ``hit_min_score`` both; a hit may also pass by holding half of the
+    #: query's content words).
     min_score: float | None
     #: The ranking configuration for this call (default: the client's).
     config: RecallConfig | Mapping[str, Any] | None
@@ -188,7 +189,8 @@ class RecallRequest:
             if not -1.0 <= cast(float, min_score) <= 1.0:
                 raise InvalidInputError(f"min_score must lie in [-1, 1], got {brief(min_score)}")
             # A threshold named for the call is one every hit must reach.
-            config = config.model_copy(update={"min_score": float(min_score), "gate": "hit"})
+            threshold = float(min_score)
+            config = config.model_copy(update={"min_score": threshold, "hit_min_score": threshold})
         return cls(scope, k, expand, config, track_access)
 
 

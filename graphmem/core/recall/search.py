@@ -250,11 +250,9 @@ def _gate(
     now: datetime,
     cfg: RecallConfig,
 ) -> tuple[list[Candidate], int]:
-    """The best ``k`` candidates, with their final scores, and how many the gate dropped.
-
-    With ``cfg.gate == "query"`` (the default) the gate decides whether recall answers: when
-    no candidate passes it, nothing is kept; otherwise every candidate may be. With ``"hit"``
-    each candidate must pass it."""
+    """The best ``k`` candidates that pass the gate, with their final scores, and how many it
+    dropped: every candidate needs ``hit_min_score`` (or the lexical share), and at least one
+    ``min_score``, or nothing is kept."""
     words = content_words(text)
     kept: list[Candidate] = []
     gated = 0
@@ -268,7 +266,7 @@ def _gate(
             continue
         # The fact itself passes the gate, or else one of the superseded facts the search
         # found, which then stands for it (its scores shown, via "supersession").
-        passed = first = None
+        passed = None
         for brief, matched in tries:
             if brief is None:
                 continue
@@ -276,15 +274,14 @@ def _gate(
             vector = cand.vector if similarity is None else index_score_to_cosine(similarity)
             # An episode's speaker counts as a word of it, as in its embedding.
             lexical = lexical_coverage(words, episode_text(brief["text"], brief.get("speaker")))
-            first = first or (matched, vector, lexical)
-            if passes_gate(vector, lexical, cfg):
+            if passes_gate(vector, lexical, cfg, hit=True):
                 passed = (matched, vector, lexical)
                 break
-        if passed is None and cfg.gate == "hit":
+        if passed is None:
             gated += 1
             continue
-        answered = answered or passed is not None
-        cand.matched, cand.vector, cand.lexical = passed or first  # type: ignore[misc]
+        answered = answered or passes_gate(passed[1], passed[2], cfg)
+        cand.matched, cand.vector, cand.lexical = passed
         at = own["at"] if own is not None else reads.head_at.get(cand.id)
         when = datetime.fromtimestamp(at / 1000, UTC) if at else None
         cand.recency = recency_factor(when, now, cfg)
