@@ -182,6 +182,9 @@ def checks(report: EvalReport) -> list[str]:
 # --- several data sets side by side -------------------------------------------------------------
 #: The configurations computed outside Neo4j, which the default is measured against.
 BASELINE_NAMES = ("cosine-exact", "bm25", "rrf-plain")
+#: The default over another corpus (not a ranking the default could have chosen instead):
+#: reported, not checked against.
+CORPUS_VARIANTS = ("user-only",)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -270,11 +273,10 @@ _SUITE_METRICS: tuple[tuple[str, Callable[[Metrics], float | None]], ...] = (
 
 
 def suite_checks(suite: SuiteReport) -> list[str]:
-    """The default against every other configuration on every set (recall_any@10), and its
-    mean over the development sets against the best baseline's."""
+    """The default against every other configuration on every set (recall_any@10; the corpus
+    variants apart), and its mean over the development sets against the best baseline's."""
     out = []
     for s in suite.sets:
-        named = _by_name(s.report)
         default = s.report.configurations[0]
         mine = default.overall.recall_any[10]
         if mine is None:
@@ -282,7 +284,7 @@ def suite_checks(suite: SuiteReport) -> list[str]:
         beaten_by = [
             f"{c.name} {c.overall.recall_any[10]:.3f}"
             for c in s.report.configurations[1:]
-            if c.name in named and (c.overall.recall_any[10] or 0.0) > mine
+            if c.name not in CORPUS_VARIANTS and (c.overall.recall_any[10] or 0.0) > mine
         ]
         verdict = "fail" if beaten_by else "pass"
         against = ", ".join(beaten_by) if beaten_by else "no configuration is above it"

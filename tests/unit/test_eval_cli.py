@@ -22,7 +22,7 @@ from graphmem.evaluation import metrics, runner
 from graphmem.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
 from graphmem.evaluation.configs import Configuration, configurations
 from graphmem.evaluation.format import EvalQuestion, read_messages, read_questions
-from graphmem.evaluation.report import checks, render_markdown
+from graphmem.evaluation.report import checks, render_markdown, render_suite, suite_checks
 from graphmem.evaluation.results import ConfigurationResult, EvalReport, SetReport, SuiteReport
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import load_settings
@@ -463,3 +463,35 @@ def test_the_warm_up_leaves_every_question_to_be_embedded_in_the_measured_defaul
     assert default.name == "default" and options.warmup == 10
     assert default.overall.latency_ms_p50 == 1.0  # no question measured without its embedding
     assert report.configurations[1].overall.latency_ms_p95 == 0.0  # later ones reuse it
+
+
+def test_suite_checks_compare_the_default_with_every_ranking_and_the_best_baseline() -> None:
+    """On each set the default must be at least every other configuration but the corpus
+    variants; over the development sets its mean must beat the best baseline's by 0.05."""
+    questions = [EvalQuestion.model_validate(QUESTION)]
+
+    def report(scores: dict[str, str]) -> EvalReport:
+        base = _report(questions, [["m1"]])
+        results = []
+        for name, first in scores.items():
+            answers = [metrics.Answer([first], 1.0, 0.5)]
+            overall = metrics.summarize(questions, answers, True)
+            results.append(
+                ConfigurationResult(name=name, description=name, overall=overall, by_category={})
+            )
+        return base.model_copy(update={"configurations": results})
+
+    good = report({"default": "m1", "vector-only": "x", "user-only": "m1", "cosine-exact": "x"})
+    beaten = report({"default": "x", "vector-only": "m1", "user-only": "m1", "cosine-exact": "x"})
+    suite = _suite(good, beaten)
+    lines = suite_checks(suite)
+    assert lines[0].startswith("pass: set1") and "no configuration is above it" in lines[0]
+    assert lines[1].startswith("fail: set2") and "vector-only 1.000" in lines[1]
+    assert "user-only" not in lines[1]  # another corpus, not another ranking
+    assert lines[2] == (
+        "pass: development mean recall_any@10 0.500 against the best baseline (cosine-exact) "
+        "0.000: +0.500 (target +0.050)"
+    )
+    text = render_suite(suite)
+    assert "| configuration | set1 | set2 | mean (development) |" in text
+    assert "| default | 1.000 | 0.000 | 0.500 |" in text
