@@ -5,7 +5,9 @@ Each conversation is ingested through :meth:`Memory.ingest` into a namespace of 
 ``<prefix>-c<n>`` (``prefix`` is ``eval-<UTC time>-<random>``, so repeated runs never mix);
 message ids become the episodes' ``external_id`` and session ids their session. A second
 namespace, ``<prefix>-c<n>-user``, holds only the messages whose role is ``user``, for the
-user-messages-only configuration. Nothing outside these namespaces is read or written.
+user-messages-only configuration. Nothing outside these namespaces is read or written. With
+several data sets (:func:`run_sets`), set ``s`` uses ``<prefix>-s<s>-c<n>``, on a scratch Neo4j
+of its own unless the run writes into the configured one.
 
 Times: recency is measured from the moment of the recall, so each conversation's message and
 question times are shifted by one constant per conversation that puts its latest question
@@ -14,7 +16,9 @@ to the question are kept; without the shift an old dataset's messages would all 
 old. Recall runs with ``track_access=False`` so that one configuration's recalls leave no
 trace in the graph; ``k`` hits are asked for, and each hit is mapped to message ids: an
 episode to its ``external_id``, a fact to its provenance's ``external_ids`` (in order), each
-id counted once at its first rank.
+id counted once at its first rank. A question that names its own turn (``extra.own_turn_id``)
+is recalled with ``until`` at that message's time, and the baselines rank only the messages
+sent before it.
 """
 
 from __future__ import annotations
@@ -262,8 +266,8 @@ def run_sets(
     progress: Progress | None = None,
     extra: Sequence[Configuration] = (),
 ) -> SuiteReport:
-    """Evaluate retrieval on each data set, on one server and with one embedder; see the
-    module docstring.
+    """Evaluate retrieval on each data set with one embedder, each set on a scratch Neo4j of
+    its own (or all in the configured one); see the module docstring.
 
     ``extra`` configurations run after the built-in ones and the variants; their names must be
     new too.
