@@ -130,3 +130,18 @@ def test_clitics_are_part_of_their_word_not_content_words() -> None:
     # A question whose only word is a name the text lacks shares nothing with "It's ...".
     assert lexical_coverage(content_words("What's Quux?"), "It's raining in Oslo.") == 0.0
     assert lexical_coverage(content_words("I'm vegan?"), "I'm tired today.") == 0.0
+
+
+def test_relative_fusion_shares_the_best_cosine_between_facts_and_episodes() -> None:
+    """One embedder puts facts' and episodes' cosines on one scale: a weak fact does not get
+    the full vector weight because it is the best fact; each kind keeps its own best fulltext
+    score (two Lucene indexes score on different scales)."""
+    lists = [
+        ("vector", "episode", [("e", 0.8)]),
+        ("vector", "fact", [("f", 0.2)]),
+        ("fulltext", "episode", [("e", 10.0)]),
+        ("fulltext", "fact", [("f", 2.0)]),
+    ]
+    fused = {c.id: c for c in fuse(lists, RecallConfig())}  # type: ignore[arg-type]
+    assert fused["e"].fused == pytest.approx(0.7 + 0.3)
+    assert fused["f"].fused == pytest.approx(0.7 * 0.2 / 0.8 + 0.3)

@@ -5,8 +5,10 @@ Nothing here touches the database; the sync and async clients share it.
 * **Fusion.** Each retriever (the vector index and the fulltext index, over facts and over
   episodes) gives a candidate list. Relative fusion (the default) scores an item
   ``vector_weight * max(cosine, 0) / best_cosine + fulltext_weight * fulltext /
-  best_fulltext``, each retriever's score divided by the best one among the candidates of
-  that kind, so that both lie in [0, 1] whatever the query; an item one list left out is
+  best_fulltext``, each retriever's score divided by the best one among the candidates (the
+  best cosine of facts and episodes together, which one embedder puts on one scale; the best
+  fulltext score of the item's own kind, since two Lucene indexes score on different scales),
+  so that both lie in [0, 1] whatever the query; an item one list left out is
   scored by its cosine all the same (a fulltext score of 0 when the text did not match).
   Linear fusion is the same without dividing the cosine by the best one. Reciprocal rank
   fusion scores ``sum(weight / (rrf_k + rank))`` over the lists an item appears in, with
@@ -186,9 +188,9 @@ def fuse(
     for cand in found.values():
         if cand.vector is None and cosines is not None:
             cand.vector = cosines.get((cand.kind, cand.id))
-    best_cosine: dict[str, float] = {}
-    for cand in found.values():
-        best_cosine[cand.kind] = max(best_cosine.get(cand.kind, 0.0), cand.vector or 0.0)
+    # Cosines of facts and of episodes lie on one scale (one embedder), so they share the best;
+    # Lucene scores of two indexes do not, so each kind keeps its own best fulltext score.
+    best_cosine = max((cand.vector or 0.0 for cand in found.values()), default=0.0)
     for cand in found.values():
         if config.fusion == "rrf":
             cand.fused = sum(
@@ -201,8 +203,8 @@ def fuse(
             )
         else:
             vector_part = max(cand.vector or 0.0, 0.0)
-            if config.fusion == "relative" and best_cosine[cand.kind] > 0:
-                vector_part /= best_cosine[cand.kind]
+            if config.fusion == "relative" and best_cosine > 0:
+                vector_part /= best_cosine
             top = best_fulltext.get(cand.kind, 0.0)
             fulltext_part = (cand.fulltext or 0.0) / top if top > 0 else 0.0
             cand.fused = config.vector_weight * vector_part + config.fulltext_weight * fulltext_part
