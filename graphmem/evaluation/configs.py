@@ -30,7 +30,7 @@ class Configuration:
     corpus: Corpus = "all"
     baseline: Baseline | None = None
     #: Reorders recall's hits before they become message ids (an experiment on top of a
-    #: recall configuration; run_eval's ``extra`` takes such configurations).
+    #: recall configuration; run_sets' ``extra`` takes such configurations).
     rerank: Callable[[Sequence[Hit]], list[Hit]] | None = None
 
 

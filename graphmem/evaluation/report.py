@@ -294,15 +294,10 @@ def suite_checks(suite: SuiteReport) -> list[str]:
         if not sets:
             continue
         mine_mean = _mean([s.report.configurations[0].overall.recall_any[10] for s in sets])
+        named = [_by_name(s.report) for s in sets]
         best, best_mean = None, None
         for name in BASELINE_NAMES:
-            value = _mean(
-                [
-                    _by_name(s.report)[name].overall.recall_any[10]
-                    for s in sets
-                    if name in _by_name(s.report)
-                ]
-            )
+            value = _mean([n[name].overall.recall_any[10] for n in named if name in n])
             if value is not None and (best_mean is None or value > best_mean):
                 best, best_mean = name, value
         if mine_mean is not None and best_mean is not None:

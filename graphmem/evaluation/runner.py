@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import secrets
 import time
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import numpy as np
 from pydantic import Field
@@ -206,19 +207,23 @@ def _baseline(
     """The baseline's ranking of each question's messages: those sent before it was asked,
     embedded as graphmem embeds an episode (``speaker: text``)."""
     ids = [m.message_id for m in conv.messages]
-    texts = [episode_text(m.text, m.speaker) for m in conv.messages]
-    cosine = CosineBaseline(embedder.embed(texts))
-    bm25 = BM25([m.text for m in conv.messages])
+    times = [m.time for m in conv.messages]  # in time order
+    cosine = bm25 = None
+    if spec.baseline in ("cosine", "rrf"):
+        texts = [episode_text(m.text, m.speaker) for m in conv.messages]
+        cosine = CosineBaseline(embedder.embed(texts))
+    if spec.baseline in ("bm25", "rrf"):
+        bm25 = BM25([m.text for m in conv.messages])
     answers = []
     for question in conv.questions:
         began = time.perf_counter()
         asked = _asked_at(conv, question)
-        visible = len(ids) if asked is None else sum(m.time < asked for m in conv.messages)
+        visible = len(ids) if asked is None else bisect_left(times, asked)
         rankings = []
-        if spec.baseline in ("cosine", "rrf"):
+        if cosine is not None:
             similar = cosine.scores(embedder.embed([question.question])[0])[:visible]
             rankings.append([int(i) for i in np.argsort(-similar, kind="stable")])
-        if spec.baseline in ("bm25", "rrf"):
+        if bm25 is not None:
             lexical = bm25.scores(question.question)[:visible]
             order = sorted((i for i, s in enumerate(lexical) if s > 0), key=lambda i: -lexical[i])
             rankings.append(order)
@@ -231,29 +236,25 @@ def _ms(began: float) -> float:
     return (time.perf_counter() - began) * 1000
 
 
+class RunWith(TypedDict, total=False):
+    """Where and with what :func:`run_sets` (and :func:`run_eval`) run."""
+
+    settings: GraphmemSettings | None
+    target: Neo4jTarget | None
+    embedder: Embedder | None
+    progress: Progress | None
+    extra: Sequence[Configuration]
+
+
 def run_eval(
     messages: Sequence[EvalMessage],
     questions: Sequence[EvalQuestion],
     options: EvalOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-    extra: Sequence[Configuration] = (),
+    **given: Unpack[RunWith],
 ) -> EvalReport:
     """Evaluate retrieval on one data set: :func:`run_sets` with that set alone."""
     data = DataSet("data", list(messages), list(questions))
-    suite = run_sets(
-        [data],
-        options,
-        settings=settings,
-        target=target,
-        embedder=embedder,
-        progress=progress,
-        extra=extra,
-    )
-    return suite.sets[0].report
+    return run_sets([data], options, **given).sets[0].report
 
 
 def run_sets(

@@ -89,12 +89,8 @@ def _report(questions: list[EvalQuestion], ranked: list[list[str]]) -> EvalRepor
                 },
             )
         )
-    now = datetime.now(UTC)
     return EvalReport(
-        graphmem_version="0",
-        started_at=now,
-        finished_at=now,
-        wall_seconds=1.0,
+        **_stamp(),
         server="test",
         embedder="test",
         namespace_prefix="eval-test",
@@ -109,13 +105,15 @@ def _report(questions: list[EvalQuestion], ranked: list[list[str]]) -> EvalRepor
     )
 
 
-def _suite(*reports: EvalReport) -> SuiteReport:
+def _stamp() -> dict[str, Any]:
+    """The version and times a fake report carries."""
     now = datetime.now(UTC)
+    return {"graphmem_version": "0", "started_at": now, "finished_at": now, "wall_seconds": 1.0}
+
+
+def _suite(*reports: EvalReport) -> SuiteReport:
     return SuiteReport(
-        graphmem_version="0",
-        started_at=now,
-        finished_at=now,
-        wall_seconds=1.0,
+        **_stamp(),
         sets=[SetReport(name=f"set{n}", report=r) for n, r in enumerate(reports, start=1)],
     )
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from graphmem.core.recall.ranking import Candidate
@@ -63,21 +61,16 @@ def test_a_long_message_needs_the_change_in_a_sentence_about_the_question() -> N
 
 
 def test_place_updates_raises_the_moved_hit_just_above_and_names_it() -> None:
+    sent = {"old": OLD.at, "new": NEW.at, "x": 1_500}
+
     def cand(item_id: str, final: float) -> Candidate:
-        c = Candidate("episode", item_id)
+        c = Candidate("episode", item_id, at=sent[item_id])
         c.final = final
         return c
 
     def detail(message: Message, other: str) -> dict[str, object]:
-        sent = datetime.fromtimestamp(message.at / 1000, UTC) if message.at else None
         return {
-            "episode": {
-                "content": message.text,
-                "speaker": message.speaker,
-                "role": message.role,
-                "occurred_at": sent,
-                "recorded_at": sent,
-            },
+            "episode": {"content": message.text, "speaker": message.speaker, "role": message.role},
             "similar": [{"id": other, "similarity": (1 + 0.62) / 2}],  # Neo4j's scale
         }
 

@@ -151,6 +151,8 @@ class Candidate:
     recency: float = 1.0
     #: For a fact that replaced the superseded fact the search found: that fact's id.
     matched: str | None = None
+    #: When it was recorded (a fact) or sent (an episode), epoch ms, once the gate read it.
+    at: int | None = None
     #: The score recall ranks by: fused times recency, raised for an update (see updates).
     final: float = 0.0
     #: The hit this one was placed just above as the newer (or older) message of an update.

@@ -282,8 +282,8 @@ def _gate(
             continue
         answered = answered or passes_gate(passed[1], passed[2], cfg)
         cand.matched, cand.vector, cand.lexical = passed
-        at = own["at"] if own is not None else reads.head_at.get(cand.id)
-        when = datetime.fromtimestamp(at / 1000, UTC) if at else None
+        cand.at = own["at"] if own is not None else reads.head_at.get(cand.id)
+        when = datetime.fromtimestamp(cand.at / 1000, UTC) if cand.at else None
         cand.recency = recency_factor(when, now, cfg)
         cand.final = cand.fused * cand.recency
         kept.append(cand)

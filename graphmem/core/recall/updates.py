@@ -134,7 +134,7 @@ def place_updates(
     episodes among them: a moved one's ``final`` score is raised to just above the hit it is
     placed above, and ``placed_above`` names that hit. ``episodes`` maps an episode id to its
     details (``episode`` with its properties, ``similar`` with its similarity to the others on
-    Neo4j's ``(1 + cos) / 2`` scale)."""
+    Neo4j's ``(1 + cos) / 2`` scale, each pair once); a candidate's time is its ``at``."""
     messages: list[Message] = []
     similarity: dict[tuple[str, str], float] = {}
     for cand in candidates:
@@ -143,13 +143,7 @@ def place_updates(
             continue
         episode = detail["episode"]
         messages.append(
-            Message(
-                cand.id,
-                episode["content"],
-                episode["speaker"],
-                episode["role"],
-                _epoch_ms(episode["occurred_at"] or episode["recorded_at"]),
-            )
+            Message(cand.id, episode["content"], episode["speaker"], episode["role"], cand.at)
         )
         similarity.update(
             ((cand.id, o["id"]), index_score_to_cosine(o["similarity"])) for o in detail["similar"]
@@ -162,11 +156,3 @@ def place_updates(
         cand.final = max(cand.final, other.final * (1 + 1e-6) + 1e-12)
         cand.placed_above = above
     candidates.sort(key=lambda c: (-c.final, c.kind, c.id))
-
-
-def _epoch_ms(value: Any) -> int | None:
-    """A driver or Python datetime as epoch milliseconds."""
-    if value is None:
-        return None
-    native = value.to_native() if hasattr(value, "to_native") else value
-    return int(native.timestamp() * 1000)

@@ -6,7 +6,8 @@
 // episodes they were derived from and (with $expand) the visible facts they reference or that
 // reference them, one hop, with those facts' cosine similarity to the query (the hits' own
 // similarity came with the search); and the episodes ($episode_ids) with their properties
-// and (with $pairs) their cosine similarity to each other episode asked for.
+// and (with $pairs) their cosine similarity to each other episode asked for, each pair once
+// (under the episode with the smaller id).
 // Each fact is checked again against the filters, since a supersession may have committed
 // since the search: one that is no longer visible leads to the fact that replaced it (the
 // nearest, that is the earliest recorded, visible one up its SUPERSEDES chain), returned under
@@ -45,7 +46,7 @@ CALL () {
   RETURN [node IN kept | {
     episode: {{episode_map}},
     similar: CASE WHEN $pairs
-      THEN [other IN kept WHERE other <> node |
+      THEN [other IN kept WHERE other.id > node.id |
             {id: other.id, similarity: vector.similarity.cosine(node.embedding, other.embedding)}]
       ELSE [] END
   }] AS episodes
