@@ -89,6 +89,53 @@ class ExtractionError(GraphmemError):
     before writing, so nothing was written and the same messages can be sent again."""
 
 
+class LLMError(GraphmemError):
+    """The configured LLM could not give a usable answer. ``provider`` names it (for example
+    ``openai`` or ``openai-compatible``); the message says what to do. Nothing was written."""
+
+    def __init__(self, message: str, *, provider: str) -> None:
+        super().__init__(message)
+        self.provider = provider
+
+
+class LLMConfigurationError(LLMError, ConfigurationError):
+    """The LLM settings are incomplete: no ``GRAPHMEM_LLM``, no API key, an unknown provider,
+    or a provider whose client library is not installed."""
+
+
+class LLMUnavailableError(LLMError):
+    """The LLM server could not be reached, timed out, or kept failing (5xx, rate limits)
+    through the bounded retries."""
+
+
+class LLMRefusedError(LLMError):
+    """The LLM server refused the request: the key or the model was rejected, the request was
+    malformed for it, or the model declined to answer."""
+
+
+class LLMResponseError(LLMError):
+    """The model's answers were not the JSON asked for, through every retry."""
+
+
+class ConsolidationBusyError(GraphmemError):
+    """Another consolidation of the namespace holds its lock; ``run_id`` is that run's id and
+    ``expires_at`` when its lock lapses if it never finishes."""
+
+    def __init__(self, message: str, *, run_id: str | None, expires_at: object = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.expires_at = expires_at
+
+
+class UndoRefusedError(GraphmemError):
+    """A consolidation run cannot be undone: it is unknown, already undone, or a later write
+    built on what it changed (``blockers`` names those)."""
+
+    def __init__(self, message: str, *, blockers: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.blockers = blockers
+
+
 class QueryNotFoundError(GraphmemError):
     """No named Cypher query exists under that name."""
 

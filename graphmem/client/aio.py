@@ -19,6 +19,7 @@ from graphmem.core.plans import (
     LoadModel,
     Plan,
     Progress,
+    Propose,
     Rows,
     Run,
     Transaction,
@@ -37,6 +38,12 @@ from graphmem.models import (
     NamespaceStats,
     RecallResult,
 )
+from graphmem.models.consolidation import (
+    ConsolidationResult,
+    ConsolidationRunRecord,
+    Proposal,
+    UndoResult,
+)
 from graphmem.servers.connection import Neo4jTarget, open_async_driver
 from graphmem.store.db import driver_errors
 
@@ -45,8 +52,13 @@ if TYPE_CHECKING:
 
 from typing import Unpack
 
-from graphmem.client.base import _ClientBase, _refuse_close_inside_a_call, _time_limited
-from graphmem.client.sync import Memory  # noqa: F401 - named in the docstrings
+from graphmem.client.base import (
+    _ClientBase,
+    _refuse_close_inside_a_call,
+    _time_limited,
+    checked_proposal,
+)
+from graphmem.client.sync import Memory, _flag  # noqa: F401 - Memory: named in the docstrings
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
@@ -190,18 +202,28 @@ class AsyncMemory(_ClientBase):
                 value = (await result) if inspect.isawaitable(result) else None
             elif isinstance(step, Extract):
                 value = await self._extract_async(step)
+            elif isinstance(step, Propose):
+                value = await self._propose_async(step)
             else:
                 value = await self._transaction(step)
 
     async def _extract_async(self, step: Extract) -> list[ExtractedFact]:
         """Runs ``extract`` in a worker thread, and awaits what it returns if that is awaitable
         (an ``async def extract``, or any callable that returns a coroutine)."""
-        extractor = self._extractor()
+        extractor = self._extractor(step.extractor)
         with extractor_errors(extractor):
             result = await asyncio.to_thread(extractor.extract, step.episodes)
             if inspect.isawaitable(result):
                 result = await result
             return extracted_facts(result)
+
+    async def _propose_async(self, step: Propose) -> Proposal:
+        """Runs ``propose`` in a worker thread, and awaits what it returns if awaitable."""
+        proposer = self.proposer
+        result = await asyncio.to_thread(proposer.propose, step.cluster)
+        if inspect.isawaitable(result):
+            result = await result
+        return checked_proposal(result, proposer)
 
     async def _transaction(self, step: Transaction[T]) -> T:
         driver = (await self.connect())._driver
@@ -257,11 +279,18 @@ class AsyncMemory(_ClientBase):
         session_id: str | None = None,
         batch_size: int | None = None,
         progress: Callable[[int], object] | None = None,
+        extract: bool | None = None,
     ) -> IngestResult:
         """See :meth:`Memory.ingest`."""
+        extractor = await asyncio.to_thread(self._extractor_for, extract)
         return await self._run(
             self._core.ingest(
-                messages, ns=ns, session_id=session_id, batch_size=batch_size, progress=progress
+                messages,
+                ns=ns,
+                session_id=session_id,
+                batch_size=batch_size,
+                progress=progress,
+                extractor=extractor,
             )
         )
 
@@ -309,6 +338,46 @@ class AsyncMemory(_ClientBase):
     async def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
         """See :meth:`Memory.pin`."""
         return await self._run(self._core.pin(id, ns=ns, pinned=pinned))
+
+    async def contradict(
+        self, a: str, b: str, *, reason: str | None = None, ns: str | None = None
+    ) -> list[Fact]:
+        """See :meth:`Memory.contradict`."""
+        return await self._run(self._core.contradict(a, b, reason=reason, ns=ns))
+
+    async def resolve(
+        self, a: str, b: str, *, keep: str, reason: str | None = None, ns: str | None = None
+    ) -> list[Fact]:
+        """See :meth:`Memory.resolve`."""
+        return await self._run(self._core.resolve(a, b, keep=keep, reason=reason, ns=ns))
+
+    async def retract(self, id: str, *, reason: str | None = None, ns: str | None = None) -> Fact:
+        """See :meth:`Memory.retract`."""
+        return await self._run(self._core.retract(id, reason=reason, ns=ns))
+
+    async def consolidate(
+        self, *, ns: str | None = None, force: bool = False, dry_run: bool = False
+    ) -> ConsolidationResult:
+        """See :meth:`Memory.consolidate`."""
+        proposer, model = await asyncio.to_thread(self._proposer_label)
+        plan = self._core.consolidate(
+            ns=ns,
+            force=_flag("force", force),
+            dry_run=_flag("dry_run", dry_run),
+            proposer=proposer,
+            model=model,
+        )
+        return await self._run(plan)
+
+    async def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:
+        """See :meth:`Memory.undo`."""
+        return await self._run(self._core.undo(run_id, ns=ns))
+
+    async def consolidation_runs(
+        self, *, ns: str | None = None, ids: Sequence[str] | None = None, limit: int = 20
+    ) -> list[ConsolidationRunRecord]:
+        """See :meth:`Memory.consolidation_runs`."""
+        return await self._run(self._core.consolidation_runs(ns=ns, ids=ids, limit=limit))
 
 
 __all__ = ["AsyncMemory"]

@@ -6,26 +6,27 @@ from __future__ import annotations
 import collections
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import neo4j
 
 from graphmem.client.graph import Graph
 from graphmem.core.checks import resolve_config
+from graphmem.core.consolidate.config import ConsolidationConfig
+from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.core.extraction import ExtractedFact, Extractor, extracted_facts, extractor_errors
 from graphmem.core.memory_core import MemoryCore
-from graphmem.core.plans import (
-    Extract,
-)
+from graphmem.core.plans import Extract, Propose
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed.embedder import Embedder
 from graphmem.embed.tokens import TokenCounter, counter_from_setting
-from graphmem.errors import ClientUsageError, GraphmemError
+from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
+from graphmem.models.consolidation import Proposal
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
-    pass
+    from graphmem.llm.client import LLM
 
 
 T = TypeVar("T")
@@ -49,8 +50,45 @@ def settings_recall_config(settings: GraphmemSettings) -> RecallConfig:
     )
 
 
+class Proposer(Protocol):
+    """Proposes a rewrite plan for a consolidation cluster: :class:`HeuristicProposer`
+    (offline), :class:`~graphmem.llm.roles.LLMProposer`, or any object with these members.
+    :class:`~graphmem.client.AsyncMemory` awaits what ``propose`` returns when awaitable."""
+
+    name: str
+
+    @property
+    def model(self) -> str | None: ...
+
+    def propose(self, cluster: Any) -> Proposal: ...
+
+
+def settings_consolidation_config(settings: GraphmemSettings) -> ConsolidationConfig:
+    """The consolidation gate the settings give."""
+    return ConsolidationConfig(
+        min_interval=settings.consolidate_min_interval,
+        min_new_facts=settings.consolidate_min_new_facts,
+        lock_ttl=settings.consolidate_lock_ttl,
+    )
+
+
+def checked_proposal(result: object, proposer: object) -> Proposal:
+    """What a proposer returned, checked: a Proposal, or a ClientUsageError naming it."""
+    if not isinstance(result, Proposal):
+        name = getattr(proposer, "name", type(proposer).__name__)
+        raise ClientUsageError(
+            f"the proposer {name!r} returned {type(result).__name__}, not a Proposal"
+        )
+    return result
+
+
 def _check_options(
-    settings: object, embedder: object, extractor: object, config: object, counter: object
+    settings: object,
+    embedder: object,
+    extractor: object,
+    config: object,
+    counter: object,
+    proposer: object = None,
 ) -> None:
     """Refuse constructor arguments of the wrong kind at once, not at first use."""
 
@@ -65,6 +103,7 @@ def _check_options(
         ("embedder", embedder, ("embed",)),
         ("extractor", extractor, ("extract",)),
         ("token_counter", counter, ("count",)),
+        ("proposer", proposer, ("propose",)),
     ):
         if value is not None and not all(callable(getattr(value, m, None)) for m in methods):
             raise wrong(name, f"an object with {', '.join(methods)}()", value)
@@ -90,8 +129,18 @@ class _ClientBase:
         token_counter: TokenCounter | None = None,
         target: Neo4jTarget | None = None,
         apply_schema: bool = True,
+        proposer: Proposer | None = None,
+        consolidate_every: float | None = None,
     ) -> None:
-        _check_options(settings, embedder, extractor, recall_config, token_counter)
+        _check_options(settings, embedder, extractor, recall_config, token_counter, proposer)
+        if consolidate_every is not None and (
+            isinstance(consolidate_every, bool)
+            or not isinstance(consolidate_every, int | float)
+            or not 0 < consolidate_every <= 86_400
+        ):
+            raise ClientUsageError(
+                "consolidate_every must be a number of seconds from 0 (excluded) to 86400"
+            )
         self.settings = settings or load_settings()
         if embedder is None:
             from graphmem.embed.embedder import SentenceTransformerEmbedder
@@ -99,6 +148,11 @@ class _ClientBase:
             embedder = SentenceTransformerEmbedder.from_settings(self.settings, lazy=True)
         self.embedder = embedder
         self.extractor = extractor
+        self._proposer = proposer
+        self._llm: LLM | None = None
+        self._llm_extractor: Extractor | None = None
+        #: Seconds between background consolidation attempts (None: no background runs).
+        self.consolidate_every = consolidate_every
         self._counter = token_counter
         self._target = target
         self._apply_schema = apply_schema
@@ -122,6 +176,7 @@ class _ClientBase:
             has_extractor=extractor is not None,
             model_id=embedder.model_id,
         )
+        self._core.consolidation = settings_consolidation_config(self.settings)
 
     @property
     def ns(self) -> str | None:
@@ -138,15 +193,69 @@ class _ClientBase:
             self._counter = counter_from_setting(self.settings.context_tokenizer)
         return self._counter
 
-    def _extractor(self) -> Extractor:
-        if self.extractor is None:  # pragma: no cover - the core only asks when configured
-            raise GraphmemError("no extractor is configured")
-        return self.extractor
+    @property
+    def llm(self) -> LLM:
+        """The LLM ``GRAPHMEM_LLM`` configures (made on first use); LLMConfigurationError
+        when none is, or its key is missing."""
+        with self._thread_lock:
+            if self._llm is None:
+                from graphmem.llm.client import LLM
+
+                self._llm = LLM.from_settings(self.settings)
+            return self._llm
+
+    @property
+    def proposer(self) -> Proposer:
+        """The consolidation proposer: the one given, else the LLM's when ``GRAPHMEM_LLM``
+        is set, else the offline :class:`HeuristicProposer`."""
+        if self._proposer is None:
+            if self.settings.llm:
+                from graphmem.llm.roles import LLMProposer
+
+                self._proposer = LLMProposer(self.llm)
+            else:
+                self._proposer = HeuristicProposer()
+        return self._proposer
+
+    def _extractor_for(self, extract: bool | None) -> str | None:
+        """The name of the extractor an ingest uses: the client's own unless ``extract`` is
+        False; with ``extract=True`` and none given, the LLM's."""
+        if extract is not None and not isinstance(extract, bool):
+            raise InvalidInputError(f"extract must be a bool, got {type(extract).__name__}")
+        if extract is False or (extract is None and self.extractor is None):
+            return None
+        if self.extractor is not None:
+            return str(self.extractor.name)
+        if self._llm_extractor is None:
+            from graphmem.llm.roles import LLMExtractor
+
+            self._llm_extractor = LLMExtractor(self.llm)
+        return self._llm_extractor.name
+
+    def _extractor(self, name: str | None = None) -> Extractor:
+        for extractor in (self.extractor, self._llm_extractor):
+            if extractor is not None and (name is None or extractor.name == name):
+                return extractor
+        raise GraphmemError(f"no extractor {name!r} is configured")  # pragma: no cover
 
     def _extract(self, step: Extract) -> list[ExtractedFact]:
-        extractor = self._extractor()
+        extractor = self._extractor(step.extractor)
         with extractor_errors(extractor):
             return extracted_facts(extractor.extract(step.episodes))
+
+    def _propose(self, step: Propose) -> Proposal:
+        proposer = self.proposer
+        return checked_proposal(proposer.propose(step.cluster), proposer)
+
+    def _proposer_label(self) -> tuple[str, str | None]:
+        proposer = self.proposer
+        return str(proposer.name), getattr(proposer, "model", None)
+
+    def _close_llm(self) -> None:
+        with self._thread_lock:
+            llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
 
     def _open_graph(self) -> Graph:
         return Graph.open(

@@ -27,12 +27,14 @@ from graphmem.core.plans import (
     LoadModel,
     Plan,
     Progress,
+    Propose,
     Rows,
     Run,
     Transaction,
     reported,
 )
 from graphmem.embed.embedder import embedder_errors, load_model
+from graphmem.errors import InvalidInputError
 from graphmem.models import (
     ContextBlock,
     Episode,
@@ -43,6 +45,11 @@ from graphmem.models import (
     Message,
     NamespaceStats,
     RecallResult,
+)
+from graphmem.models.consolidation import (
+    ConsolidationResult,
+    ConsolidationRunRecord,
+    UndoResult,
 )
 from graphmem.store.db import driver_errors
 
@@ -156,6 +163,8 @@ class Memory(_ClientBase):
                 value = None
             elif isinstance(step, Extract):
                 value = self._extract(step)
+            elif isinstance(step, Propose):
+                value = self._propose(step)
             else:
                 value = self._transaction(step)
 
@@ -227,6 +236,7 @@ class Memory(_ClientBase):
         session_id: str | None = None,
         batch_size: int | None = None,
         progress: Callable[[int], object] | None = None,
+        extract: bool | None = None,
     ) -> IngestResult:
         """Store messages verbatim as episodes; re-sent messages are not stored twice.
 
@@ -239,10 +249,22 @@ class Memory(_ClientBase):
         with the number of input messages each step handled (first the repeats and the stored
         ones, then each batch), adding up to the input's length; :class:`AsyncMemory` also
         awaits what it returns when that is awaitable.
+
+        ``extract`` derives atomic facts from the messages (``DERIVED_FROM`` each): by default
+        when the client was given an ``extractor``; ``True`` uses it, or the LLM that
+        ``GRAPHMEM_LLM`` configures; ``False`` stores the messages only. A stored message is
+        read once per extractor: sending it again with extraction on extracts it only if
+        that extractor never read it.
         """
+        extractor = self._extractor_for(extract)
         return self._run(
             self._core.ingest(
-                messages, ns=ns, session_id=session_id, batch_size=batch_size, progress=progress
+                messages,
+                ns=ns,
+                session_id=session_id,
+                batch_size=batch_size,
+                progress=progress,
+                extractor=extractor,
             )
         )
 
@@ -302,6 +324,64 @@ class Memory(_ClientBase):
     def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
         """Pin a fact so that ``context`` always shows it first (``pinned=False`` unpins)."""
         return self._run(self._core.pin(id, ns=ns, pinned=pinned))
+
+    # --- conflicts, retractions and consolidation -------------------------------------------------
+    def contradict(
+        self, a: str, b: str, *, reason: str | None = None, ns: str | None = None
+    ) -> list[Fact]:
+        """Open a ``CONTRADICTS`` edge between two believed facts: both stay believed, and
+        recall and context mark each with the other, until :meth:`resolve` settles it."""
+        return self._run(self._core.contradict(a, b, reason=reason, ns=ns))
+
+    def resolve(
+        self, a: str, b: str, *, keep: str, reason: str | None = None, ns: str | None = None
+    ) -> list[Fact]:
+        """Settle the open contradiction between ``a`` and ``b``: the fact not kept is
+        superseded by ``keep``, and the edge gets ``resolved_at``, ``resolution`` (the
+        reason) and ``resolved_by``. Returns [kept, superseded]."""
+        return self._run(self._core.resolve(a, b, keep=keep, reason=reason, ns=ns))
+
+    def retract(self, id: str, *, reason: str | None = None, ns: str | None = None) -> Fact:
+        """Retract a believed fact ("that was never true"): status ``retracted``, out of
+        current recall, still what was believed ``as_of`` an earlier time."""
+        return self._run(self._core.retract(id, reason=reason, ns=ns))
+
+    def consolidate(
+        self, *, ns: str | None = None, force: bool = False, dry_run: bool = False
+    ) -> ConsolidationResult:
+        """One consolidation run: the gate (a lock in Neo4j with an expiry, the minimum
+        interval and number of new facts; ``force`` passes the last two, never the lock),
+        then each cluster of new facts and their neighbours proposed, validated and applied
+        in one transaction. ``dry_run`` returns the validated plan and writes nothing.
+        Raises ConsolidationBusyError when another run holds the namespace."""
+        proposer, model = self._proposer_label()
+        plan = self._core.consolidate(
+            ns=ns,
+            force=_flag("force", force),
+            dry_run=_flag("dry_run", dry_run),
+            proposer=proposer,
+            model=model,
+        )
+        return self._run(plan)
+
+    def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:
+        """Undo a consolidation run exactly: every fact it changed gets its earlier state
+        back, its edges go, the contradictions it resolved reopen. Refused (UndoRefusedError,
+        with the reason) when a later write built on what it changed."""
+        return self._run(self._core.undo(run_id, ns=ns))
+
+    def consolidation_runs(
+        self, *, ns: str | None = None, ids: Sequence[str] | None = None, limit: int = 20
+    ) -> list[ConsolidationRunRecord]:
+        """The namespace's consolidation runs, newest first, as recorded: proposer, model,
+        raw plans, applied and rejected operations, review candidates, usage, timings."""
+        return self._run(self._core.consolidation_runs(ns=ns, ids=ids, limit=limit))
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be a bool, got {type(value).__name__}")
+    return value
 
 
 __all__ = ["Memory"]

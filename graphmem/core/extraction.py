@@ -84,13 +84,15 @@ def extracted_facts(result: Any) -> list[ExtractedFact]:
 
 
 def extract_facts(
-    fresh: Sequence[Mapping[str, Any]],
+    fresh: Sequence[Mapping[str, Any] | Episode], extractor: str
 ) -> Plan[tuple[list[FactInput], list[list[str]]]]:
     """The facts the extractor finds in the messages about to be stored, and for each the
     ids of the episodes it came from."""
     now = datetime.now(UTC)
     pending = tuple(
-        Episode.model_validate(
+        row
+        if isinstance(row, Episode)
+        else Episode.model_validate(
             {
                 **{k: v for k, v in row.items() if k not in ("i", "embedding")},
                 "recorded_at": now,
@@ -98,7 +100,7 @@ def extract_facts(
         )
         for row in fresh
     )
-    extracted: Sequence[ExtractedFact] = yield Extract(pending)
+    extracted: Sequence[ExtractedFact] = yield Extract(pending, extractor)
     known = {e.id for e in pending}
     inputs, sources = [], []
     for i, item in enumerate(extracted):

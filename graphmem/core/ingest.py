@@ -43,7 +43,11 @@ class IngestPlans(CoreBase):
         session_id: str | None = None,
         batch_size: int | None = None,
         progress: Callable[[int], object] | None = None,
+        extractor: str | None = None,
     ) -> Plan[IngestResult]:
+        """``extractor`` names the extractor that derives facts from the messages (None:
+        none); a stored message it has not read yet is read too, so that extraction runs
+        once per message and extractor."""
         ns = self._ns(ns)
         messages = as_list("ingest", messages, "messages")
         if session_id is not None:
@@ -71,7 +75,9 @@ class IngestPlans(CoreBase):
         for start in range(0, len(fresh), size):
             batch = fresh[start : start + size]
             # The first transaction also records the external ids of repeats.
-            new, raced, derived = yield from self._ingest_batch(ns, batch, known, pending)
+            new, raced, derived = yield from self._ingest_batch(
+                ns, batch, known, pending, extractor
+            )
             pending = []
             episodes += new
             facts += derived
@@ -80,6 +86,8 @@ class IngestPlans(CoreBase):
                 yield Progress(progress, len(batch))
         if pending:
             stored.update((yield Transaction("write", lambda: known.adopt_only(pending))))
+        if extractor is not None and stored:
+            facts += yield from self._extract_stored(ns, sorted(set(stored.values())), extractor)
         # Each input that matched an episode, in input order: the id of the stored one.
         stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
         repeats = [
@@ -91,8 +99,46 @@ class IngestPlans(CoreBase):
             ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
         )
 
+    def _extract_stored(self, ns: str, ids: list[str], extractor: str) -> Plan[list[Fact]]:
+        """Facts from stored episodes that ``extractor`` has not read, written with their
+        DERIVED_FROM edges and the episodes' mark, under the namespace's ingest lock (an
+        episode another call read meanwhile is left to that call's facts)."""
+        params = {"ns": ns, "ids": ids, "extractor": extractor}
+        rows = yield Transaction("read", lambda: _unextracted(params))
+        episodes = [Episode.model_validate(r["episode"]) for r in rows]
+        if not episodes:
+            return []
+        inputs, sources = yield from extract_facts(episodes, extractor)
+        fact_input_rows: list[Row] = []
+        if inputs:
+            vectors = yield from self._embed(tuple(item.text for item in inputs))
+            fact_input_rows = fact_rows(ns, inputs, vectors, sources)
+
+        def write() -> Work[list[Fact]]:
+            yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
+            yield from self._guard()
+            still = {r["episode"]["id"] for r in (yield from _unextracted(params))}
+            keep = [i for i, row in enumerate(fact_input_rows) if set(row["derived_from"]) <= still]
+            facts: list[Fact] = []
+            if keep:
+                work = fact_work(
+                    ns, [inputs[i] for i in keep], [fact_input_rows[i] for i in keep], "extractor"
+                )
+                facts = yield from work()
+            mark = {"ns": ns, "ids": sorted(still), "extractor": extractor}
+            yield Run(query("episode_extracted"), mark)
+            return facts
+
+        written: list[Fact] = yield Transaction("write", write)
+        return written
+
     def _ingest_batch(
-        self, ns: str, fresh: list[Row], known: _Stored, repeats: list[Row]
+        self,
+        ns: str,
+        fresh: list[Row],
+        known: _Stored,
+        repeats: list[Row],
+        extractor: str | None,
     ) -> Plan[tuple[list[Episode], dict[int, str], list[Fact]]]:
         """Embeds the new messages, extracts their facts and stores both in one transaction,
         which also gives the episodes that ``repeats`` matched their external ids: the episodes
@@ -108,8 +154,8 @@ class IngestPlans(CoreBase):
         # so the same messages can be sent again.
         fact_inputs: list[FactInput] = []
         extracted_rows: list[Row] = []
-        if self.has_extractor:
-            fact_inputs, sources = yield from extract_facts(fresh)
+        if extractor is not None:
+            fact_inputs, sources = yield from extract_facts(fresh, extractor)
             if fact_inputs:
                 fact_vectors = yield from self._embed(tuple(item.text for item in fact_inputs))
                 extracted_rows = fact_rows(ns, fact_inputs, fact_vectors, sources)
@@ -134,12 +180,19 @@ class IngestPlans(CoreBase):
                     "extractor",
                 )
                 facts = yield from work()
+            if extractor is not None and ids:
+                mark = {"ns": ns, "ids": sorted(ids), "extractor": extractor}
+                yield Run(query("episode_extracted"), mark)
             return new, raced, facts
 
         written: tuple[list[Episode], dict[int, str], list[Fact]] = yield Transaction(
             "write", write
         )
         return written
+
+
+def _unextracted(params: dict[str, Any]) -> Work[list[Row]]:
+    return (yield Run(query("episode_unextracted"), params))
 
 
 def _rows(

@@ -11,6 +11,9 @@ them, once:
   fusion, gate and hits;
 - :mod:`graphmem.core.context`: the prompt-ready block;
 - :mod:`graphmem.core.reads`: get, history, stats, pin;
+- :mod:`graphmem.core.consolidate`: consolidation runs and their undo
+  (:mod:`~graphmem.core.consolidate.plan`), and ``contradict``, ``resolve`` and ``retract``
+  (:mod:`~graphmem.core.consolidate.agent`);
 - :mod:`graphmem.core.reembed`: re-embedding a graph with another model (driven by the CLI).
 
 A transaction's work is a factory, so the driver can run it again when Neo4j asks for a retry.
@@ -19,12 +22,14 @@ Errors raised inside the work roll the transaction back: nothing is half-written
 
 from __future__ import annotations
 
+from graphmem.core.consolidate.agent import AgentPlans
+from graphmem.core.consolidate.plan import ConsolidatePlans
 from graphmem.core.context.plan import ContextPlans
 from graphmem.core.ingest import IngestPlans
 from graphmem.core.reads import ReadPlans
 from graphmem.core.remember import RememberPlans
 
 
-class MemoryCore(RememberPlans, IngestPlans, ContextPlans, ReadPlans):
+class MemoryCore(RememberPlans, IngestPlans, ContextPlans, ReadPlans, AgentPlans, ConsolidatePlans):
     """Validation and plans for every memory operation; the clients drive the plans. Each
     base class is one flow; :class:`~graphmem.core.base.CoreBase` holds what they share."""

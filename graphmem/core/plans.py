@@ -2,7 +2,8 @@
 
 Each operation of :class:`~graphmem.core.memory_core.MemoryCore` is a generator (a *plan*)
 that yields what it needs done and receives the answer: :class:`Embed` (texts to vectors),
-:class:`Extract` (facts from new episodes) and :class:`Transaction` (a unit of work that yields
+:class:`Extract` (facts from new episodes), :class:`Propose` (a consolidation plan for a
+cluster) and :class:`Transaction` (a unit of work that yields
 :class:`Run` statements and receives their rows). :class:`~graphmem.client.Memory` and
 :class:`~graphmem.client.AsyncMemory` carry them out.
 """
@@ -16,6 +17,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from graphmem.errors import ClientUsageError
 from graphmem.models import Episode
+from graphmem.models.consolidation import Cluster
 from graphmem.store.cypher import CypherQuery
 
 T = TypeVar("T")
@@ -79,13 +81,22 @@ class Progress:
 
 @dataclass(frozen=True)
 class Extract:
-    """New episodes for the configured extractor; answered with a list of ExtractedFact."""
+    """Episodes for the extractor named ``extractor`` (the client's own, or the LLM's);
+    answered with a list of ExtractedFact."""
 
     episodes: tuple[Episode, ...]
+    extractor: str
 
 
-Step = Run | LoadModel | Embed | Progress | Extract | Transaction[Any]
-Plan = Generator[LoadModel | Embed | Progress | Extract | Transaction[Any], Any, T]
+@dataclass(frozen=True)
+class Propose:
+    """A consolidation cluster for the configured proposer; answered with its Proposal."""
+
+    cluster: Cluster
+
+
+Step = Run | LoadModel | Embed | Progress | Extract | Propose | Transaction[Any]
+Plan = Generator[LoadModel | Embed | Progress | Extract | Propose | Transaction[Any], Any, T]
 
 
 def reported(result: object) -> None:

@@ -75,6 +75,7 @@ def fact_rows(
             "reason": item.reason,
             "supersedes": list(item.supersedes),
             "references": list(item.references),
+            "contradicts": list(item.contradicts),
             "derived_from": list(derived_from[i]) if derived_from else [],
         }
         for i, (item, vector) in enumerate(zip(inputs, vectors, strict=True))
@@ -93,7 +94,10 @@ def fact_work(
     supersede or reference, then creates them. The locks make a concurrent supersession or
     erasure of a target wait for this transaction, or this one wait for it and then see it."""
     superseded = sorted({old for item in inputs for old in item.supersedes})
-    targets = sorted({t for item in inputs for t in (*item.supersedes, *item.references)})
+    contradicted = {t for item in inputs for t in item.contradicts}
+    targets = sorted(
+        {t for item in inputs for t in (*item.supersedes, *item.references, *item.contradicts)}
+    )
 
     def work() -> Work[list[Fact]]:
         if guard is not None:
@@ -102,15 +106,20 @@ def fact_work(
             yield Run(query("fact_lock"), {"ns": ns, "ids": targets})
             found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
             check_targets(found, set(superseded), ns)
+            check_targets(found, contradicted, ns, ("contradict", "contradicted"))
         (out,) = yield Run(query("fact_create"), {"facts": rows, "actor": actor})
         if (
             out["created"] != len(rows)
             or out["superseded"] != len(superseded)
             or out["referenced"] != sum(len(row["references"]) for row in rows)
+            or out["contradicted"] != sum(len(row["contradicts"]) for row in rows)
         ):
             raise DatabaseError("a superseded or referenced fact changed during the write")
         recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
         pinned = set(out["pinned_update"])
+        if contradicted:  # read back: their open contradictions are part of what they are
+            stored = yield Run(query("fact_get"), {"ns": ns, "ids": [r["id"] for r in rows]})
+            return [Fact.model_validate(r["fact"]) for r in stored]
         return [
             _created_fact(row, recorded_at, row["id"] in from_update, row["id"] in pinned)
             for row in rows

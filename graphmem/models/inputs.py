@@ -39,6 +39,7 @@ class FactInput(_Input):
     valid_to: AwareDatetime | None = None
     supersedes: Ids = ()
     references: Ids = ()
+    contradicts: Ids = ()
     metadata: Metadata = None
     pinned: StrictBool = False
     reason: Annotated[Text, _text(MAX_TEXT_CHARS, "reason")] | None = None
@@ -50,15 +51,23 @@ class FactInput(_Input):
                 f"valid_to ({self.valid_to.isoformat()}) must be after valid_from "
                 f"({self.valid_from.isoformat()})"
             )
-        for name, ids in (("supersedes", self.supersedes), ("references", self.references)):
+        links = {
+            "supersedes": self.supersedes,
+            "references": self.references,
+            "contradicts": self.contradicts,
+        }
+        for name, ids in links.items():
             if len(set(ids)) != len(ids):
                 raise ValueError(f"{name} lists the same id twice")
-        if set(self.supersedes) & set(self.references):
-            raise ValueError("a fact cannot both supersede and reference the same id")
-        if self.reason is not None and not (self.supersedes or self.references):
+        named = [i for ids in links.values() for i in ids]
+        if len(set(named)) != len(named):
             raise ValueError(
-                "reason is kept on the SUPERSEDES and REFERENCES edges: give supersedes or "
-                "references with it"
+                "an id appears in more than one of supersedes, references and contradicts"
+            )
+        if self.reason is not None and not named:
+            raise ValueError(
+                "reason is kept on the SUPERSEDES, REFERENCES and CONTRADICTS edges: give "
+                "supersedes, references or contradicts with it"
             )
         return self
 
@@ -78,11 +87,14 @@ class FactFields(TypedDict, total=False):
     supersedes: Sequence[str]
     #: Ids of related facts (``REFERENCES`` edges).
     references: Sequence[str]
+    #: Ids of believed facts this one conflicts with: an open ``CONTRADICTS`` edge to each;
+    #: both stay believed until :meth:`Memory.resolve` settles it.
+    contradicts: Sequence[str]
     #: A JSON object stored with the fact.
     metadata: Mapping[str, Any] | None
     #: Pinned facts open every ``context`` block.
     pinned: bool
-    #: Why it supersedes or references the others (kept on the edges).
+    #: Why it supersedes, references or contradicts the others (kept on the edges).
     reason: str | None
 
 

@@ -20,8 +20,18 @@ from graphmem.models.fields import (
 
 
 # --- stored nodes -------------------------------------------------------------------------------
+class OpenContradiction(_Output):
+    """A believed fact that an unresolved ``CONTRADICTS`` edge joins to this one."""
+
+    id: str
+    text: str
+    reason: str | None = None
+    at: StoredDatetime
+    actor: str | None = None
+
+
 class Fact(_Output):
-    """A :Fact node (without its embedding)."""
+    """A :Fact node (without its embedding), with its open contradictions."""
 
     id: str
     ns: str
@@ -41,6 +51,11 @@ class Fact(_Output):
     text_hash: str
     metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
     pinned: bool = False
+    #: Why it was retracted ("that was never true"), on a retracted fact.
+    retraction_reason: str | None = None
+    #: The believed facts it has an open contradiction with (both stay believed until a
+    #: ``resolve`` settles it).
+    contradictions: tuple[OpenContradiction, ...] = ()
 
     @property
     def believed(self) -> bool:

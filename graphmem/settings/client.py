@@ -94,6 +94,37 @@ class ClientSettings(SettingsBase):
     schema_wait_timeout: float = Field(
         300.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for indexes to come online."
     )
+    # --- the LLM layer and consolidation -----------------------------------------------------
+    llm: str | None = Field(
+        None,
+        description="The LLM as provider:model (openai, anthropic, gemini, groq, "
+        "openai-compatible, ollama, vllm, llamacpp, lmstudio); default: none, and "
+        "consolidation uses the offline heuristic.",
+    )
+    llm_base_url: str | None = Field(
+        None, description="The LLM server's base URL (an OpenAI-compatible /v1 endpoint)."
+    )
+    llm_api_key: SecretStr | None = Field(
+        None, description="The LLM provider's API key; default: the provider's own variable."
+    )
+    llm_timeout: float = Field(
+        60.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds one LLM request may take."
+    )
+    llm_retries: int = Field(
+        2, ge=0, le=5, description="Retries of an LLM request whose answer is invalid or failed."
+    )
+    llm_max_tokens: int = Field(
+        4096, ge=256, le=200_000, description="Most tokens an LLM answer may have."
+    )
+    consolidate_min_interval: float = Field(
+        300.0, ge=0, le=MAX_WAIT_SECONDS, description="Seconds between consolidation runs."
+    )
+    consolidate_min_new_facts: int = Field(
+        20, ge=1, le=1_000_000, description="New facts a consolidation run waits for."
+    )
+    consolidate_lock_ttl: float = Field(
+        600.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds a consolidation lock lasts."
+    )
     graphiti_telemetry: bool = Field(
         False, description="Let graphiti-core send its usage telemetry (off unless opted in)."
     )
@@ -130,6 +161,16 @@ class ClientSettings(SettingsBase):
         except ValueError:
             raise ValueError(f"URI {value!r}: the port must be a number from 0 to 65535") from None
         return value
+
+    @field_validator("llm")
+    @classmethod
+    def _check_llm(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from graphmem.llm.providers import parse_llm
+
+        parse_llm(value)
+        return value.strip()
 
     @field_validator("namespace")
     @classmethod

@@ -132,6 +132,17 @@ _M5 = (
     ("episode_ns_recorded_at", _range("episode_ns_recorded_at", "Episode", "ns", "recorded_at")),
 )
 
+_M6 = (
+    (
+        "consolidation_state_ns",
+        _unique("consolidation_state_ns", "ConsolidationState", "ns"),
+    ),
+    (
+        "consolidation_change_ns_run",
+        _range("consolidation_change_ns_run", "ConsolidationChange", "ns", "run"),
+    ),
+)
+
 
 def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
     return Migration(
@@ -148,6 +159,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(3, "vector indexes on Fact.embedding and Episode.embedding", _M3),
     _migration(4, "write locks, pinned facts and tombstone lookups", _M4),
     _migration(5, "facts and episodes of a namespace in id order, episodes by recording", _M5),
+    _migration(6, "consolidation: one gate per namespace, the changes of each run", _M6),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))

@@ -1,12 +1,12 @@
 // name: fact_create
 // mode: write
 // params: facts, actor
-// returns: recorded_at, created, superseded, referenced, valid_from_update, pinned_update
+// returns: recorded_at, created, superseded, referenced, contradicted, valid_from_update, pinned_update
 // Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
 // this statement's time as recorded_at (taken after the locks the transaction's earlier
 // statements waited for), and in the same transaction:
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
-// and DERIVED_FROM to each row.derived_from episode. The caller has checked that the targets
+// an open CONTRADICTS to each row.contradicts, and DERIVED_FROM to each row.derived_from episode. The caller has checked that the targets
 // exist in the namespace and are believed.
 // A superseding fact without a valid_from is valid from this statement's time (unless its
 // valid_to is already past), so that the replaced fact's closed interval and its own do not
@@ -69,6 +69,13 @@ CALL (node, row) {
   RETURN count(ref) AS referenced
 }
 CALL (node, row) {
+  UNWIND row.contradicts AS other_id
+  MATCH (other:Fact {id: other_id})
+  WHERE other.ns = row.ns AND other.retired_at IS NULL
+  CREATE (node)-[:CONTRADICTS {at: datetime.statement(), actor: $actor, reason: row.reason}]->(other)
+  RETURN count(other) AS contradicted
+}
+CALL (node, row) {
   UNWIND row.derived_from AS episode_id
   MATCH (e:Episode {id: episode_id})
   WHERE e.ns = row.ns
@@ -77,6 +84,7 @@ CALL (node, row) {
 }
 RETURN datetime.statement() AS recorded_at, count(node) AS created,
        sum(superseded) AS superseded, sum(referenced) AS referenced,
+       sum(contradicted) AS contradicted,
        collect(CASE WHEN row.valid_from IS NULL AND node.valid_from IS NOT NULL
                     THEN node.id END) AS valid_from_update,
        collect(CASE WHEN was_pinned AND NOT row.pinned THEN node.id END) AS pinned_update

@@ -1,0 +1,22 @@
+"""How consolidation runs: its gate, its clusters and its neighbour search."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ConsolidationConfig(BaseModel):
+    """The gate (``min_interval``, ``min_new_facts``, ``lock_ttl``), the search for each new
+    fact's believed neighbours (``neighbours`` at cosine ``neighbour_similarity`` or more) and
+    the clusters (at most ``cluster_size`` facts; at most ``max_new_facts`` new facts a run,
+    the rest left for the next)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_interval: float = Field(default=300.0, ge=0)
+    min_new_facts: int = Field(default=20, ge=1)
+    lock_ttl: float = Field(default=600.0, gt=0)
+    neighbours: int = Field(default=5, ge=1, le=50)
+    neighbour_similarity: float = Field(default=0.5, ge=-1.0, le=1.0)
+    cluster_size: int = Field(default=12, ge=2, le=100)
+    max_new_facts: int = Field(default=5000, ge=1, le=1_000_000)

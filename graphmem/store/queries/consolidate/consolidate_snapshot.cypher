@@ -1,0 +1,17 @@
+// name: consolidate_snapshot
+// mode: write
+// params: ns, run, cluster, ids
+// returns: changes
+// Before run $run changes the facts $ids (cluster $cluster), keeps each one's state in a
+// :ConsolidationChange (before_*), so that undo can restore it exactly.
+UNWIND $ids AS id
+MATCH (f:Fact {id: id})
+WHERE f.ns = $ns
+CREATE (:ConsolidationChange {
+  ns: $ns, run: $run, cluster: $cluster, fact_id: f.id, at: datetime.statement(),
+  before_status: f.status, before_retired_at: f.retired_at, before_valid_to: f.valid_to,
+  before_stated_valid_to: f.stated_valid_to, before_superseded_by: f.superseded_by,
+  before_pinned: f.pinned, before_retraction_reason: f.retraction_reason,
+  before_retracted_by: f.retracted_by
+})
+RETURN count(*) AS changes
