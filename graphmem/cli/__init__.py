@@ -4,7 +4,14 @@ Every command prints a table or key/value block for people, and ``--json`` for m
 Errors from graphmem's error tree become one ``Error:`` line on stderr and exit status 1.
 """
 
-from graphmem.cli import read, schema, server, setup, write  # noqa: F401 - each registers its commands
+from graphmem.cli import (  # noqa: F401 - each registers its commands
+    consolidate,
+    read,
+    schema,
+    server,
+    setup,
+    write,
+)
 from graphmem.cli.benchmark import bench
 from graphmem.cli.evaluate import eval_group
 from graphmem.cli.root import main

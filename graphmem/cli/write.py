@@ -29,7 +29,13 @@ from graphmem.errors import BadLinesError, MessageConflictError
 @click.option(
     "--references", multiple=True, metavar="ID", help="Id of a related fact; repeat for several."
 )
-@click.option("--reason", help="Why this fact supersedes the others (kept on the edge).")
+@click.option(
+    "--contradicts",
+    multiple=True,
+    metavar="ID",
+    help="Id of a believed fact this one conflicts with (an open CONTRADICTS edge).",
+)
+@click.option("--reason", help="Why it supersedes, references or contradicts the others.")
 @click.option("--pinned", is_flag=True, help="Pin it: `graphmem context` shows it first.")
 @click.option(
     "--metadata", metavar="JSON", callback=json_object, help="A JSON object stored with the fact."
@@ -46,6 +52,7 @@ def remember(
     valid_to: str | None,
     supersedes: tuple[str, ...],
     references: tuple[str, ...],
+    contradicts: tuple[str, ...],
     reason: str | None,
     pinned: bool,
     metadata: dict[str, Any] | None,
@@ -72,6 +79,7 @@ def remember(
             valid_to=valid_to,
             supersedes=supersedes,
             references=references,
+            contradicts=contradicts,
             metadata=metadata,
             pinned=pinned,
             reason=reason,
@@ -95,6 +103,12 @@ def remember(
     show_default=True,
     help="New messages per write transaction.",
 )
+@click.option(
+    "--extract",
+    is_flag=True,
+    help="Derive atomic facts from the messages with the LLM of GRAPHMEM_LLM (once per "
+    "message and extractor).",
+)
 @ns_option
 @output_options
 @click.pass_context
@@ -104,6 +118,7 @@ def ingest(
     session_id: str | None,
     skip_bad: bool,
     batch_size: int,
+    extract: bool,
     ns: str | None,
     as_json: bool,
 ) -> None:
@@ -147,7 +162,11 @@ def ingest(
                     # One call: repeats and conflicts are found across the whole file before
                     # anything is written; the new messages go batch_size per transaction.
                     result = memory.ingest(
-                        messages, session_id=session_id, batch_size=batch_size, progress=bar.update
+                        messages,
+                        session_id=session_id,
+                        batch_size=batch_size,
+                        progress=bar.update,
+                        extract=extract or None,
                     )
                     break
                 except MessageConflictError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
+import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -26,7 +27,7 @@ from graphmem.core.plans import (
     Work,
 )
 from graphmem.embed.embedder import embedder_errors, load_model
-from graphmem.errors import ClientUsageError
+from graphmem.errors import ClientUsageError, ConsolidationBusyError, GraphmemError
 from graphmem.models import (
     ContextBlock,
     Episode,
@@ -63,6 +64,7 @@ from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
 T = TypeVar("T")
+logger = logging.getLogger("graphmem")
 
 
 class AsyncMemory(_ClientBase):
@@ -89,7 +91,41 @@ class AsyncMemory(_ClientBase):
                 async with self._connecting:  # calls that race here share one connection
                     if self._driver is None:
                         await self._open()
+            self._start_background()
         return self
+
+    _background: tuple[asyncio.Event, asyncio.Task[None]] | None = None
+
+    def _start_background(self) -> None:
+        """With ``consolidate_every``, a task on this event loop that tries a consolidation
+        run every so many seconds (the gate decides whether one starts) until :meth:`close`."""
+        if self.consolidate_every is None or self._background is not None:
+            return
+        stop, every = asyncio.Event(), self.consolidate_every
+
+        async def loop() -> None:
+            while True:
+                try:
+                    await asyncio.wait_for(stop.wait(), every)
+                    return
+                except TimeoutError:
+                    pass
+                try:
+                    await self.consolidate()
+                except ConsolidationBusyError:
+                    pass  # another run holds the namespace: try again next time
+                except GraphmemError as exc:
+                    logger.warning("background consolidation failed: %s", exc)
+
+        self._background = (stop, asyncio.get_running_loop().create_task(loop()))
+
+    async def _stop_background(self) -> None:
+        background, self._background = self._background, None
+        if background is not None and background[1] is not asyncio.current_task():
+            stop, task = background
+            stop.set()
+            if not task.get_loop().is_closed():
+                await task
 
     def _bind_loop(self) -> None:
         """Tie the client to the running event loop, or refuse a second loop while connected."""
@@ -129,6 +165,9 @@ class AsyncMemory(_ClientBase):
         """Close the connections once the calls in flight have finished; calls made meanwhile
         wait, and a call made afterwards connects again."""
         _refuse_close_inside_a_call(self._callers, asyncio.current_task())
+        if self._loop is asyncio.get_running_loop():
+            await self._stop_background()  # lets a background run under way finish first
+        self._close_llm()
         idle, open_again = self._idle, self._open_again
         if idle is not None and open_again is not None and self._loop is asyncio.get_running_loop():
             self._closing = True
@@ -186,26 +225,37 @@ class AsyncMemory(_ClientBase):
 
     async def _drive(self, plan: Plan[T]) -> T:
         value: Any = None
+        error: Exception | None = None
         while True:
             try:
-                step = plan.send(value)
+                # A step's failure is thrown into the plan, so that a plan that must record
+                # it (a consolidation run) can; the others let it through unchanged.
+                step = plan.send(value) if error is None else plan.throw(error)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
-            if isinstance(step, LoadModel):
-                await asyncio.to_thread(load_model, self.embedder)
-                value = None
-            elif isinstance(step, Embed):
-                with embedder_errors(self.embedder):
-                    value = await asyncio.to_thread(self.embedder.embed, step.texts)
-            elif isinstance(step, Progress):
-                result = step.report(step.count)  # on the event loop: a quick update
-                value = (await result) if inspect.isawaitable(result) else None
-            elif isinstance(step, Extract):
-                value = await self._extract_async(step)
-            elif isinstance(step, Propose):
-                value = await self._propose_async(step)
-            else:
-                value = await self._transaction(step)
+            error = None
+            try:
+                value = await self._step(step)
+            except Exception as exc:
+                error, value = exc, None
+
+    async def _step(self, step: Any) -> Any:
+        """Carries out one step of a plan and returns its answer."""
+        if isinstance(step, LoadModel):
+            await asyncio.to_thread(load_model, self.embedder)
+            return None
+        elif isinstance(step, Embed):
+            with embedder_errors(self.embedder):
+                return await asyncio.to_thread(self.embedder.embed, step.texts)
+        elif isinstance(step, Progress):
+            result = step.report(step.count)  # on the event loop: a quick update
+            return (await result) if inspect.isawaitable(result) else None
+        elif isinstance(step, Extract):
+            return await self._extract_async(step)
+        elif isinstance(step, Propose):
+            return await self._propose_async(step)
+        else:
+            return await self._transaction(step)
 
     async def _extract_async(self, step: Extract) -> list[ExtractedFact]:
         """Runs ``extract`` in a worker thread, and awaits what it returns if that is awaitable

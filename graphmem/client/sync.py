@@ -12,6 +12,7 @@ extraction and Neo4j transactions). Three lines for an agent::
 from __future__ import annotations
 
 import collections
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from graphmem.core.plans import (
     reported,
 )
 from graphmem.embed.embedder import embedder_errors, load_model
-from graphmem.errors import InvalidInputError
+from graphmem.errors import ConsolidationBusyError, GraphmemError, InvalidInputError
 from graphmem.models import (
     ContextBlock,
     Episode,
@@ -63,6 +64,7 @@ from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
 T = TypeVar("T")
+logger = logging.getLogger("graphmem")
 
 
 class Memory(_ClientBase):
@@ -83,7 +85,40 @@ class Memory(_ClientBase):
             with self._call(), self._thread_lock:
                 if self._graph is None:
                     self._graph = self._open_graph()
+            self._start_background()
         return self
+
+    _background: tuple[threading.Event, threading.Thread] | None = None
+
+    def _start_background(self) -> None:
+        """With ``consolidate_every``, a daemon thread that tries a consolidation run every
+        so many seconds (the gate decides whether one starts) until :meth:`close`."""
+        with self._thread_lock:
+            if self.consolidate_every is None or self._background is not None:
+                return
+            stop = threading.Event()
+            every = self.consolidate_every
+
+            def loop() -> None:
+                while not stop.wait(every):
+                    try:
+                        self.consolidate()
+                    except ConsolidationBusyError:
+                        pass  # another run holds the namespace: try again next time
+                    except GraphmemError as exc:
+                        logger.warning("background consolidation failed: %s", exc)
+
+            thread = threading.Thread(target=loop, daemon=True, name="graphmem-consolidate")
+            self._background = (stop, thread)
+            thread.start()
+
+    def _stop_background(self) -> None:
+        background, self._background = self._background, None
+        if background is not None:
+            stop, thread = background
+            stop.set()
+            if thread is not threading.current_thread():
+                thread.join()
 
     @property
     def graph(self) -> Graph:
@@ -98,6 +133,9 @@ class Memory(_ClientBase):
         wait, and a call made afterwards connects again."""
         with self._state:
             _refuse_close_inside_a_call(self._callers, threading.get_ident())
+        self._stop_background()  # lets a background run under way finish first
+        self._close_llm()
+        with self._state:
             self._closing = True
             try:
                 self._state.wait_for(lambda: not self._callers)
@@ -147,26 +185,37 @@ class Memory(_ClientBase):
 
     def _drive(self, plan: Plan[T]) -> T:
         value: Any = None
+        error: Exception | None = None
         while True:
             try:
-                step = plan.send(value)
+                # A step's failure is thrown into the plan, so that a plan that must record
+                # it (a consolidation run) can; the others let it through unchanged.
+                step = plan.send(value) if error is None else plan.throw(error)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
-            if isinstance(step, LoadModel):
-                load_model(self.embedder)
-                value = None
-            elif isinstance(step, Embed):
-                with embedder_errors(self.embedder):
-                    value = self.embedder.embed(step.texts)
-            elif isinstance(step, Progress):
-                reported(step.report(step.count))
-                value = None
-            elif isinstance(step, Extract):
-                value = self._extract(step)
-            elif isinstance(step, Propose):
-                value = self._propose(step)
-            else:
-                value = self._transaction(step)
+            error = None
+            try:
+                value = self._step(step)
+            except Exception as exc:
+                error, value = exc, None
+
+    def _step(self, step: Any) -> Any:
+        """Carries out one step of a plan and returns its answer."""
+        if isinstance(step, LoadModel):
+            load_model(self.embedder)
+            return None
+        elif isinstance(step, Embed):
+            with embedder_errors(self.embedder):
+                return self.embedder.embed(step.texts)
+        elif isinstance(step, Progress):
+            reported(step.report(step.count))
+            return None
+        elif isinstance(step, Extract):
+            return self._extract(step)
+        elif isinstance(step, Propose):
+            return self._propose(step)
+        else:
+            return self._transaction(step)
 
     def _transaction(self, step: Transaction[T]) -> T:
         graph = self.graph

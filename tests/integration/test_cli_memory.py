@@ -667,3 +667,51 @@ def test_commands_that_embed_nothing_never_load_the_model(
     assert found.returncode == 0, found.stderr
     assert "model loaded: True" in found.stderr
     assert fact_id in found.stdout
+
+
+def test_consolidate_dry_run_run_undo_and_runs(cli: Invoke) -> None:
+    first = _json(cli("remember", "The user drives a blue Fiat.", "--json"))
+    second = _json(cli("remember", "the user drives a blue fiat", "--json"))
+    preview = _json(cli("consolidate", "--force", "--dry-run", "--json"))
+    assert preview["status"] == "dry_run" and preview["applied"][0]["op"] == "MERGE"
+    table = cli("consolidate", "--force")
+    assert table.exit_code == 0, table.output
+    assert "MERGE" in table.output and "finished" in table.output
+    runs = _json(cli("consolidate", "runs", "--json"))
+    assert runs[0]["status"] == "finished" and runs[0]["applied"][0]["facts"] == [
+        first["id"],
+        second["id"],
+    ]
+    assert _json(cli("get", second["id"], "--json"))["status"] == "merged"
+    undone = _json(cli("consolidate", "undo", runs[0]["id"], "--json"))
+    assert undone["restored_facts"] == 2
+    assert _json(cli("get", second["id"], "--json"))["status"] == "active"
+    again = cli("consolidate", "undo", runs[0]["id"], "--json")
+    assert again.exit_code != 0 and "undone already" in again.output
+    skipped = _json(cli("consolidate", "--json"))
+    assert skipped["status"] == "skipped" and skipped["reason"]
+
+
+def test_contradict_resolve_and_retract_from_the_command_line(cli: Invoke) -> None:
+    a = _json(cli("remember", "The launch is in May.", "--json"))
+    b = _json(
+        cli(
+            "remember",
+            "The launch is in June.",
+            "--contradicts",
+            a["id"],
+            "--reason",
+            "dates",
+            "--json",
+        )
+    )
+    assert [c["id"] for c in b["contradictions"]] == [a["id"]]
+    c = _json(cli("remember", "The launch party is on a boat.", "--json"))
+    both = _json(cli("contradict", a["id"], c["id"], "--reason", "unsure", "--json"))
+    assert {f["id"] for f in both} == {a["id"], c["id"]}
+    kept = _json(cli("resolve", a["id"], b["id"], "--keep", b["id"], "--json"))
+    assert kept[1]["status"] == "superseded"
+    retracted = _json(cli("retract", c["id"], "--reason", "no boat", "--json"))
+    assert retracted["status"] == "retracted" and retracted["retraction_reason"] == "no boat"
+    refused = cli("retract", c["id"], "--json")
+    assert refused.exit_code != 0 and "retracted" in refused.output

@@ -136,9 +136,20 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
     offenders = [
         str(path)
         for path in sources
-        if path.name not in _ERASURE_FILES and deleting.search(path.read_text(encoding="utf-8"))
+        if path.name not in _ERASURE_FILES | _RELATIONSHIP_DELETES
+        and deleting.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+    # Undoing a consolidation run removes the relationships the run made, and only those.
+    for name in _RELATIONSHIP_DELETES:
+        text = (Path(QUERY_DIR) / "consolidate" / name).read_text(encoding="utf-8")
+        assert not re.search(r"\bdetach\b", text, re.IGNORECASE)
+        for variable in re.findall(r"\bDELETE\s+(\w+)", text):
+            assert re.search(rf"-\[{variable}[\]:]", text), variable
+
+
+#: Files that delete relationships (never nodes): the undo of a consolidation run.
+_RELATIONSHIP_DELETES = frozenset({"consolidate_undo.cypher"})
 
 
 def test_the_two_clock_predicates_are_written_once_and_shared_with_the_analysts() -> None:

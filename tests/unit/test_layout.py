@@ -93,9 +93,15 @@ COMMAND_TREE = {
     "graphmem eval suite": sorted(
         [*_SERVER, "--no-time-shift", "--only", "--out", "--variant", "DATA"]
     ),
+    "graphmem consolidate": ["--dry-run", "--every", "--force", "--json", "--ns", "--watch"],
+    "graphmem consolidate runs": ["--json", "--limit", "--ns"],
+    "graphmem consolidate undo": ["--json", "--ns", "RUN_ID"],
+    "graphmem contradict": ["--json", "--ns", "--reason", "A", "B"],
     "graphmem get": ["--json", "--ns", "ID"],
     "graphmem history": ["--json", "--ns", "ID"],
-    "graphmem ingest": ["--batch-size", "--json", "--ns", "--session-id", "--skip-bad", "FILE"],
+    "graphmem ingest": sorted(
+        ["--batch-size", "--extract", "--json", "--ns", "--session-id", "--skip-bad", "FILE"]
+    ),
     "graphmem init": ["--check", "--json"],
     "graphmem neo4j": [],
     "graphmem neo4j start": ["--json", "--remove-unknown-users"],
@@ -106,10 +112,13 @@ COMMAND_TREE = {
     "graphmem reembed": ["--again", "--batch-size", "--json", "--yes"],
     "graphmem remember": sorted(
         [
-            *("--json", "--metadata", "--ns", "--pinned", "--reason", "--references"),
+            *("--contradicts", "--json", "--metadata", "--ns", "--pinned", "--reason"),
+            "--references",
             *("--source", "--supersedes", "--tag", "--valid-from", "--valid-to", "TEXT"),
         ]
     ),
+    "graphmem resolve": ["--json", "--keep", "--ns", "--reason", "A", "B"],
+    "graphmem retract": ["--json", "--ns", "--reason", "ID"],
     "graphmem stats": ["--json", "--ns"],
 }
 

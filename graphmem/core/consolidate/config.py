@@ -17,6 +17,6 @@ class ConsolidationConfig(BaseModel):
     min_new_facts: int = Field(default=20, ge=1)
     lock_ttl: float = Field(default=600.0, gt=0)
     neighbours: int = Field(default=5, ge=1, le=50)
-    neighbour_similarity: float = Field(default=0.5, ge=-1.0, le=1.0)
+    neighbour_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
     cluster_size: int = Field(default=12, ge=2, le=100)
     max_new_facts: int = Field(default=5000, ge=1, le=1_000_000)

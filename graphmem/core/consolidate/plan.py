@@ -162,16 +162,19 @@ class ConsolidatePlans(CoreBase):
                 run_id=None, status="skipped", reason=refusal, watermark=gate.watermark, **base
             )
         outcome = _Outcome()
-        status, error = "failed", None
+        status, error, closed = "failed", None, False
         try:
             yield from self._run(ns, run_id, gate.watermark, dry_run, outcome)
             status = "partial" if outcome.failed else "finished"
+        except GeneratorExit:
+            closed = True  # abandoned by its driver: nothing more can be run
+            raise
         except BaseException as exc:
             error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             outcome.timings["total"] = round(time.perf_counter() - started, 4)
-            if not dry_run:
+            if not dry_run and not closed:
                 finish = {
                     "ns": ns,
                     "run": run_id,

@@ -138,7 +138,12 @@ def _fact_line(
         label = f"{'pinned ' if pinned else ''}fact {fact.id}"
     sent = [m.occurred_at for m in source.messages if m.occurred_at] if source else []
     when = _fact_when(fact, at, zone, min(sent, default=None))
-    return f"- [{when}] {_clip(fact.text)} ({label}{_sources(source)})"
+    line = f"- [{when}] {_clip(fact.text)} ({label}{_sources(source)})"
+    if fact.contradictions:  # an open conflict: the reader must see both sides
+        other = fact.contradictions[0]
+        more = f" and {len(fact.contradictions) - 1} more" if len(fact.contradictions) > 1 else ""
+        line += f" [contradicted by fact {other.id}: {_clip(other.text, 80)!r}{more}]"
+    return line
 
 
 def _episode_line(episode: Episode, zone: tzinfo) -> str:
