@@ -41,7 +41,7 @@ def main() -> None:
                 os.kill(os.getpid(), signal.SIGKILL)
         check(self, params)
 
-    CypherQuery.check_params = counting  # type: ignore[method-assign]
+    CypherQuery.check_params = counting  # type: ignore[method-assign, assignment]
     with Memory(load_settings(), embedder=NoEmbedder(), ns=os.environ["GRAPHMEM_NAMESPACE"]) as m:
         result = m.consolidate(force=True)
     print(json.dumps({"statements": seen, "status": result.status, "applied": len(result.applied)}))

@@ -148,7 +148,8 @@ def test_true_duplicates_merge_with_their_provenance(
                     if c in by_content
                 ],
             }
-        return scripted(rules)(body)
+        answer: dict[str, Any] = scripted(rules)(body)
+        return answer
 
     with StubLLMServer(respond) as stub:
         memory = client_factory("sync", settings=llm_settings(test_settings, stub), ns=ns)

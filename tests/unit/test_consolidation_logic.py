@@ -3,6 +3,7 @@ proposer and the gate's refusals."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from graphmem.core.consolidate.clusters import group, number
@@ -15,7 +16,13 @@ from graphmem.models.consolidation import Cluster, ClusterEdge, ClusterFact, Pro
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _cluster(texts: list[str], *, statuses: dict[int, str] | None = None, edges=(), similar=()):
+def _cluster(
+    texts: list[str],
+    *,
+    statuses: dict[int, str] | None = None,
+    edges: Sequence[ClusterEdge] = (),
+    similar: Sequence[tuple[int, int, float]] = (),
+) -> Cluster:
     statuses = statuses or {}
     facts = tuple(
         ClusterFact(
@@ -140,6 +147,7 @@ def test_the_heuristic_merges_duplicates_and_lists_other_values_for_review() -> 
         similar=[(1, 3, 0.63), (2, 3, 0.63), (4, 5, 0.96)],
     )
     proposal = HeuristicProposer().propose(cluster)
+    assert proposal.operations is not None
     assert proposal.operations == [
         {"op": "MERGE", "facts": [1, 2], "reason": proposal.operations[0]["reason"]}
     ]
