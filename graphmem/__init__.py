@@ -15,6 +15,7 @@ from graphmem.errors import (
     ClientUsageError,
     CommitUnknownError,
     ConfigurationError,
+    ConsolidationBusyError,
     DatabaseError,
     EmbedderMismatchError,
     EmbeddingError,
@@ -22,6 +23,7 @@ from graphmem.errors import (
     ForgottenError,
     GraphmemError,
     InvalidInputError,
+    LLMError,
     MessageConflictError,
     Neo4jServerError,
     Neo4jUnavailableError,
@@ -32,11 +34,13 @@ from graphmem.errors import (
     SchemaError,
     TransactionTimeoutError,
     TransientDatabaseError,
+    UndoRefusedError,
 )
 from graphmem.settings import GraphmemSettings, load_settings
 
 if TYPE_CHECKING:
     from graphmem.client import AsyncMemory, Memory
+    from graphmem.core.consolidate.heuristic import HeuristicProposer
     from graphmem.core.extraction import ExtractedFact, Extractor
     from graphmem.core.recall.ranking import RecallConfig
     from graphmem.models import (
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
         NamespaceStats,
         RecallResult,
     )
+    from graphmem.models.consolidation import ConsolidationResult
 
 # The clients, what they take and what they return, imported on first use (the clients pull in
 # the driver and, through the embedder, PyTorch).
@@ -60,6 +65,8 @@ _LAZY = {
     "RecallConfig": "graphmem.core.recall.ranking",
     "ExtractedFact": "graphmem.core.extraction",
     "Extractor": "graphmem.core.extraction",
+    "HeuristicProposer": "graphmem.core.consolidate.heuristic",
+    "ConsolidationResult": "graphmem.models.consolidation",
     **dict.fromkeys(
         (
             "ContextBlock",
@@ -93,6 +100,8 @@ __all__ = [
     "ClientUsageError",
     "CommitUnknownError",
     "ConfigurationError",
+    "ConsolidationBusyError",
+    "ConsolidationResult",
     "ContextBlock",
     "DatabaseError",
     "EmbedderMismatchError",
@@ -107,9 +116,11 @@ __all__ = [
     "ForgottenError",
     "GraphmemError",
     "GraphmemSettings",
+    "HeuristicProposer",
     "Hit",
     "IngestResult",
     "InvalidInputError",
+    "LLMError",
     "Memory",
     "Message",
     "MessageConflictError",
@@ -125,6 +136,7 @@ __all__ = [
     "SchemaError",
     "TransactionTimeoutError",
     "TransientDatabaseError",
+    "UndoRefusedError",
     "__version__",
     "load_settings",
 ]

@@ -128,8 +128,9 @@ class ConsolidationBusyError(GraphmemError):
 
 
 class UndoRefusedError(GraphmemError):
-    """A consolidation run cannot be undone: it is unknown, already undone, or a later write
-    built on what it changed (``blockers`` names those)."""
+    """A consolidation run cannot be undone: it is already undone or still running, or a later
+    write built on what it changed (``blockers`` names each reason). An unknown run id is a
+    :class:`NotFoundError`."""
 
     def __init__(self, message: str, *, blockers: tuple[str, ...] = ()) -> None:
         super().__init__(message)

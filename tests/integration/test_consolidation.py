@@ -9,7 +9,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -27,6 +27,20 @@ from graphmem.errors import (
 )
 from graphmem.settings import GraphmemSettings
 from tests.helpers import free_port
+
+
+@pytest.fixture(autouse=True)
+def _leave_no_trace(graph: Graph, ns: str) -> Iterator[None]:
+    """These tests write many near-identical facts (into namespaces named after ``ns``); they
+    are removed afterwards, so that tests that search the whole vector index after them find
+    their own facts among the nearest neighbours."""
+    yield
+    graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns STARTS WITH $ns DETACH DELETE n",
+        ns=ns,
+        database_=graph.database,
+    )
+
 
 _LISTED = re.compile(r"^\[(\d+)\] (['\"])(.*)\2 \(", re.MULTILINE)
 
@@ -113,6 +127,7 @@ def test_an_llm_update_is_a_supersession_with_both_facts_kept(
     (record,) = memory.consolidation_runs(ids=[result.run_id])
     assert record.status == "finished" and record.usage == result.usage
     assert record.plans and len(record.applied) == 2
+    assert sum(p["usage"]["calls"] for p in record.plans) == result.usage.calls  # per call
 
 
 def test_true_duplicates_merge_with_their_provenance(

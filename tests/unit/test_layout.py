@@ -22,6 +22,8 @@ PUBLIC_NAMES = [
     "ClientUsageError",
     "CommitUnknownError",
     "ConfigurationError",
+    "ConsolidationBusyError",
+    "ConsolidationResult",
     "ContextBlock",
     "DatabaseError",
     "EmbedderMismatchError",
@@ -36,9 +38,11 @@ PUBLIC_NAMES = [
     "ForgottenError",
     "GraphmemError",
     "GraphmemSettings",
+    "HeuristicProposer",
     "Hit",
     "IngestResult",
     "InvalidInputError",
+    "LLMError",
     "Memory",
     "Message",
     "MessageConflictError",
@@ -54,6 +58,7 @@ PUBLIC_NAMES = [
     "SchemaError",
     "TransactionTimeoutError",
     "TransientDatabaseError",
+    "UndoRefusedError",
     "__version__",
     "load_settings",
 ]
@@ -67,7 +72,8 @@ COMMAND_TREE = {
     "graphmem bench": sorted(
         [
             *_SERVER,
-            *("--batch-size", "--fail-on-miss", "--out", "--peer", "--queries", "--seed"),
+            *("--batch-size", "--consolidation", "--fail-on-miss", "--out", "--peer"),
+            *("--queries", "--seed"),
             *("--sizes", "--warmup", "--warmup-facts"),
         ]
     ),

@@ -317,7 +317,15 @@ class ConsolidatePlans(CoreBase):
             record = {
                 "ns": ns,
                 "run": run_id,
-                "plan": [json.dumps({"cluster": cluster.index, "raw": proposal.raw})],
+                "plan": [
+                    json.dumps(
+                        {
+                            "cluster": cluster.index,
+                            "raw": proposal.raw,
+                            "usage": proposal.usage.model_dump(),
+                        }
+                    )
+                ],
                 "applied": [a.model_dump_json() for a in accepted],
                 "rejected": [r.model_dump_json() for r in rejected + refused],
                 "review": [r.model_dump_json() for r in proposal.review],

@@ -1,0 +1,235 @@
+"""The consolidation benchmark: one run over new facts among many believed ones.
+
+In a fresh namespace: ``facts`` synthetic facts are stored (precomputed vectors) and
+consolidated once, so that they are the believed graph; then ``new`` facts arrive, of which
+``duplicate_share`` repeat a believed fact (half verbatim, half with other case and
+punctuation). A dry run through graphiti-core's OpenAI-compatible client against the local
+stub server (:mod:`graphmem.bench.llm_stub`, answering every cluster with no operation)
+counts LLM calls and prompt tokens; then the heuristic proposer's run is timed, wall clock,
+with the read, propose and apply phases. Target: the heuristic run over 1,000 new facts
+among 10,000 within 1 second.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from graphmem import __version__
+from graphmem.bench.llm_stub import StubLLMServer
+from graphmem.bench.report import MachineInfo
+from graphmem.bench.runner import machine_info
+from graphmem.bench.synthetic import generate_facts
+from graphmem.core.consolidate.heuristic import HeuristicProposer
+from graphmem.embed.embedder import Embedder
+from graphmem.embed.loading import load_embedder
+from graphmem.servers.connection import Neo4jTarget
+from graphmem.servers.scratch import Progress, ServerOptions, on_server
+from graphmem.settings import GraphmemSettings
+
+#: The heuristic run's wall-clock target, in seconds, for 1,000 new facts among 10,000.
+TARGET_SECONDS = 1.0
+
+
+class ConsolidationBenchOptions(ServerOptions):
+    """What the consolidation benchmark stores and on which Neo4j."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    facts: int = Field(default=10_000, ge=1, le=1_000_000)
+    new: int = Field(default=1_000, ge=1, le=100_000)
+    duplicate_share: float = Field(default=0.1, ge=0.0, le=1.0)
+    seed: int = 0
+    batch_size: int = Field(default=1_000, ge=1)
+
+
+class PhaseTimes(BaseModel):
+    """Seconds of one run: reading (gate, new facts, neighbours), proposing, applying."""
+
+    total: float
+    read: float
+    propose: float
+    apply: float
+
+
+class ConsolidationBenchReport(BaseModel):
+    graphmem_version: str
+    started_at: datetime
+    finished_at: datetime
+    options: ConsolidationBenchOptions
+    machine: MachineInfo
+    neo4j_version: str
+    initial_seconds: float
+    initial_clusters: int
+    heuristic: PhaseTimes
+    new_facts: int
+    clusters: int
+    merged: int
+    planted_duplicates: int
+    review: int
+    llm_calls: int
+    llm_prompt_tokens: int
+    llm_completion_tokens: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def calls_per_100_new(self) -> float:
+        return round(100 * self.llm_calls / max(self.new_facts, 1), 2)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def prompt_tokens_per_100_new(self) -> float:
+        return round(100 * self.llm_prompt_tokens / max(self.new_facts, 1), 1)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        """The time target, judged where it applies (1,000 new facts among 10,000)."""
+        applies = self.options.facts == 10_000 and self.options.new == 1_000
+        return not applies or self.heuristic.total <= TARGET_SECONDS
+
+
+def _texts(options: ConsolidationBenchOptions) -> tuple[list[str], list[str], int]:
+    """The believed facts' texts, the new ones, and how many new ones repeat a believed one."""
+    facts = [f.text for f in generate_facts(options.facts + options.new, seed=options.seed)]
+    old, fresh = facts[: options.facts], facts[options.facts :]
+    rng = random.Random(options.seed + 1)
+    planted = int(options.new * options.duplicate_share)
+    for i, j in enumerate(rng.sample(range(options.new), planted)):
+        copy = rng.choice(old)
+        fresh[j] = copy if i % 2 == 0 else copy.lower().rstrip(".") + " !"
+    return old, fresh, planted
+
+
+def run_consolidation_bench(
+    options: ConsolidationBenchOptions | None = None,
+    *,
+    settings: GraphmemSettings | None = None,
+    target: Neo4jTarget | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> ConsolidationBenchReport:
+    """Run the consolidation benchmark (on a throwaway Neo4j unless ``options.server`` is
+    ``configured``) and return its report."""
+    options = options or ConsolidationBenchOptions()
+    return on_server(
+        options,
+        settings,
+        target,
+        progress,
+        lambda run_settings, run_target, say: _run(
+            options, run_settings, run_target, embedder, say
+        ),
+    )
+
+
+def _run(
+    options: ConsolidationBenchOptions,
+    settings: GraphmemSettings,
+    target: Neo4jTarget,
+    embedder: Embedder | None,
+    say: Progress,
+) -> ConsolidationBenchReport:
+    from graphmem.client import Memory
+
+    started = datetime.now(UTC)
+    embedder = load_embedder(settings, embedder, say)
+    old, fresh, planted = _texts(options)
+    say(f"embedding {len(old) + len(fresh):,} synthetic facts")
+    vectors = embedder.embed(tuple(old + fresh))
+    ns = f"bench-consolidate-{started:%Y%m%dT%H%M%SZ}"
+    quiet = settings.model_copy(update={"consolidate_min_new_facts": 1})
+    with Memory(quiet, target=target, embedder=embedder, ns=ns, proposer=HeuristicProposer()) as m:
+        (row,), _, _ = m.graph.driver.execute_query(
+            "CALL dbms.components() YIELD versions RETURN versions[0] AS version",
+            database_=m.graph.database,
+        )
+        for start in range(0, len(old), options.batch_size):
+            stop = min(start + options.batch_size, len(old))
+            m.remember_many(old[start:stop], vectors=vectors[start:stop])
+        say(f"stored {len(old):,} facts; consolidating them once")
+        initial = m.consolidate(force=True)
+        for start in range(0, len(fresh), options.batch_size):
+            stop = min(start + options.batch_size, len(fresh))
+            offset = len(old)
+            m.remember_many(fresh[start:stop], vectors=vectors[offset + start : offset + stop])
+        say(f"{len(fresh):,} new facts ({planted} repeat a believed one); LLM dry run")
+        usage = _llm_dry_run(quiet, target, embedder, ns)
+        say("heuristic run")
+        run = m.consolidate(force=True)
+    timings: dict[str, Any] = run.timings
+    return ConsolidationBenchReport(
+        graphmem_version=__version__,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        options=options,
+        machine=machine_info(),
+        neo4j_version=str(row["version"]),
+        initial_seconds=initial.timings.get("total", 0.0),
+        initial_clusters=initial.clusters,
+        heuristic=PhaseTimes(
+            total=timings.get("total", 0.0),
+            read=timings.get("read", 0.0),
+            propose=timings.get("propose", 0.0),
+            apply=timings.get("apply", 0.0),
+        ),
+        new_facts=run.new_facts,
+        clusters=run.clusters,
+        merged=sum(len(a.facts) - 1 for a in run.applied if a.op == "MERGE"),
+        planted_duplicates=planted,
+        review=len(run.review),
+        llm_calls=usage[0],
+        llm_prompt_tokens=usage[1],
+        llm_completion_tokens=usage[2],
+    )
+
+
+def _llm_dry_run(
+    settings: GraphmemSettings, target: Neo4jTarget, embedder: Embedder, ns: str
+) -> tuple[int, int, int]:
+    """A dry run through the LLM proposer against the stub server: calls and tokens."""
+    from graphmem.client import Memory
+
+    def keep_all(_: dict[str, Any]) -> dict[str, Any]:
+        return {"reasoning": "nothing to change", "operations": []}
+
+    with StubLLMServer(keep_all) as stub:
+        llm = settings.model_copy(
+            update={"llm": "openai-compatible:bench-stub", "llm_base_url": stub.base_url}
+        )
+        with Memory(llm, target=target, embedder=embedder, ns=ns) as memory:
+            result = memory.consolidate(force=True, dry_run=True)
+    usage = result.usage
+    return usage.calls, usage.prompt_tokens, usage.completion_tokens
+
+
+def render_consolidation_markdown(report: ConsolidationBenchReport) -> str:
+    """The report as Markdown."""
+    o, h = report.options, report.heuristic
+    verdict = "pass" if report.passed else "MISS"
+    lines = [
+        f"# graphmem consolidation benchmark ({report.started_at:%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"graphmem {report.graphmem_version}, Neo4j {report.neo4j_version}, "
+        f"{report.machine.cpus} CPUs; {o.new:,} new facts among {o.facts:,} believed ones "
+        f"({report.planted_duplicates} repeat a believed fact).",
+        "",
+        "| run | seconds | read | propose | apply | clusters | merged | for review |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| heuristic, new facts | {h.total:.3f} | {h.read:.3f} | {h.propose:.3f} | "
+        f"{h.apply:.3f} | {report.clusters} | {report.merged} | {report.review} |",
+        f"| heuristic, the {o.facts:,} believed facts first | {report.initial_seconds:.3f} "
+        f"| | | | {report.initial_clusters} | | |",
+        "",
+        f"Target: the heuristic run over 1,000 new among 10,000 within {TARGET_SECONDS:g} s: "
+        f"**{verdict}**.",
+        "",
+        f"LLM proposer through the stub server (dry run): {report.llm_calls} calls, "
+        f"{report.llm_prompt_tokens:,} prompt tokens; per 100 new facts "
+        f"{report.calls_per_100_new} calls and {report.prompt_tokens_per_100_new:,} prompt "
+        "tokens (words and punctuation marks, close to a BPE count).",
+    ]
+    return "\n".join(lines) + "\n"
