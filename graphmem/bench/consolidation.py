@@ -151,7 +151,13 @@ def _run(
             stop = min(start + options.batch_size, len(old))
             m.remember_many(old[start:stop], vectors=vectors[start:stop])
         say(f"stored {len(old):,} facts; consolidating them once")
-        initial = m.consolidate(force=True)
+        # A run takes at most max_new_facts: runs follow one another until none is left.
+        initial_seconds, initial_clusters, left = 0.0, 0, True
+        while left:
+            initial = m.consolidate(force=True)
+            initial_seconds += initial.timings.get("total", 0.0)
+            initial_clusters += initial.clusters
+            left = initial.new_facts > 0
         for start in range(0, len(fresh), options.batch_size):
             stop = min(start + options.batch_size, len(fresh))
             offset = len(old)
@@ -168,8 +174,8 @@ def _run(
         options=options,
         machine=machine_info(),
         neo4j_version=str(row["version"]),
-        initial_seconds=initial.timings.get("total", 0.0),
-        initial_clusters=initial.clusters,
+        initial_seconds=initial_seconds,
+        initial_clusters=initial_clusters,
         heuristic=PhaseTimes(
             total=timings.get("total", 0.0),
             read=timings.get("read", 0.0),

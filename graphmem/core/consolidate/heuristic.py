@@ -58,8 +58,8 @@ class HeuristicProposer:
     """Merges a new fact into a believed one when their normalised texts are equal, or when
     they are near-identical: cosine at least ``merge_similarity`` and at least
     ``merge_overlap`` of their words shared, with no negation or number between the words
-    that differ. A pair at cosine ``review_similarity`` or more whose words differ in a few
-    places only (on both sides) is listed for review."""
+    that differ. A pair at cosine ``review_similarity`` or more that reads the same around
+    one short run of other words (on both sides) is listed for review."""
 
     name = "heuristic"
     model: str | None = None
@@ -162,12 +162,20 @@ class HeuristicProposer:
         return f"near-identical: cosine {similarity:.3f}, {overlap:.0%} of the words shared"
 
     def _review(self, a: str, b: str, similarity: float | None) -> str | None:
+        """Why two facts look like one attribute with two values: the same words around one
+        run of one to ``review_differences`` words that differ ("works at Google" / "works at
+        Microsoft"), the shared words at least two and half the shorter text."""
         if similarity is None or similarity < self.review_similarity:
             return None
         wa, wb = _words(a), _words(b)
-        only_a = [w for w in wa if w not in wb]
-        only_b = [w for w in wb if w not in wa]
-        shared = len(set(wa) & set(wb))
+        prefix = 0
+        while prefix < min(len(wa), len(wb)) and wa[prefix] == wb[prefix]:
+            prefix += 1
+        suffix = 0
+        while suffix < min(len(wa), len(wb)) - prefix and wa[-1 - suffix] == wb[-1 - suffix]:
+            suffix += 1
+        only_a, only_b = wa[prefix : len(wa) - suffix], wb[prefix : len(wb) - suffix]
+        shared = prefix + suffix
         if not only_a or not only_b or shared < max(2, min(len(wa), len(wb)) // 2):
             return None
         if len(only_a) > self.review_differences or len(only_b) > self.review_differences:

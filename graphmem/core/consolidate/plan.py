@@ -185,7 +185,15 @@ class ConsolidatePlans(CoreBase):
                     "clusters": outcome.clusters,
                     "watermark": advance(outcome.new, outcome.handled),
                 }
-                rows = yield Transaction("write", lambda: _single("consolidate_finish", finish))
+                pending = outcome.pending
+
+                def close() -> Work[Rows]:
+                    if pending:  # the clusters with nothing to change since the last write
+                        params = pending.params(ns, run_id, finish["watermark"])
+                        yield Run(query("consolidate_record"), params)
+                    return (yield Run(query("consolidate_finish"), finish))
+
+                rows = yield Transaction("write", close)
                 outcome.watermark = rows[0]["watermark"] if rows else None
         return ConsolidationResult(
             run_id=None if dry_run else run_id,
@@ -211,12 +219,16 @@ class ConsolidatePlans(CoreBase):
             "ns": ns,
             "after": watermark,
             "limit": config.max_new_facts,
-            "scan": max(config.neighbours * 4, 20),
+            # Candidates the index ranks for each fact: the namespace's nearest are among them
+            # unless other namespaces crowd that part of the index.
+            "scan": max(config.neighbours * 2, 10),
             "k": config.neighbours,
             "floor": (1 + config.neighbour_similarity) / 2,  # the index's (1 + cos) / 2
         }
         found: Rows = yield Transaction("read", lambda: _single("consolidate_candidates", params))
-        outcome.new = [(r["id"], r["recorded_at"]) for r in found]
+        # Native times: the driver's own DateTime compares slowly, and the watermark is
+        # compared with each new fact's time after every cluster.
+        outcome.new = [(r["id"], native_time(r["recorded_at"])) for r in found]
         pairs: list[tuple[str, str, float]] = []
         for r in found:
             pairs += [(r["id"], n["id"], round(2 * n["score"] - 1, 4)) for n in r["near"]]
@@ -264,8 +276,10 @@ class ConsolidatePlans(CoreBase):
         dry_run: bool,
         outcome: _Outcome,
     ) -> Plan[None]:
-        """Validates one cluster's proposal and (outside a dry run) applies it in one
-        transaction, validated again there against the facts as they are then."""
+        """Validates one cluster's proposal and, when it changes something (outside a dry
+        run), applies it in one transaction, validated again there against the facts as they
+        are then. A cluster with nothing to change writes no transaction of its own: its
+        record waits for the next one (or the run's end), which moves the watermark past it."""
         rejected: list[RejectedOperation] = []
         if proposal.operations is None:
             rejected.append(
@@ -281,17 +295,14 @@ class ConsolidatePlans(CoreBase):
             outcome.proposed += len(proposal.operations)
         handled = proposal.operations is not None
         new_here = {f.id for f in cluster.facts if f.new}
-        if dry_run:
-            accepted, refused = validate_plan(cluster, ops, ns)
-            outcome.applied += accepted
-            outcome.rejected += rejected + refused
-            if handled:
-                outcome.handled |= new_here
-            else:
-                outcome.failed += 1
+        accepted, refused = validate_plan(cluster, ops, ns)
+        if dry_run or not any(a.op in REWRITTEN for a in accepted):
+            outcome.done(accepted, rejected + refused, handled, new_here)
+            if not dry_run:
+                outcome.pending.add(cluster.index, proposal, accepted, rejected + refused, handled)
             return
         config = self.consolidation
-        watermark = advance(outcome.new, outcome.handled | new_here) if handled else None
+        watermark = advance(outcome.new, outcome.handled | new_here)
 
         def work() -> Work[tuple[list[AppliedOperation], list[RejectedOperation]]]:
             (beat,) = yield Run(
@@ -314,37 +325,14 @@ class ConsolidatePlans(CoreBase):
                 yield Run(query("consolidate_snapshot"), {**snap, "ids": involved})
                 yield from rewrite_runs(ns, run_id, changing)
                 yield Run(query("consolidate_snapshot_after"), snap)
-            record = {
-                "ns": ns,
-                "run": run_id,
-                "plan": [
-                    json.dumps(
-                        {
-                            "cluster": cluster.index,
-                            "raw": proposal.raw,
-                            "usage": proposal.usage.model_dump(),
-                        }
-                    )
-                ],
-                "applied": [a.model_dump_json() for a in accepted],
-                "rejected": [r.model_dump_json() for r in rejected + refused],
-                "review": [r.model_dump_json() for r in proposal.review],
-                "calls": proposal.usage.calls,
-                "prompt_tokens": proposal.usage.prompt_tokens,
-                "completion_tokens": proposal.usage.completion_tokens,
-                "handled": handled,
-                "watermark": watermark,
-            }
-            yield Run(query("consolidate_record"), record)
+            record = outcome.pending.copy()
+            record.add(cluster.index, proposal, accepted, rejected + refused, True)
+            yield Run(query("consolidate_record"), record.params(ns, run_id, watermark))
             return accepted, rejected + refused
 
         accepted, refused = yield Transaction("write", work)
-        outcome.applied += accepted
-        outcome.rejected += refused
-        if handled:
-            outcome.handled |= new_here
-        else:
-            outcome.failed += 1
+        outcome.pending = _Records()  # written with this cluster
+        outcome.done(accepted, refused, handled, new_here)
 
     def consolidation_runs(
         self, *, ns: str | None, ids: Sequence[str] | None = None, limit: int = 20
@@ -387,10 +375,84 @@ class ConsolidatePlans(CoreBase):
         return result
 
 
+class _Records:
+    """The records of clusters not written yet, as consolidate_record takes them."""
+
+    def __init__(self) -> None:
+        self.clusters: list[int] = []
+        self.plans: list[str] = []
+        self.applied: list[str] = []
+        self.rejected: list[str] = []
+        self.review: list[str] = []
+        self.usage = LLMUsage()
+        self.handled = 0
+        self.failed = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.plans)
+
+    def copy(self) -> _Records:
+        other = _Records()
+        other.__dict__.update(
+            {k: list(v) if isinstance(v, list) else v for k, v in self.__dict__.items()}
+        )
+        return other
+
+    def add(
+        self,
+        index: int,
+        proposal: Proposal,
+        applied: Sequence[AppliedOperation],
+        rejected: Sequence[RejectedOperation],
+        handled: bool,
+    ) -> None:
+        usage = proposal.usage.model_dump()
+        self.clusters.append(index)
+        self.plans.append(json.dumps({"cluster": index, "raw": proposal.raw, "usage": usage}))
+        self.applied += [a.model_dump_json() for a in applied]
+        self.rejected += [r.model_dump_json() for r in rejected]
+        self.review += [r.model_dump_json() for r in proposal.review]
+        self.usage = self.usage + proposal.usage
+        self.handled += handled
+        self.failed += not handled
+
+    def params(self, ns: str, run_id: str, watermark: Any) -> dict[str, Any]:
+        return {
+            "ns": ns,
+            "run": run_id,
+            "clusters": self.clusters,
+            "plan": self.plans,
+            "applied": self.applied,
+            "rejected": self.rejected,
+            "review": self.review,
+            "calls": self.usage.calls,
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
+            "handled": self.handled,
+            "failed": self.failed,
+            "watermark": watermark,
+        }
+
+
 class _Outcome:
     """What a run has done so far."""
 
+    def done(
+        self,
+        applied: Sequence[AppliedOperation],
+        rejected: Sequence[RejectedOperation],
+        handled: bool,
+        new_here: set[str],
+    ) -> None:
+        self.applied += applied
+        self.rejected += rejected
+        if handled:
+            self.handled |= new_here
+        else:
+            self.failed += 1
+
     def __init__(self) -> None:
+        self.pending = _Records()
         self.new: list[tuple[str, Any]] = []
         self.handled: set[str] = set()
         self.clusters = 0

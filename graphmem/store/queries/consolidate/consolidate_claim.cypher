@@ -11,7 +11,6 @@ SET s.lock_run = $run,
 CREATE (r:ConsolidationRun {
   id: $run, ns: $ns, started_at: datetime.statement(), status: 'running',
   proposer: $proposer, model: $model, watermark_before: s.watermark,
-  plans: [], applied: [], rejected: [], review: [],
   llm_calls: 0, prompt_tokens: 0, completion_tokens: 0, clusters_done: 0, clusters_failed: 0
 })
 RETURN r.started_at AS started_at

@@ -1,22 +1,24 @@
 // name: consolidate_record
 // mode: write
-// params: ns, run, plan, applied, rejected, review, calls, prompt_tokens, completion_tokens, handled, watermark
+// params: ns, run, clusters, plan, applied, rejected, review, calls, prompt_tokens, completion_tokens, handled, failed, watermark
 // returns: watermark
-// Adds one cluster's outcome to run $run (its raw plan, applied and rejected operations as
-// JSON, review candidates, LLM usage) and, when the cluster was handled, moves the
-// namespace's watermark forward to $watermark (never back).
+// Records the outcome of clusters $clusters of run $run on a :ConsolidationRecord of their own
+// (RECORDED from the run): their raw plans, applied and rejected operations and review
+// candidates as JSON; adds their LLM usage and counts ($handled handled, $failed not) to the
+// run; and moves the namespace's watermark forward to $watermark (never back). Each record is
+// written once, so a long run does not rewrite what it recorded before.
 MATCH (r:ConsolidationRun {id: $run})
 WHERE r.ns = $ns
 MATCH (s:ConsolidationState {ns: $ns})
-SET r.plans = r.plans + $plan,
-    r.applied = r.applied + $applied,
-    r.rejected = r.rejected + $rejected,
-    r.review = r.review + $review,
-    r.llm_calls = r.llm_calls + $calls,
+CREATE (r)-[:RECORDED]->(:ConsolidationRecord {
+  ns: $ns, run: $run, at: datetime.statement(), clusters: $clusters, plans: $plan,
+  applied: $applied, rejected: $rejected, review: $review
+})
+SET r.llm_calls = r.llm_calls + $calls,
     r.prompt_tokens = r.prompt_tokens + $prompt_tokens,
     r.completion_tokens = r.completion_tokens + $completion_tokens,
-    r.clusters_done = r.clusters_done + CASE WHEN $handled THEN 1 ELSE 0 END,
-    r.clusters_failed = r.clusters_failed + CASE WHEN $handled THEN 0 ELSE 1 END,
+    r.clusters_done = r.clusters_done + $handled,
+    r.clusters_failed = r.clusters_failed + $failed,
     s.watermark = CASE
       WHEN $watermark IS NOT NULL AND (s.watermark IS NULL OR $watermark > s.watermark)
         THEN $watermark
