@@ -155,6 +155,7 @@ def _run(
         initial_seconds, initial_clusters, left = 0.0, 0, True
         while left:
             initial = m.consolidate(force=True)
+            say(f"  {initial.new_facts:,} facts consolidated: {initial.timings}")
             initial_seconds += initial.timings.get("total", 0.0)
             initial_clusters += initial.clusters
             left = initial.new_facts > 0
