@@ -109,3 +109,37 @@ def test_recall_runs_before_the_neo4j_only_twins_are_written(
     assert max(lines("end-to-end")) < min(lines("episodes"))
     assert max(lines("episodes")) < min(lines("recall"))
     assert max(lines("recall")) < min(lines("Neo4j-only"))
+
+
+def test_the_consolidation_benchmark_merges_what_it_planted_and_counts_llm_tokens(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    from graphmem.bench.consolidation import (
+        ConsolidationBenchOptions,
+        render_consolidation_markdown,
+        run_consolidation_bench,
+    )
+
+    lines: list[str] = []
+    options = ConsolidationBenchOptions(facts=300, new=40, server="configured", seed=3)
+    try:
+        report = run_consolidation_bench(
+            options,
+            settings=test_settings,
+            target=graph.target,
+            embedder=embedder,
+            progress=lines.append,
+        )
+    finally:
+        graph.driver.execute_query(
+            "MATCH (n) WHERE n.ns STARTS WITH 'bench-consolidate-' DETACH DELETE n",
+            database_=graph.database,
+        )
+    assert report.new_facts == 40 and report.planted_duplicates == 4
+    assert report.merged >= report.planted_duplicates  # the planted repeats, at least
+    assert report.heuristic.total > 0 and report.heuristic.read > 0
+    assert report.llm_calls > 0 and report.llm_prompt_tokens > 100 * report.llm_calls
+    assert report.passed  # the target is judged at 1,000 among 10,000 only
+    text = render_consolidation_markdown(report)
+    assert "per 100 new facts" in text and "| heuristic, new facts |" in text
+    assert any("LLM dry run" in line for line in lines)
