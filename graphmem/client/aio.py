@@ -27,7 +27,7 @@ from graphmem.core.plans import (
     Work,
 )
 from graphmem.embed.embedder import embedder_errors, load_model
-from graphmem.errors import ClientUsageError, ConsolidationBusyError, GraphmemError
+from graphmem.errors import ClientUsageError, ConsolidationBusyError
 from graphmem.models import (
     ContextBlock,
     Episode,
@@ -114,7 +114,7 @@ class AsyncMemory(_ClientBase):
                     await self.consolidate()
                 except ConsolidationBusyError:
                     pass  # another run holds the namespace: try again next time
-                except GraphmemError as exc:
+                except Exception as exc:  # logged; the next attempt may succeed
                     logger.warning("background consolidation failed: %s", exc)
 
         self._background = (stop, asyncio.get_running_loop().create_task(loop()))
@@ -167,7 +167,6 @@ class AsyncMemory(_ClientBase):
         _refuse_close_inside_a_call(self._callers, asyncio.current_task())
         if self._loop is asyncio.get_running_loop():
             await self._stop_background()  # lets a background run under way finish first
-        self._close_llm()
         idle, open_again = self._idle, self._open_again
         if idle is not None and open_again is not None and self._loop is asyncio.get_running_loop():
             self._closing = True
@@ -182,6 +181,8 @@ class AsyncMemory(_ClientBase):
                 open_again.set()
         else:
             await self._close_driver()
+        if not self._callers:
+            await asyncio.to_thread(self._close_llm)
         if self._driver is None and not self._callers:
             self._loop = None  # free to connect in another event loop
 
@@ -225,7 +226,7 @@ class AsyncMemory(_ClientBase):
 
     async def _drive(self, plan: Plan[T]) -> T:
         value: Any = None
-        error: Exception | None = None
+        error: BaseException | None = None
         while True:
             try:
                 # A step's failure is thrown into the plan, so that a plan that must record
@@ -236,7 +237,7 @@ class AsyncMemory(_ClientBase):
             error = None
             try:
                 value = await self._step(step)
-            except Exception as exc:
+            except BaseException as exc:  # an interrupt too: a run records why it stopped
                 error, value = exc, None
 
     async def _step(self, step: Any) -> Any:

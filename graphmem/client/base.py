@@ -252,8 +252,9 @@ class _ClientBase:
         return str(proposer.name), getattr(proposer, "model", None)
 
     def _close_llm(self) -> None:
-        with self._thread_lock:
-            llm, self._llm = self._llm, None
+        """Stops the LLM's event loop thread (after the calls in flight ended); the LLM
+        starts another if the client is used again."""
+        llm = self._llm
         if llm is not None:
             llm.close()
 

@@ -35,7 +35,7 @@ from graphmem.core.plans import (
     reported,
 )
 from graphmem.embed.embedder import embedder_errors, load_model
-from graphmem.errors import ConsolidationBusyError, GraphmemError, InvalidInputError
+from graphmem.errors import ConsolidationBusyError, InvalidInputError
 from graphmem.models import (
     ContextBlock,
     Episode,
@@ -105,7 +105,7 @@ class Memory(_ClientBase):
                         self.consolidate()
                     except ConsolidationBusyError:
                         pass  # another run holds the namespace: try again next time
-                    except GraphmemError as exc:
+                    except Exception as exc:  # logged; the next attempt may succeed
                         logger.warning("background consolidation failed: %s", exc)
 
             thread = threading.Thread(target=loop, daemon=True, name="graphmem-consolidate")
@@ -134,7 +134,6 @@ class Memory(_ClientBase):
         with self._state:
             _refuse_close_inside_a_call(self._callers, threading.get_ident())
         self._stop_background()  # lets a background run under way finish first
-        self._close_llm()
         with self._state:
             self._closing = True
             try:
@@ -145,6 +144,7 @@ class Memory(_ClientBase):
                 raise
             graph, self._graph = self._graph, None
         try:
+            self._close_llm()
             if graph is not None:
                 graph.close()
         finally:
@@ -185,7 +185,7 @@ class Memory(_ClientBase):
 
     def _drive(self, plan: Plan[T]) -> T:
         value: Any = None
-        error: Exception | None = None
+        error: BaseException | None = None
         while True:
             try:
                 # A step's failure is thrown into the plan, so that a plan that must record
@@ -196,7 +196,7 @@ class Memory(_ClientBase):
             error = None
             try:
                 value = self._step(step)
-            except Exception as exc:
+            except BaseException as exc:  # an interrupt too: a run records why it stopped
                 error, value = exc, None
 
     def _step(self, step: Any) -> Any:

@@ -11,6 +11,7 @@ calls run on one event loop in a thread of their own, so that :class:`~graphmem.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import threading
@@ -59,22 +60,24 @@ class _Transient(Exception):
         self.error = error
 
 
-class _Recorder:
-    """A proxy of an LLM SDK's client that keeps every response its awaited methods return,
-    so that their token usage and raw text can be read whatever the provider."""
+#: The responses of the request under way in this task: each call of :meth:`LLM._ask` runs
+#: as a task of its own, so concurrent calls never count each other's tokens.
+_RESPONSES: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "graphmem_llm_responses", default=None
+)
 
-    def __init__(self, target: Any, seen: list[Any]) -> None:
+
+class _Recorder:
+    """A proxy of an LLM SDK's client that keeps every response its awaited methods return
+    (in the calling task's list), so that their token usage and raw text can be read
+    whatever the provider."""
+
+    def __init__(self, target: Any) -> None:
         self._target = target
-        self._seen = seen
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._target, name)
-        if (
-            inspect.ismethod(value)
-            or inspect.isfunction(value)
-            or inspect.iscoroutinefunction(value)
-        ):
-            seen = self._seen
+        if inspect.ismethod(value) or inspect.isfunction(value):
 
             def call(*args: Any, **kwargs: Any) -> Any:
                 result = value(*args, **kwargs)
@@ -83,7 +86,9 @@ class _Recorder:
 
                 async def kept() -> Any:
                     response = await result
-                    seen.append(response)
+                    seen = _RESPONSES.get()
+                    if seen is not None:
+                        seen.append(response)
                     return response
 
                 return kept()
@@ -91,7 +96,7 @@ class _Recorder:
             return call
         module = type(value).__module__ or ""
         if module.split(".")[0] in ("openai", "anthropic", "groq", "google"):
-            return _Recorder(value, self._seen)
+            return _Recorder(value)
         return value
 
 
@@ -143,9 +148,18 @@ class _Loop:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
     def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        """Stops the loop once the requests under way are cancelled (their callers get a
+        CancelledError rather than wait forever)."""
+
+        def stop() -> None:
+            for task in asyncio.all_tasks(self.loop):
+                task.cancel()
+            self.loop.call_soon(self.loop.stop)
+
+        self.loop.call_soon_threadsafe(stop)
         self.thread.join(timeout=5)
-        self.loop.close()
+        if not self.thread.is_alive():
+            self.loop.close()
 
 
 class LLM:
@@ -155,10 +169,9 @@ class LLM:
         self.spec = spec
         self.retries = retries
         self._client = client if client is not None else build_client(spec)
-        self._seen: list[Any] = []
         sdk = getattr(self._client, "client", None)
         if sdk is not None:
-            self._client.client = _Recorder(sdk, self._seen)
+            self._client.client = _Recorder(sdk)
         self._loop: _Loop | None = None
         self._lock = threading.Lock()
         #: Every call's usage since this LLM was made.
@@ -235,9 +248,11 @@ class LLM:
                     f"schema, reasoning first:\n{schema}{note}",
                 ),
             ]
-            start = len(self._seen)
+            responses: list[Any] = []
+            _RESPONSES.set(responses)
+            reported = (0, 0)
             try:
-                data = await self._request(messages, answer)
+                data, reported = await self._request(messages, answer)
             except _Invalid as exc:
                 last = LLMResponseError(
                     f"the {self.spec.label} answer was not valid JSON: {exc}",
@@ -248,16 +263,16 @@ class LLM:
             except _Transient as exc:
                 last, data = exc.error, None
             finally:
-                responses = self._seen[start:]
-                del self._seen[start:]
                 for response in responses:
                     prompt, completion = _usage(response)
                     usage = usage + LLMUsage(
                         calls=1, prompt_tokens=prompt, completion_tokens=completion
                     )
                     raw = _raw_text(response) or raw
-                if not responses:
-                    usage = usage + LLMUsage(calls=1)
+                if not responses:  # no SDK response seen: the client's own counts, if any
+                    usage = usage + LLMUsage(
+                        calls=1, prompt_tokens=reported[0], completion_tokens=reported[1]
+                    )
             if data is None:
                 continue
             raw = raw or json.dumps(data)
@@ -282,12 +297,17 @@ class LLM:
             last.usage = usage  # type: ignore[attr-defined]
         raise last
 
-    async def _request(self, messages: list[Any], answer: type[BaseModel]) -> Any:
-        """One request through graphiti-core's client, its failures mapped."""
+    async def _request(
+        self, messages: list[Any], answer: type[BaseModel]
+    ) -> tuple[Any, tuple[int, int]]:
+        """One request through graphiti-core's client, its failures mapped: the parsed
+        answer, and the token counts the client returned with it (graphiti-core's OpenAI,
+        Anthropic and Gemini clients answer ``(dict, input_tokens, output_tokens)``; the
+        generic and Groq clients the dict alone)."""
         from graphiti_core.llm_client.config import ModelSize
 
         try:
-            return await asyncio.wait_for(
+            result = await asyncio.wait_for(
                 self._client._generate_response(
                     messages, answer, self.spec.max_tokens, ModelSize.medium
                 ),
@@ -295,6 +315,10 @@ class LLM:
             )
         except Exception as exc:
             raise _mapped(exc, self.spec) from exc
+        if isinstance(result, tuple) and len(result) == 3:
+            data, prompt, completion = result
+            return data, (int(prompt or 0), int(completion or 0))
+        return result, (0, 0)
 
 
 def _mapped(exc: BaseException, spec: LLMSpec) -> BaseException:

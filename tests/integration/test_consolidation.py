@@ -594,3 +594,41 @@ def test_background_consolidation_respects_the_gate_and_stops_with_the_client(
     assert runs and runs[-1].applied[0].op == "MERGE"
     memory.close()
     assert memory.raw._background is None
+
+
+def test_a_batch_cut_by_the_run_limit_is_finished_by_the_next_run(
+    client_factory: Callable[..., Any], ns: str
+) -> None:
+    from graphmem.core.consolidate.config import ConsolidationConfig
+
+    memory = client_factory("sync", ns=ns)
+    memory.raw._core.consolidation = ConsolidationConfig(max_new_facts=3, min_new_facts=1)
+    texts = [
+        "The user likes kiwis.",
+        "The office is in Porto.",
+        "The cat is called Miso.",
+        "Quarterly taxes are due in April.",
+        "The user's bike is blue.",
+    ]
+    memory.remember_many(texts)  # one batch: one recording time
+    first = memory.consolidate(force=True)
+    assert first.new_facts == 3 and first.watermark is None  # the group was cut
+    second = memory.consolidate(force=True)
+    assert second.new_facts == 2  # the rest of the group; the handled ones are not read again
+    assert memory.consolidate(force=True).new_facts == 0
+
+
+def test_a_cluster_whose_proposals_stay_unusable_is_given_up_after_its_tries(
+    client_factory: Callable[..., Any], test_settings: GraphmemSettings, ns: str
+) -> None:
+    with StubLLMServer(lambda _: "never JSON") as stub:
+        settings = llm_settings(test_settings, stub, llm_retries=0)
+        memory = client_factory("sync", settings=settings, ns=ns)
+        memory.remember_many(["The user owns a kayak.", "The user owns a red kayak."])
+        runs = [memory.consolidate(force=True) for _ in range(4)]
+    assert [r.status for r in runs[:3]] == ["partial"] * 3
+    assert runs[3].status == "finished" and runs[3].new_facts == 0
+    assert sum("given up" in r.rejection for r in runs[3].rejected) == 2
+    assert len(stub.requests) == 3
+    record = memory.consolidation_runs(limit=1)[0]
+    assert any("given up" in r.rejection for r in record.rejected)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from graphmem.core.consolidate.clusters import group, number
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.heuristic import HeuristicProposer, normalised
-from graphmem.core.consolidate.plan import _Gate, advance
+from graphmem.core.consolidate.progress import Gate, advance
 from graphmem.core.consolidate.validate import parse_operations, validate_plan
 from graphmem.models.consolidation import Cluster, ClusterEdge, ClusterFact, ProposedOperation
 
@@ -165,18 +166,48 @@ def test_normalising_ignores_case_punctuation_and_spacing() -> None:
 
 def test_the_gate_says_why_a_run_does_not_start() -> None:
     config = ConsolidationConfig(min_interval=60, min_new_facts=5)
-    row = {
+    row: dict[str, Any] = {
         "lock_run": None,
         "lock_expires_at": None,
         "watermark": None,
         "last_finished_at": T0,
         "now": T0 + timedelta(seconds=10),
         "new_facts": 9,
+        "recent": [],
+        "failures": [],
     }
-    assert "min interval 60 s" in (_Gate(row).refusal(config, force=False) or "")
-    assert _Gate(row).refusal(config, force=True) is None
+    assert "min interval 60 s" in (Gate(row).refusal(config, force=False) or "")
+    assert Gate(row).refusal(config, force=True) is None
     later = {**row, "now": T0 + timedelta(minutes=5), "new_facts": 2}
-    assert "fewer than 5" in (_Gate(later).refusal(config, force=False) or "")
+    assert "fewer than 5" in (Gate(later).refusal(config, force=False) or "")
     locked = {**row, "lock_run": "r1", "lock_expires_at": T0 + timedelta(minutes=1)}
-    assert _Gate(locked).busy()
-    assert not _Gate({**locked, "now": T0 + timedelta(minutes=2)}).busy()
+    assert Gate(locked).busy()
+    assert not Gate({**locked, "now": T0 + timedelta(minutes=2)}).busy()
+
+
+def test_the_watermark_stays_before_a_cut_group_and_settling_facts() -> None:
+    from graphmem.core.consolidate.progress import Outcome
+
+    outcome = Outcome()
+    outcome.new = [("a", T0), ("b", T0 + timedelta(seconds=1)), ("c", T0 + timedelta(minutes=5))]
+    outcome.handled = {"a", "b", "c"}
+    assert outcome.watermark_for(set()) == T0 + timedelta(minutes=5)
+    outcome.blocked = {"c"}  # the limit cut the last group
+    assert outcome.watermark_for(set()) == T0 + timedelta(seconds=1)
+    outcome.blocked = set()
+    outcome.cap = T0 + timedelta(minutes=1)  # c may still have company on its way
+    assert outcome.watermark_for(set()) == T0 + timedelta(seconds=1)
+    outcome.handled = {"b"}
+    assert outcome.watermark_for(set()) is None
+    assert outcome.watermark_for({"a"}) == T0 + timedelta(seconds=1)
+
+
+def test_the_heuristic_reviews_a_swapped_word_instead_of_merging_it() -> None:
+    go = "The user's favourite language for backend services at work is Go."
+    rust = "The user's favourite language for backend services at work is Rust."
+    cluster = _cluster([go, rust], similar=[(1, 2, 0.97)])
+    proposal = HeuristicProposer().propose(cluster)
+    assert proposal.operations == []
+    assert [r.texts for r in proposal.review] == [(go, rust)]
+    assert normalised("The user knows C++.") != normalised("The user knows C.")
+    assert normalised("It is -5 °C.") != normalised("It is 5 °C.")

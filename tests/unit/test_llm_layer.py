@@ -110,3 +110,35 @@ def test_extraction_takes_a_date_from_the_model_or_the_message_time() -> None:
     assert "[1] 2026-03-05T10:00:00+00:00 user: I moved here in March." in messages_prompt(
         [episode]
     )
+
+
+class _TupleClient:
+    """Answers as graphiti-core's OpenAI, Anthropic and Gemini clients do: (dict, in, out)."""
+
+    client = None
+
+    async def _generate_response(self, *args: object, **kwargs: object) -> object:
+        return {"reasoning": "r", "operations": []}, 120, 7
+
+
+class _DictClient:
+    """Answers as graphiti-core's generic and Groq clients do: the dict alone."""
+
+    client = None
+
+    async def _generate_response(self, *args: object, **kwargs: object) -> object:
+        return {"reasoning": "r", "operations": [{"op": "KEEP", "facts": [1]}]}
+
+
+def test_both_shapes_of_graphiti_answers_are_read_with_their_token_counts() -> None:
+    from graphmem.llm.client import LLM
+    from graphmem.models.consolidation import ProposedPlan
+
+    for client, ops, prompt in ((_TupleClient(), 0, 120), (_DictClient(), 1, 0)):
+        llm = LLM(SPEC, retries=0, client=client)
+        try:
+            answer = llm.ask("system", "user", ProposedPlan)
+        finally:
+            llm.close()
+        assert len(answer.value.operations) == ops
+        assert answer.usage.calls == 1 and answer.usage.prompt_tokens == prompt

@@ -20,3 +20,9 @@ class ConsolidationConfig(BaseModel):
     neighbour_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
     cluster_size: int = Field(default=12, ge=2, le=100)
     max_new_facts: int = Field(default=5000, ge=1, le=1_000_000)
+    #: Seconds the watermark trails the newest facts: a transaction that started earlier
+    #: can commit facts recorded before facts already read; those within the window are
+    #: read again, and the ones a run handled are remembered so that no run repeats them.
+    settle: float = Field(default=60.0, ge=0)
+    #: Runs whose proposal for a new fact's cluster was unusable before the fact is given up.
+    max_tries: int = Field(default=3, ge=1)

@@ -17,7 +17,9 @@ from graphmem.models.consolidation import (
     ReviewCandidate,
 )
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: A word: a signed number with its decimals ("-5", "3.5"), or letters and digits with the
+#: marks that make a name of them ("C++", "C#"); other punctuation and symbols separate words.
+_WORD = re.compile(r"[+-]?\d+(?:[.,]\d+)*|[^\W_]+[+#]*", re.UNICODE)
 #: Words whose difference turns a near-duplicate into another statement.
 _NEGATIONS = frozenset(
     (
@@ -157,6 +159,8 @@ class HeuristicProposer:
         differing = wa ^ wb
         if overlap < self.merge_overlap or differing & _NEGATIONS:
             return None
+        if wa - wb and wb - wa:
+            return None  # a word swapped for another: perhaps another value, for review
         if any(word.isdigit() for word in differing):
             return None
         return f"near-identical: cosine {similarity:.3f}, {overlap:.0%} of the words shared"

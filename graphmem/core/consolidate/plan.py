@@ -18,101 +18,32 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from graphmem.core.base import CoreBase
-from graphmem.core.checks import checked_ids
 from graphmem.core.consolidate.clusters import group, number
 from graphmem.core.consolidate.config import ConsolidationConfig
+from graphmem.core.consolidate.progress import Gate, Outcome, Records
 from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
+from graphmem.core.consolidate.undo import RunPlans
 from graphmem.core.consolidate.validate import parse_operations, validate_plan
 from graphmem.core.plans import Plan, Propose, Rows, Run, Transaction, Work
-from graphmem.errors import ConsolidationBusyError, NotFoundError, UndoRefusedError
+from graphmem.errors import ConsolidationBusyError
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
     AppliedOperation,
     Cluster,
     ClusterEdge,
     ConsolidationResult,
-    ConsolidationRunRecord,
-    LLMUsage,
     Proposal,
     ProposedOperation,
     RejectedOperation,
-    ReviewCandidate,
-    UndoResult,
 )
 from graphmem.store.cypher import query
 
-#: The fact properties a run may change, in the order :ConsolidationChange keeps them.
-_STATE = (
-    "status",
-    "retired_at",
-    "valid_to",
-    "stated_valid_to",
-    "superseded_by",
-    "pinned",
-    "retraction_reason",
-    "retracted_by",
-)
 
-
-class _Gate:
-    """What the gate read: the lock, the watermark, the last run's end, the new facts."""
-
-    def __init__(self, row: Mapping[str, Any]) -> None:
-        self.lock_run: str | None = row["lock_run"]
-        self.lock_expires_at = row["lock_expires_at"]
-        self.watermark = row["watermark"]
-        self.last_finished_at = row["last_finished_at"]
-        self.now = row["now"]
-        self.new_facts: int = row["new_facts"]
-
-    def refusal(self, config: ConsolidationConfig, force: bool) -> str | None:
-        """Why a run may not start now (None: it may), after the lock (checked first)."""
-        if force:
-            return None
-        if self.last_finished_at is not None:
-            due = native_time(self.last_finished_at) + timedelta(seconds=config.min_interval)
-            if native_time(self.now) < due:
-                return (
-                    f"the last run finished at {native_time(self.last_finished_at).isoformat()}; "
-                    f"the next may start after {due.isoformat()} (min interval "
-                    f"{config.min_interval:g} s; force=True to run now)"
-                )
-        if self.new_facts < config.min_new_facts:
-            return (
-                f"{self.new_facts} new fact(s) since the last run, fewer than "
-                f"{config.min_new_facts} (force=True to run now)"
-            )
-        return None
-
-    def busy(self) -> bool:
-        return self.lock_run is not None and (
-            self.lock_expires_at is None
-            or native_time(self.lock_expires_at) > native_time(self.now)
-        )
-
-
-def advance(new: Sequence[tuple[str, Any]], handled: set[str]) -> Any:
-    """The watermark after ``handled``: the latest recording time up to which every new fact
-    (``new``: id and recorded_at, oldest first) is handled; None when the first is not."""
-    mark = None
-    i = 0
-    while i < len(new):
-        at = new[i][1]
-        j = i
-        while j < len(new) and new[j][1] == at:
-            j += 1
-        if not all(fact_id in handled for fact_id, _ in new[i:j]):
-            break
-        mark, i = at, j
-    return mark
-
-
-class ConsolidatePlans(CoreBase):
+class ConsolidatePlans(RunPlans):
     consolidation: ConsolidationConfig = ConsolidationConfig()
 
     def consolidate(
@@ -130,10 +61,10 @@ class ConsolidatePlans(CoreBase):
         started = time.perf_counter()
         base: dict[str, Any] = {"ns": ns, "proposer": proposer, "model": model}
 
-        def gate_work() -> Work[_Gate]:
+        def gate_work() -> Work[Gate]:
             name = "consolidate_gate_read" if dry_run else "consolidate_gate"
             (row,) = yield Run(query(name), {"ns": ns, "min_new": config.min_new_facts})
-            gate = _Gate(row)
+            gate = Gate(row)
             if gate.busy():
                 expires = native_time(gate.lock_expires_at) if gate.lock_expires_at else None
                 raise ConsolidationBusyError(
@@ -155,16 +86,29 @@ class ConsolidatePlans(CoreBase):
                 )
             return gate
 
-        gate: _Gate = yield Transaction("read" if dry_run else "write", gate_work)
+        gate: Gate = yield Transaction("read" if dry_run else "write", gate_work)
         refusal = gate.refusal(config, force)
         if refusal is not None:
             return ConsolidationResult(
                 run_id=None, status="skipped", reason=refusal, watermark=gate.watermark, **base
             )
-        outcome = _Outcome()
+        outcome = Outcome()
+        outcome.cap = native_time(gate.now) - timedelta(seconds=config.settle)
+        tries = Counter(gate.failures)
+        outcome.given_up = {f for f, n in tries.items() if n >= config.max_tries}
+        for fact_id in sorted(outcome.given_up):
+            gave_up = RejectedOperation(
+                facts=(fact_id,),
+                rejection=f"given up: the proposals for this new fact's cluster were unusable "
+                f"{config.max_tries} times; the fact is left as it is",
+                cluster=0,
+            )
+            outcome.rejected.append(gave_up)
+            outcome.pending.refuse(gave_up)
         status, error, closed = "failed", None, False
         try:
-            yield from self._run(ns, run_id, gate.watermark, dry_run, outcome)
+            skip = set(gate.recent) | outcome.given_up
+            yield from self._run(ns, run_id, gate.watermark, skip, dry_run, outcome)
             status = "partial" if outcome.failed else "finished"
         except GeneratorExit:
             closed = True  # abandoned by its driver: nothing more can be run
@@ -183,7 +127,10 @@ class ConsolidatePlans(CoreBase):
                     "timings": json.dumps(outcome.timings),
                     "new_facts": len(outcome.new),
                     "clusters": outcome.clusters,
-                    "watermark": advance(outcome.new, outcome.handled),
+                    "watermark": outcome.watermark_for(set()),
+                    "recent": sorted(outcome.handled | set(gate.recent) | outcome.given_up),
+                    "failures": [f for f in gate.failures if f not in outcome.handled]
+                    + sorted(outcome.failed_ids),
                 }
                 pending = outcome.pending
 
@@ -211,13 +158,20 @@ class ConsolidatePlans(CoreBase):
         )
 
     def _run(
-        self, ns: str, run_id: str, watermark: Any, dry_run: bool, outcome: _Outcome
+        self,
+        ns: str,
+        run_id: str,
+        watermark: Any,
+        skip: set[str],
+        dry_run: bool,
+        outcome: Outcome,
     ) -> Plan[None]:
         config = self.consolidation
         clock = time.perf_counter()
         params = {
             "ns": ns,
             "after": watermark,
+            "skip": sorted(skip),
             "limit": config.max_new_facts,
             # Candidates the index ranks for each fact: the namespace's nearest are among them
             # unless other namespaces crowd that part of the index.
@@ -229,6 +183,14 @@ class ConsolidatePlans(CoreBase):
         # Native times: the driver's own DateTime compares slowly, and the watermark is
         # compared with each new fact's time after every cluster.
         outcome.new = [(r["id"], native_time(r["recorded_at"])) for r in found]
+        outcome.originals = {
+            native: r["recorded_at"] for (_, native), r in zip(outcome.new, found, strict=True)
+        }
+        if len(found) == config.max_new_facts:
+            # The limit may have cut a group of facts recorded together: the watermark stays
+            # before the last group, whose other facts the next run reads.
+            last = outcome.new[-1][1]
+            outcome.blocked = {f for f, at in outcome.new if at == last}
         pairs: list[tuple[str, str, float]] = []
         for r in found:
             pairs += [(r["id"], n["id"], round(2 * n["score"] - 1, 4)) for n in r["near"]]
@@ -236,8 +198,10 @@ class ConsolidatePlans(CoreBase):
             pairs += [(r["id"], other, 1.0) for other in r["contradicted"]]
         clusters = group([r["id"] for r in found], pairs, config.cluster_size)
         in_clusters = {f for members in clusters for f in members}
-        # A new fact with no neighbour has nothing to weigh it against: handled as it is.
-        outcome.handled = {r["id"] for r in found if r["id"] not in in_clusters}
+        paired = {a for a, _, _ in pairs}
+        # A new fact with no neighbour has nothing to weigh it against: handled as it is. One
+        # whose pairs all overflowed full clusters waits for the next run.
+        outcome.handled = {r["id"] for r in found if r["id"] not in in_clusters | paired}
         outcome.clusters = len(clusters)
         ids = sorted(in_clusters)
         facts: Rows = (
@@ -257,6 +221,9 @@ class ConsolidatePlans(CoreBase):
         for index, members in enumerate(clusters, start=1):
             members = [m for m in members if m in rows]
             cluster = number(index, rows, members, new_ids, edges, pairs)
+            if not dry_run and time.monotonic() - outcome.beat > config.lock_ttl / 3:
+                yield Transaction("write", lambda: self._heartbeat(ns, run_id))
+                outcome.beat = time.monotonic()
             clock = time.perf_counter()
             proposal: Proposal = yield Propose(cluster)
             outcome.timings["propose"] += round(time.perf_counter() - clock, 4)
@@ -274,7 +241,7 @@ class ConsolidatePlans(CoreBase):
         proposal: Proposal,
         members: list[str],
         dry_run: bool,
-        outcome: _Outcome,
+        outcome: Outcome,
     ) -> Plan[None]:
         """Validates one cluster's proposal and, when it changes something (outside a dry
         run), applies it in one transaction, validated again there against the facts as they
@@ -301,20 +268,10 @@ class ConsolidatePlans(CoreBase):
             if not dry_run:
                 outcome.pending.add(cluster.index, proposal, accepted, rejected + refused, handled)
             return
-        config = self.consolidation
-        watermark = advance(outcome.new, outcome.handled | new_here)
+        watermark = outcome.watermark_for(new_here)
 
         def work() -> Work[tuple[list[AppliedOperation], list[RejectedOperation]]]:
-            (beat,) = yield Run(
-                query("consolidate_heartbeat"),
-                {"ns": ns, "run": run_id, "ttl_ms": int(config.lock_ttl * 1000)},
-            )
-            if not beat["held"]:
-                raise ConsolidationBusyError(
-                    f"run {run_id} lost the consolidation lock of namespace {ns!r} (it "
-                    "expired and another run took it); it stopped before this cluster",
-                    run_id=run_id,
-                )
+            yield from self._heartbeat(ns, run_id)
             yield Run(query("fact_lock"), {"ns": ns, "ids": members})
             fresh = yield Run(query("consolidate_facts"), {"ns": ns, "ids": members})
             accepted, refused = validate_plan(_refreshed(cluster, fresh), ops, ns)
@@ -331,139 +288,22 @@ class ConsolidatePlans(CoreBase):
             return accepted, rejected + refused
 
         accepted, refused = yield Transaction("write", work)
-        outcome.pending = _Records()  # written with this cluster
+        outcome.beat = time.monotonic()
+        outcome.pending = Records()  # written with this cluster
         outcome.done(accepted, refused, handled, new_here)
 
-    def consolidation_runs(
-        self, *, ns: str | None, ids: Sequence[str] | None = None, limit: int = 20
-    ) -> Plan[list[ConsolidationRunRecord]]:
-        ns = self._ns(ns)
-        checked = list(checked_ids("run id", ids)) if ids is not None else None
-        params = {"ns": ns, "ids": checked, "limit": limit}
-        rows: Rows = yield Transaction("read", lambda: _single("consolidate_runs", params))
-        return [run_record(r["run"]) for r in rows]
-
-    def undo(self, run_id: str, *, ns: str | None, actor: str = "api") -> Plan[UndoResult]:
-        ns = self._ns(ns)
-        (run_id,) = checked_ids("run id", [run_id])
-
-        def work() -> Work[UndoResult]:
-            found = yield Run(query("consolidate_undo_check"), {"ns": ns, "run": run_id})
-            if not found:
-                raise NotFoundError(
-                    f"no consolidation run {run_id!r} in namespace {ns!r}", ids=(run_id,)
-                )
-            check = found[0]
-            blockers = _blockers(run_id, check)
-            if blockers:
-                raise UndoRefusedError(
-                    f"cannot undo run {run_id}: " + "; ".join(blockers), blockers=tuple(blockers)
-                )
-            (done,) = yield Run(
-                query("consolidate_undo"), {"ns": ns, "run": run_id, "actor": actor}
-            )
-            return UndoResult(
-                run_id=run_id,
-                ns=ns,
-                restored_facts=done["restored"],
-                removed_edges=done["removed"],
-                reopened=done["reopened"],
-                undone_at=native_time(done["undone_at"]),
-            )
-
-        result: UndoResult = yield Transaction("write", work)
-        return result
-
-
-class _Records:
-    """The records of clusters not written yet, as consolidate_record takes them."""
-
-    def __init__(self) -> None:
-        self.clusters: list[int] = []
-        self.plans: list[str] = []
-        self.applied: list[str] = []
-        self.rejected: list[str] = []
-        self.review: list[str] = []
-        self.usage = LLMUsage()
-        self.handled = 0
-        self.failed = 0
-
-    def __bool__(self) -> bool:
-        return bool(self.plans)
-
-    def copy(self) -> _Records:
-        other = _Records()
-        other.__dict__.update(
-            {k: list(v) if isinstance(v, list) else v for k, v in self.__dict__.items()}
+    def _heartbeat(self, ns: str, run_id: str) -> Work[None]:
+        """Renews run ``run_id``'s lock on the namespace, or stops the run if it lost it."""
+        ttl_ms = int(self.consolidation.lock_ttl * 1000)
+        (beat,) = yield Run(
+            query("consolidate_heartbeat"), {"ns": ns, "run": run_id, "ttl_ms": ttl_ms}
         )
-        return other
-
-    def add(
-        self,
-        index: int,
-        proposal: Proposal,
-        applied: Sequence[AppliedOperation],
-        rejected: Sequence[RejectedOperation],
-        handled: bool,
-    ) -> None:
-        usage = proposal.usage.model_dump()
-        self.clusters.append(index)
-        self.plans.append(json.dumps({"cluster": index, "raw": proposal.raw, "usage": usage}))
-        self.applied += [a.model_dump_json() for a in applied]
-        self.rejected += [r.model_dump_json() for r in rejected]
-        self.review += [r.model_dump_json() for r in proposal.review]
-        self.usage = self.usage + proposal.usage
-        self.handled += handled
-        self.failed += not handled
-
-    def params(self, ns: str, run_id: str, watermark: Any) -> dict[str, Any]:
-        return {
-            "ns": ns,
-            "run": run_id,
-            "clusters": self.clusters,
-            "plan": self.plans,
-            "applied": self.applied,
-            "rejected": self.rejected,
-            "review": self.review,
-            "calls": self.usage.calls,
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-            "handled": self.handled,
-            "failed": self.failed,
-            "watermark": watermark,
-        }
-
-
-class _Outcome:
-    """What a run has done so far."""
-
-    def done(
-        self,
-        applied: Sequence[AppliedOperation],
-        rejected: Sequence[RejectedOperation],
-        handled: bool,
-        new_here: set[str],
-    ) -> None:
-        self.applied += applied
-        self.rejected += rejected
-        if handled:
-            self.handled |= new_here
-        else:
-            self.failed += 1
-
-    def __init__(self) -> None:
-        self.pending = _Records()
-        self.new: list[tuple[str, Any]] = []
-        self.handled: set[str] = set()
-        self.clusters = 0
-        self.failed = 0
-        self.proposed = 0
-        self.applied: list[AppliedOperation] = []
-        self.rejected: list[RejectedOperation] = []
-        self.review: list[ReviewCandidate] = []
-        self.usage = LLMUsage()
-        self.timings: dict[str, float] = {}
-        self.watermark: Any = None
+        if not beat["held"]:
+            raise ConsolidationBusyError(
+                f"run {run_id} lost the consolidation lock of namespace {ns!r} (it expired "
+                "and another run took it); it stopped before its next cluster",
+                run_id=run_id,
+            )
 
 
 def _single(name: str, params: dict[str, Any]) -> Work[Rows]:
@@ -494,60 +334,3 @@ def _refreshed(cluster: Cluster, rows: Rows) -> Cluster:
         if e["source"] in numbers and e["target"] in numbers
     )
     return cluster.model_copy(update={"facts": tuple(facts), "edges": edges})
-
-
-def _blockers(run_id: str, check: Mapping[str, Any]) -> list[str]:
-    """Why run ``run_id`` cannot be undone (consolidate_undo_check's row), if anything."""
-    if check["status"] == "undone":
-        return ["it was undone already"]
-    lock = check["lock_run"]
-    if (
-        lock is not None
-        and lock != run_id
-        and check["lock_expires_at"] is not None
-        and (native_time(check["lock_expires_at"]) > native_time(check["now"]))
-    ):
-        return [f"consolidation run {lock} is under way; undo after it ends"]
-    if check["status"] == "running" and lock == run_id:
-        return ["it is still running"]
-    blockers = [f"later run {other} changed facts it changed" for other in check["later"]]
-    blockers += [
-        f"contradiction {pair} it opened was resolved since" for pair in check["resolved_later"]
-    ]
-    for change in check["changes"]:
-        if change["now"] is None:
-            blockers.append(f"fact {change['fact_id']} was forgotten since")
-        elif change["now"] != change["after"]:
-            now = dict(zip(_STATE, change["now"], strict=True))
-            blockers.append(
-                f"fact {change['fact_id']} changed since (now {now['status']}"
-                + (f", replaced by {now['superseded_by']}" if now["superseded_by"] else "")
-                + ")"
-            )
-    return blockers
-
-
-def run_record(row: Mapping[str, Any]) -> ConsolidationRunRecord:
-    """A :ConsolidationRun node's properties as a record."""
-    return ConsolidationRunRecord(
-        id=row["id"],
-        ns=row["ns"],
-        status=row["status"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        proposer=row["proposer"],
-        model=row["model"],
-        plans=tuple(json.loads(p) for p in row["plans"] or ()),
-        applied=tuple(AppliedOperation.model_validate_json(a) for a in row["applied"] or ()),
-        rejected=tuple(RejectedOperation.model_validate_json(r) for r in row["rejected"] or ()),
-        review=tuple(ReviewCandidate.model_validate_json(r) for r in row["review"] or ()),
-        usage=LLMUsage(
-            calls=row["llm_calls"] or 0,
-            prompt_tokens=row["prompt_tokens"] or 0,
-            completion_tokens=row["completion_tokens"] or 0,
-        ),
-        timings=json.loads(row["timings"]) if row["timings"] else {},
-        error=row["error"],
-        undone_at=row["undone_at"],
-        undone_by=row["undone_by"],
-    )

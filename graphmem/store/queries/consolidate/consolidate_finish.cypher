@@ -1,9 +1,11 @@
 // name: consolidate_finish
 // mode: write
-// params: ns, run, status, error, timings, new_facts, clusters, watermark
+// params: ns, run, status, error, timings, new_facts, clusters, watermark, recent, failures
 // returns: watermark, finished_at
 // Ends run $run: its status, error and timings; the watermark moved forward to $watermark
-// (never back); and the namespace's lock released if the run still holds it.
+// (never back); of $recent (facts handled) and $failures (new facts of clusters whose proposal
+// was unusable) those still after the watermark; and the namespace's lock released if the
+// run still holds it.
 MATCH (r:ConsolidationRun {id: $run})
 WHERE r.ns = $ns
 MATCH (s:ConsolidationState {ns: $ns})
@@ -17,5 +19,11 @@ WITH r, s, s.lock_run = $run AS held
 SET s.lock_run = CASE WHEN held THEN null ELSE s.lock_run END,
     s.lock_expires_at = CASE WHEN held THEN null ELSE s.lock_expires_at END,
     s.last_finished_at = datetime.statement()
-SET r.watermark_after = s.watermark
+SET r.watermark_after = s.watermark,
+    s.recent = [id IN $recent WHERE EXISTS {
+      MATCH (f:Fact {id: id})
+      WHERE f.ns = $ns AND (s.watermark IS NULL OR f.recorded_at > s.watermark) }],
+    s.failures = [id IN $failures WHERE EXISTS {
+      MATCH (f:Fact {id: id})
+      WHERE f.ns = $ns AND (s.watermark IS NULL OR f.recorded_at > s.watermark) }]
 RETURN s.watermark AS watermark, r.finished_at AS finished_at

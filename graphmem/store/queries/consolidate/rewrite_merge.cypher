@@ -39,7 +39,8 @@ CALL (s, d) {
 }
 CALL (s, d) {
   MATCH (d)-[c:CONTRADICTS]-(o:Fact)
-  WHERE c.resolved_at IS NULL AND o <> s AND o.retired_at IS NULL AND NOT (s)-[:CONTRADICTS]-(o)
+  WHERE c.resolved_at IS NULL AND o <> s AND o.retired_at IS NULL
+    AND NOT EXISTS { (s)-[open:CONTRADICTS]-(o) WHERE open.resolved_at IS NULL }
   CREATE (s)-[:CONTRADICTS {at: datetime.statement(), actor: $actor, reason: c.reason,
                             carried_from: d.id}]->(o)
   RETURN count(o) AS contradictions

@@ -4,8 +4,9 @@
 // returns: applied, resolved
 // Each row's newer fact replaces its older one (both believed): a SUPERSEDES edge (actor
 // $actor, row.reason), the older retired with superseded_by, and its valid time closed where
-// the newer one's begins (its valid_from, else its recording), keeping the valid_to it had
-// as stated_valid_to. With row.resolve, the open contradictions between the two are settled:
+// the newer one's begins (its valid_from; a newer fact without one becomes valid from its
+// recording, as remember(supersedes=) does, unless that would put its start after its end),
+// keeping the valid_to it had as stated_valid_to. With row.resolve, the open contradictions between the two are settled:
 // resolved_at, resolution (row.reason), resolved_by ($actor) and kept (the newer's id). A fact
 // that replaces a pinned fact is pinned too.
 UNWIND $rows AS row
@@ -23,7 +24,11 @@ SET old.stated_valid_to = old.valid_to,
       WHEN old.valid_to IS NOT NULL AND old.valid_to <= ended THEN old.valid_to
       WHEN old.valid_from IS NOT NULL AND old.valid_from > ended THEN old.valid_from
       ELSE ended END,
-    new.pinned = coalesce(new.pinned, false) OR coalesce(old.pinned, false)
+    new.pinned = coalesce(new.pinned, false) OR coalesce(old.pinned, false),
+    new.valid_from = CASE
+      WHEN new.valid_from IS NULL AND (new.valid_to IS NULL OR new.valid_to > ended)
+        THEN ended
+      ELSE new.valid_from END
 WITH row, new, old
 CALL (row, new, old) {
   MATCH (new)-[c:CONTRADICTS]-(old)

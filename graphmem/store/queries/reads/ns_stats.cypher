@@ -21,8 +21,8 @@ CALL () {
   RETURN count(r) AS supersedes
 }
 CALL () {
-  MATCH (:Fact {ns: $ns})-[r:CONTRADICTS]->(:Fact {ns: $ns})
-  WHERE r.resolved_at IS NULL
+  MATCH (a:Fact {ns: $ns})-[r:CONTRADICTS]->(b:Fact {ns: $ns})
+  WHERE r.resolved_at IS NULL AND a.retired_at IS NULL AND b.retired_at IS NULL
   RETURN count(r) AS contradictions_open
 }
 CALL () {
