@@ -29,6 +29,7 @@ from graphmem.embed.loading import load_embedder
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.servers.scratch import Progress, ServerOptions, on_server
 from graphmem.settings import GraphmemSettings
+from graphmem.store import cypher, db
 
 #: The heuristic run's wall-clock target, in seconds, for 1,000 new facts among 10,000.
 TARGET_SECONDS = 1.0
@@ -143,10 +144,8 @@ def _run(
     ns = f"bench-consolidate-{started:%Y%m%dT%H%M%SZ}"
     quiet = settings.model_copy(update={"consolidate_min_new_facts": 1})
     with Memory(quiet, target=target, embedder=embedder, ns=ns, proposer=HeuristicProposer()) as m:
-        (row,), _, _ = m.graph.driver.execute_query(
-            "CALL dbms.components() YIELD versions RETURN versions[0] AS version",
-            database_=m.graph.database,
-        )
+        versions = db.execute(m.graph.driver, m.graph.database, cypher.query("server_version"))
+        version = str(versions[0]["version"]) if versions else "unknown"
         for start in range(0, len(old), options.batch_size):
             stop = min(start + options.batch_size, len(old))
             m.remember_many(old[start:stop], vectors=vectors[start:stop])
@@ -174,7 +173,7 @@ def _run(
         finished_at=datetime.now(UTC),
         options=options,
         machine=machine_info(),
-        neo4j_version=str(row["version"]),
+        neo4j_version=version,
         initial_seconds=initial_seconds,
         initial_clusters=initial_clusters,
         heuristic=PhaseTimes(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -63,8 +62,16 @@ class ConsolidatePlans(RunPlans):
 
         def gate_work() -> Work[Gate]:
             name = "consolidate_gate_read" if dry_run else "consolidate_gate"
-            (row,) = yield Run(query(name), {"ns": ns, "min_new": config.min_new_facts})
+            (row,) = yield Run(query(name), {"ns": ns})
             gate = Gate(row)
+            pending = {
+                "ns": ns,
+                "after": gate.watermark,
+                "skip": sorted(gate.skip(config)),
+                "min_new": config.min_new_facts,
+            }
+            (count,) = yield Run(query("consolidate_pending"), pending)
+            gate.new_facts = count["new_facts"]
             if gate.busy():
                 expires = native_time(gate.lock_expires_at) if gate.lock_expires_at else None
                 raise ConsolidationBusyError(
@@ -94,8 +101,7 @@ class ConsolidatePlans(RunPlans):
             )
         outcome = Outcome()
         outcome.cap = native_time(gate.now) - timedelta(seconds=config.settle)
-        tries = Counter(gate.failures)
-        outcome.given_up = {f for f, n in tries.items() if n >= config.max_tries}
+        outcome.given_up = gate.given_up(config)
         for fact_id in sorted(outcome.given_up):
             gave_up = RejectedOperation(
                 facts=(fact_id,),
@@ -107,8 +113,7 @@ class ConsolidatePlans(RunPlans):
             outcome.pending.refuse(gave_up)
         status, error, closed = "failed", None, False
         try:
-            skip = set(gate.recent) | outcome.given_up
-            yield from self._run(ns, run_id, gate.watermark, skip, dry_run, outcome)
+            yield from self._run(ns, run_id, gate.watermark, gate.skip(config), dry_run, outcome)
             status = "partial" if outcome.failed else "finished"
         except GeneratorExit:
             closed = True  # abandoned by its driver: nothing more can be run

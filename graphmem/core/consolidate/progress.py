@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -29,7 +30,8 @@ class Gate:
         self.watermark = row["watermark"]
         self.last_finished_at = row["last_finished_at"]
         self.now = row["now"]
-        self.new_facts: int = row["new_facts"]
+        #: Believed facts after the watermark not handled yet (counted up to the minimum).
+        self.new_facts: int = row.get("new_facts", 0)
         #: Facts recorded after the watermark that a run handled already (the watermark
         #: trails the newest facts by ``settle`` seconds).
         self.recent: list[str] = list(row["recent"] or [])
@@ -54,6 +56,15 @@ class Gate:
                 f"{config.min_new_facts} (force=True to run now)"
             )
         return None
+
+    def given_up(self, config: ConsolidationConfig) -> set[str]:
+        """The new facts whose cluster's proposal was unusable ``max_tries`` times."""
+        tries = Counter(self.failures)
+        return {f for f, n in tries.items() if n >= config.max_tries}
+
+    def skip(self, config: ConsolidationConfig) -> set[str]:
+        """The facts after the watermark that a run must not read: handled, or given up."""
+        return set(self.recent) | self.given_up(config)
 
     def busy(self) -> bool:
         return self.lock_run is not None and (
