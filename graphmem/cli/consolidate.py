@@ -119,7 +119,7 @@ def _watch_line(result: ConsolidationResult, as_json: bool) -> None:
             f"{len(result.review)} for review, {result.new_facts} new facts"
         )
     )
-    click.echo(f"{result.status}: {what}", err=False)
+    click.echo(f"{result.status}: {what}")
 
 
 @consolidate.command("undo")

@@ -59,7 +59,7 @@ from graphmem.client.base import (
     _time_limited,
     checked_proposal,
 )
-from graphmem.client.sync import Memory, _flag  # noqa: F401 - Memory: named in the docstrings
+from graphmem.client.sync import Memory  # noqa: F401 - named in the docstrings
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
@@ -413,8 +413,8 @@ class AsyncMemory(_ClientBase):
         proposer, model = await asyncio.to_thread(self._proposer_label)
         plan = self._core.consolidate(
             ns=ns,
-            force=_flag("force", force),
-            dry_run=_flag("dry_run", dry_run),
+            force=force,
+            dry_run=dry_run,
             proposer=proposer,
             model=model,
         )

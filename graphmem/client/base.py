@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import neo4j
 
 from graphmem.client.graph import Graph
-from graphmem.core.checks import resolve_config
+from graphmem.core.checks import checked_flag, resolve_config
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.core.extraction import ExtractedFact, Extractor, extracted_facts, extractor_errors
@@ -20,7 +20,7 @@ from graphmem.core.plans import Extract, Propose
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed.embedder import Embedder
 from graphmem.embed.tokens import TokenCounter, counter_from_setting
-from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
+from graphmem.errors import ClientUsageError, GraphmemError
 from graphmem.models.consolidation import Proposal
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import GraphmemSettings, load_settings
@@ -220,8 +220,8 @@ class _ClientBase:
     def _extractor_for(self, extract: bool | None) -> str | None:
         """The name of the extractor an ingest uses: the client's own unless ``extract`` is
         False; with ``extract=True`` and none given, the LLM's."""
-        if extract is not None and not isinstance(extract, bool):
-            raise InvalidInputError(f"extract must be a bool, got {type(extract).__name__}")
+        if extract is not None:
+            checked_flag("extract", extract)
         if extract is False or (extract is None and self.extractor is None):
             return None
         if self.extractor is not None:

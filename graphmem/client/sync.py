@@ -35,7 +35,7 @@ from graphmem.core.plans import (
     reported,
 )
 from graphmem.embed.embedder import embedder_errors, load_model
-from graphmem.errors import ConsolidationBusyError, InvalidInputError
+from graphmem.errors import ConsolidationBusyError
 from graphmem.models import (
     ContextBlock,
     Episode,
@@ -406,8 +406,8 @@ class Memory(_ClientBase):
         proposer, model = self._proposer_label()
         plan = self._core.consolidate(
             ns=ns,
-            force=_flag("force", force),
-            dry_run=_flag("dry_run", dry_run),
+            force=force,
+            dry_run=dry_run,
             proposer=proposer,
             model=model,
         )
@@ -425,12 +425,6 @@ class Memory(_ClientBase):
         """The namespace's consolidation runs, newest first, as recorded: proposer, model,
         raw plans, applied and rejected operations, review candidates, usage, timings."""
         return self._run(self._core.consolidation_runs(ns=ns, ids=ids, limit=limit))
-
-
-def _flag(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be a bool, got {type(value).__name__}")
-    return value
 
 
 __all__ = ["Memory"]

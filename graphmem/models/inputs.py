@@ -27,6 +27,10 @@ from graphmem.models.fields import (
     _text,
 )
 
+#: Why a fact supersedes, references or contradicts others, or why a fact is contradicted,
+#: resolved or retracted: kept on the edge or the fact.
+Reason = Annotated[Text, _text(MAX_TEXT_CHARS, "reason")]
+
 
 # --- inputs -------------------------------------------------------------------------------------
 class FactInput(_Input):
@@ -42,7 +46,7 @@ class FactInput(_Input):
     contradicts: Ids = ()
     metadata: Metadata = None
     pinned: StrictBool = False
-    reason: Annotated[Text, _text(MAX_TEXT_CHARS, "reason")] | None = None
+    reason: Reason | None = None
 
     @model_validator(mode="after")
     def _check(self) -> FactInput:

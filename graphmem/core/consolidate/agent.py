@@ -3,25 +3,25 @@ applied at once in one transaction with ``api`` as their actor."""
 
 from __future__ import annotations
 
+from pydantic import TypeAdapter
+
 from graphmem.core.base import CoreBase
-from graphmem.core.checks import checked_ids
+from graphmem.core.checks import checked_ids, checked_value
 from graphmem.core.consolidate.rewrite import rewrite_runs
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work
 from graphmem.core.writes import API_ACTOR, check_targets
 from graphmem.errors import InvalidInputError
 from graphmem.models import Fact
 from graphmem.models.consolidation import AppliedOperation, OperationName
+from graphmem.models.inputs import Reason
 from graphmem.store.cypher import query
+
+#: The reason an agent gives: the same text rules as ``remember``'s reason.
+_REASON: TypeAdapter[str | None] = TypeAdapter(Reason | None)
 
 
 def _reason(reason: object) -> str:
-    if reason is None:
-        return ""
-    if not isinstance(reason, str):
-        raise InvalidInputError(f"reason must be a str, got {type(reason).__name__}")
-    if len(reason) > 10_000:
-        raise InvalidInputError("reason is longer than 10000 characters")
-    return reason
+    return checked_value(_REASON, "reason", reason) or ""
 
 
 class AgentPlans(CoreBase):

@@ -21,13 +21,14 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from graphmem.core.checks import checked_flag
 from graphmem.core.consolidate.clusters import group, number
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.progress import Gate, Outcome, Records
 from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
 from graphmem.core.consolidate.undo import RunPlans
 from graphmem.core.consolidate.validate import parse_operations, validate_plan
-from graphmem.core.plans import Plan, Propose, Rows, Run, Transaction, Work
+from graphmem.core.plans import Plan, Propose, Rows, Run, Transaction, Work, single
 from graphmem.errors import ConsolidationBusyError
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
@@ -55,14 +56,16 @@ class ConsolidatePlans(RunPlans):
         model: str | None,
     ) -> Plan[ConsolidationResult]:
         ns = self._ns(ns)
+        force, dry_run = checked_flag("force", force), checked_flag("dry_run", dry_run)
         config = self.consolidation
         run_id = str(uuid.uuid4())
         started = time.perf_counter()
         base: dict[str, Any] = {"ns": ns, "proposer": proposer, "model": model}
 
         def gate_work() -> Work[Gate]:
-            name = "consolidate_gate_read" if dry_run else "consolidate_gate"
-            (row,) = yield Run(query(name), {"ns": ns})
+            if not dry_run:  # a real run takes the state's lock first
+                yield Run(query("consolidate_gate"), {"ns": ns})
+            (row,) = yield Run(query("consolidate_gate_read"), {"ns": ns})
             gate = Gate(row)
             pending = {
                 "ns": ns,
@@ -80,7 +83,8 @@ class ConsolidatePlans(RunPlans):
                     run_id=gate.lock_run,
                     expires_at=expires,
                 )
-            if not dry_run and gate.refusal(config, force) is None:
+            gate.refused = gate.refusal(config, force)
+            if not dry_run and gate.refused is None:
                 yield Run(
                     query("consolidate_claim"),
                     {
@@ -94,10 +98,13 @@ class ConsolidatePlans(RunPlans):
             return gate
 
         gate: Gate = yield Transaction("read" if dry_run else "write", gate_work)
-        refusal = gate.refusal(config, force)
-        if refusal is not None:
+        if gate.refused is not None:
             return ConsolidationResult(
-                run_id=None, status="skipped", reason=refusal, watermark=gate.watermark, **base
+                run_id=None,
+                status="skipped",
+                reason=gate.refused,
+                watermark=gate.watermark,
+                **base,
             )
         outcome = Outcome()
         outcome.cap = native_time(gate.now) - timedelta(seconds=config.settle)
@@ -184,7 +191,9 @@ class ConsolidatePlans(RunPlans):
             "k": config.neighbours,
             "floor": (1 + config.neighbour_similarity) / 2,  # the index's (1 + cos) / 2
         }
-        found: Rows = yield Transaction("read", lambda: _single("consolidate_candidates", params))
+        found: Rows = yield Transaction(
+            "read", lambda: single(Run(query("consolidate_candidates"), params))
+        )
         # Native times: the driver's own DateTime compares slowly, and the watermark is
         # compared with each new fact's time after every cluster.
         outcome.new = [(r["id"], native_time(r["recorded_at"])) for r in found]
@@ -203,21 +212,16 @@ class ConsolidatePlans(RunPlans):
             pairs += [(r["id"], other, 1.0) for other in r["contradicted"]]
         clusters = group([r["id"] for r in found], pairs, config.cluster_size)
         in_clusters = {f for members in clusters for f in members}
-        paired = {a for a, _, _ in pairs}
+        waiting = in_clusters | {a for a, _, _ in pairs}
         # A new fact with no neighbour has nothing to weigh it against: handled as it is. One
         # whose pairs all overflowed full clusters waits for the next run.
-        outcome.handled = {r["id"] for r in found if r["id"] not in in_clusters | paired}
+        outcome.handled = {r["id"] for r in found if r["id"] not in waiting}
         outcome.clusters = len(clusters)
         ids = sorted(in_clusters)
-        facts: Rows = (
-            (
-                yield Transaction(
-                    "read", lambda: _single("consolidate_facts", {"ns": ns, "ids": ids})
-                )
-            )
-            if ids
-            else []
-        )
+        facts: Rows = []
+        if ids:
+            read = Run(query("consolidate_facts"), {"ns": ns, "ids": ids})
+            facts = yield Transaction("read", lambda: single(read))
         rows = {r["id"]: {**r["fact"], "forgotten": r["forgotten"]} for r in facts if r["fact"]}
         edges = [e for r in facts for e in r["edges"]]
         new_ids = {r["id"] for r in found}
@@ -309,10 +313,6 @@ class ConsolidatePlans(RunPlans):
                 "and another run took it); it stopped before its next cluster",
                 run_id=run_id,
             )
-
-
-def _single(name: str, params: dict[str, Any]) -> Work[Rows]:
-    return (yield Run(query(name), params))
 
 
 def _refreshed(cluster: Cluster, rows: Rows) -> Cluster:

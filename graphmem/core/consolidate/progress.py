@@ -3,6 +3,7 @@ handled, the watermark they allow, and the cluster records not written yet."""
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections import Counter
@@ -37,6 +38,8 @@ class Gate:
         self.recent: list[str] = list(row["recent"] or [])
         #: A new fact's id once per run whose proposal for its cluster was unusable.
         self.failures: list[str] = list(row["failures"] or [])
+        #: Why a run may not start now (None: it may), once the transaction has decided.
+        self.refused: str | None = None
 
     def refusal(self, config: ConsolidationConfig, force: bool) -> str | None:
         """Why a run may not start now (None: it may), after the lock (checked first)."""
@@ -106,11 +109,7 @@ class Records:
         return bool(self.plans)
 
     def copy(self) -> Records:
-        other = Records()
-        other.__dict__.update(
-            {k: list(v) if isinstance(v, list) else v for k, v in self.__dict__.items()}
-        )
-        return other
+        return copy.deepcopy(self)
 
     def add(
         self,
