@@ -20,6 +20,7 @@ from graphmem.errors import (
     EmbedderMismatchError,
     EmbeddingError,
     ExtractionError,
+    ForgottenContentError,
     ForgottenError,
     GraphmemError,
     InvalidInputError,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         RecallResult,
     )
     from graphmem.models.consolidation import ConsolidationResult
+    from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
 
 # The clients, what they take and what they return, imported on first use (the clients pull in
 # the driver and, through the embedder, PyTorch).
@@ -67,6 +69,9 @@ _LAZY = {
     "Extractor": "graphmem.core.extraction",
     "HeuristicProposer": "graphmem.core.consolidate.heuristic",
     "ConsolidationResult": "graphmem.models.consolidation",
+    **dict.fromkeys(
+        ("ForgetResult", "ForgetVerification", "ReviewFlag"), "graphmem.models.erasure"
+    ),
     **dict.fromkeys(
         (
             "ContextBlock",
@@ -113,6 +118,9 @@ __all__ = [
     "Fact",
     "FactHistory",
     "FactInput",
+    "ForgetResult",
+    "ForgetVerification",
+    "ForgottenContentError",
     "ForgottenError",
     "GraphmemError",
     "GraphmemSettings",
@@ -133,6 +141,7 @@ __all__ = [
     "RecallResult",
     "ResultTooLargeError",
     "RetiredFactError",
+    "ReviewFlag",
     "SchemaError",
     "TransactionTimeoutError",
     "TransientDatabaseError",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import re
 import reprlib
+import unicodedata
 from collections.abc import Sequence
 
 # C0 and C1 controls (terminal escapes, backspaces, bells, newlines), Unicode's line and
@@ -60,3 +61,15 @@ def printable(text: str) -> str:
     Python escape (``\\x1b``, ``\\u202e``), so that a stored value cannot break a layout,
     reorder a line or drive a terminal."""
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+#: A word: a signed number with its decimals ("-5", "3.5"), or letters and digits with the
+#: marks that make a name of them ("C++", "C#"); other punctuation and symbols separate words.
+_WORD = re.compile(r"[+-]?\d+(?:[.,]\d+)*|[^\W_]+[+#]*", re.UNICODE)
+
+
+def normalised(text: str) -> str:
+    """Case, accents' composition, punctuation and spacing ironed out: the form in which two
+    texts count as the same (consolidation's duplicates, erasure's "same text again")."""
+    text = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    return " ".join(_WORD.findall(text.replace("'", "")))

@@ -173,12 +173,24 @@ class RetiredFactError(InvalidInputError):
 
 
 class ForgottenError(InvalidInputError):
-    """The fact was erased; only its tombstone remains (erasure, ``forget``, comes in a later
-    release: the tombstones are already part of the schema)."""
+    """The fact or episode was erased by ``forget``; only its content-free tombstone remains."""
 
     def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.ids = ids
+
+
+class ForgottenContentError(ForgottenError):
+    """A text to store is one the namespace forgot (the same normalised text as a tombstone's).
+    Nothing was written. ``indexes`` are the refused inputs' positions in the call, ``ids``
+    the tombstones' erased ids; ``allow_forgotten=True`` stores it anyway, flagged for
+    review."""
+
+    def __init__(
+        self, message: str, *, indexes: tuple[int, ...] = (), ids: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message, ids=ids)
+        self.indexes = indexes
 
 
 class MessageConflictError(InvalidInputError):

@@ -11,7 +11,13 @@ import click
 from graphmem._text import and_more
 from graphmem.cli.output import emit, output_options, render_mapping
 from graphmem.cli.root import fact_data, item_mapping, json_object, main, memory_for, ns_option
-from graphmem.errors import BadLinesError, MessageConflictError
+from graphmem.errors import BadLinesError, ForgottenContentError, MessageConflictError
+
+_ALLOW_FORGOTTEN = click.option(
+    "--allow-forgotten",
+    is_flag=True,
+    help="Store a text the namespace forgot (refused otherwise), flagged for review.",
+)
 
 
 @main.command()
@@ -37,6 +43,7 @@ from graphmem.errors import BadLinesError, MessageConflictError
 )
 @click.option("--reason", help="Why it supersedes, references or contradicts the others.")
 @click.option("--pinned", is_flag=True, help="Pin it: `graphmem context` shows it first.")
+@_ALLOW_FORGOTTEN
 @click.option(
     "--metadata", metavar="JSON", callback=json_object, help="A JSON object stored with the fact."
 )
@@ -55,6 +62,7 @@ def remember(
     contradicts: tuple[str, ...],
     reason: str | None,
     pinned: bool,
+    allow_forgotten: bool,
     metadata: dict[str, Any] | None,
     ns: str | None,
     as_json: bool,
@@ -83,6 +91,7 @@ def remember(
             metadata=metadata,
             pinned=pinned,
             reason=reason,
+            allow_forgotten=allow_forgotten,
         )
     emit(fact_data(fact), as_json=as_json, table=item_mapping)
 
@@ -109,6 +118,7 @@ def remember(
     help="Derive atomic facts from the messages with the LLM of GRAPHMEM_LLM (once per "
     "message and extractor).",
 )
+@_ALLOW_FORGOTTEN
 @ns_option
 @output_options
 @click.pass_context
@@ -119,6 +129,7 @@ def ingest(
     skip_bad: bool,
     batch_size: int,
     extract: bool,
+    allow_forgotten: bool,
     ns: str | None,
     as_json: bool,
 ) -> None:
@@ -167,8 +178,16 @@ def ingest(
                         batch_size=batch_size,
                         progress=bar.update,
                         extract=extract or None,
+                        allow_forgotten=allow_forgotten,
                     )
                     break
+                except ForgottenContentError as exc:
+                    named = [str(lines[i]) for i in exc.indexes]
+                    raise ForgottenContentError(
+                        f"line {named[0]}{and_more(named[1:], 'line')}: the namespace forgot "
+                        "this text; nothing was stored (--allow-forgotten stores it, flagged)",
+                        indexes=exc.indexes,
+                    ) from exc
                 except MessageConflictError as exc:
                     refused = [
                         (c.index, _conflict_line(c, lines))

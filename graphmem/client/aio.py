@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import neo4j
 
 from graphmem.core.extraction import ExtractedFact, extracted_facts, extractor_errors
+from graphmem.core.forget.plan import ForgetOptions
 from graphmem.core.plans import (
     Embed,
     Extract,
@@ -45,6 +46,7 @@ from graphmem.models.consolidation import (
     Proposal,
     UndoResult,
 )
+from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
 from graphmem.servers.connection import Neo4jTarget, open_async_driver
 from graphmem.store.db import driver_errors
 
@@ -307,10 +309,13 @@ class AsyncMemory(_ClientBase):
         text: str,
         *,
         ns: str | None = None,
+        allow_forgotten: bool = False,
         **fields: Unpack[FactFields],
     ) -> Fact:
         """See :meth:`Memory.remember`."""
-        return await self._run(self._core.remember(text, ns=ns, **fields))
+        return await self._run(
+            self._core.remember(text, ns=ns, allow_forgotten=allow_forgotten, **fields)
+        )
 
     async def remember_many(
         self,
@@ -318,9 +323,12 @@ class AsyncMemory(_ClientBase):
         *,
         ns: str | None = None,
         vectors: npt.ArrayLike | None = None,
+        allow_forgotten: bool = False,
     ) -> list[Fact]:
         """See :meth:`Memory.remember_many`."""
-        return await self._run(self._core.remember_many(facts, ns=ns, vectors=vectors))
+        return await self._run(
+            self._core.remember_many(facts, ns=ns, vectors=vectors, allow_forgotten=allow_forgotten)
+        )
 
     async def ingest(
         self,
@@ -331,6 +339,7 @@ class AsyncMemory(_ClientBase):
         batch_size: int | None = None,
         progress: Callable[[int], object] | None = None,
         extract: bool | None = None,
+        allow_forgotten: bool = False,
     ) -> IngestResult:
         """See :meth:`Memory.ingest`."""
         extractor = await asyncio.to_thread(self._extractor_for, extract)
@@ -342,6 +351,7 @@ class AsyncMemory(_ClientBase):
                 batch_size=batch_size,
                 progress=progress,
                 extractor=extractor,
+                allow_forgotten=allow_forgotten,
             )
         )
 
@@ -429,6 +439,44 @@ class AsyncMemory(_ClientBase):
     ) -> list[ConsolidationRunRecord]:
         """See :meth:`Memory.consolidation_runs`."""
         return await self._run(self._core.consolidation_runs(ns=ns, ids=ids, limit=limit))
+
+    # --- erasure and review -----------------------------------------------------------------------
+    async def forget(
+        self,
+        ids: str | Sequence[str] | None = None,
+        *,
+        reason: str,
+        ns: str | None = None,
+        **options: Unpack[ForgetOptions],
+    ) -> ForgetResult:
+        """See :meth:`Memory.forget`."""
+        plan = self._core.forget(ids, reason=reason, ns=ns, **options)
+        return await self._run(plan)
+
+    async def verify_forgotten(
+        self, target: str, *, text: str | None = None, ns: str | None = None
+    ) -> ForgetVerification:
+        """See :meth:`Memory.verify_forgotten`."""
+        return await self._run(self._core.verify_forgotten(target, text=text, ns=ns))
+
+    async def review(
+        self,
+        *,
+        fact_id: str | None = None,
+        open_only: bool = True,
+        limit: int = 100,
+        ns: str | None = None,
+    ) -> list[ReviewFlag]:
+        """See :meth:`Memory.review`."""
+        return await self._run(
+            self._core.review(fact_id=fact_id, open_only=open_only, limit=limit, ns=ns)
+        )
+
+    async def confirm(
+        self, id: str, *, reason: str | None = None, ns: str | None = None
+    ) -> list[ReviewFlag]:
+        """See :meth:`Memory.confirm`."""
+        return await self._run(self._core.confirm(id, reason=reason, ns=ns))
 
 
 __all__ = ["AsyncMemory"]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import neo4j
 
 from graphmem.client.graph import Graph
+from graphmem.core.forget.plan import ForgetOptions
 from graphmem.core.plans import (
     Embed,
     Extract,
@@ -52,6 +53,7 @@ from graphmem.models.consolidation import (
     ConsolidationRunRecord,
     UndoResult,
 )
+from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
 from graphmem.store.db import driver_errors
 
 if TYPE_CHECKING:
@@ -252,6 +254,7 @@ class Memory(_ClientBase):
         text: str,
         *,
         ns: str | None = None,
+        allow_forgotten: bool = False,
         **fields: Unpack[FactFields],
     ) -> Fact:
         """Store one fact as said (append-only) and return it; searchable on return. The
@@ -260,8 +263,12 @@ class Memory(_ClientBase):
         ``supersedes`` names believed facts this one replaces: in the same transaction they
         are retired (``status='superseded'``, ``retired_at``, ``valid_to``, ``superseded_by``)
         and linked by ``SUPERSEDES`` with ``reason``. ``references`` adds ``REFERENCES`` edges.
+        A text the namespace forgot is refused (ForgottenContentError) unless
+        ``allow_forgotten``, which stores it flagged for review.
         """
-        return self._run(self._core.remember(text, ns=ns, **fields))
+        return self._run(
+            self._core.remember(text, ns=ns, allow_forgotten=allow_forgotten, **fields)
+        )
 
     def remember_many(
         self,
@@ -269,13 +276,16 @@ class Memory(_ClientBase):
         *,
         ns: str | None = None,
         vectors: npt.ArrayLike | None = None,
+        allow_forgotten: bool = False,
     ) -> list[Fact]:
         """Store many facts in one transaction (embedded in batches); all or nothing.
 
         ``vectors`` (one row per fact) skips the embedder, for callers that already have
         embeddings from the same model.
         """
-        return self._run(self._core.remember_many(facts, ns=ns, vectors=vectors))
+        return self._run(
+            self._core.remember_many(facts, ns=ns, vectors=vectors, allow_forgotten=allow_forgotten)
+        )
 
     def ingest(
         self,
@@ -286,6 +296,7 @@ class Memory(_ClientBase):
         batch_size: int | None = None,
         progress: Callable[[int], object] | None = None,
         extract: bool | None = None,
+        allow_forgotten: bool = False,
     ) -> IngestResult:
         """Store messages verbatim as episodes; re-sent messages are not stored twice.
 
@@ -303,9 +314,9 @@ class Memory(_ClientBase):
         when the client was given an ``extractor``; ``True`` uses it, or the LLM that
         ``GRAPHMEM_LLM`` configures; ``False`` stores the messages only. A stored message is
         read once per extractor: sending it again with extraction on extracts it only if
-        that extractor never read it.
+        that extractor never read it. A forgotten text is refused as :meth:`remember` does;
+        an extracted one is left out (``forgotten_skipped``).
         """
-        extractor = self._extractor_for(extract)
         return self._run(
             self._core.ingest(
                 messages,
@@ -313,7 +324,8 @@ class Memory(_ClientBase):
                 session_id=session_id,
                 batch_size=batch_size,
                 progress=progress,
-                extractor=extractor,
+                extractor=self._extractor_for(extract),
+                allow_forgotten=allow_forgotten,
             )
         )
 
@@ -398,11 +410,10 @@ class Memory(_ClientBase):
     def consolidate(
         self, *, ns: str | None = None, force: bool = False, dry_run: bool = False
     ) -> ConsolidationResult:
-        """One consolidation run: the gate (a lock in Neo4j with an expiry, the minimum
-        interval and number of new facts; ``force`` passes the last two, never the lock),
-        then each cluster of new facts and their neighbours proposed, validated and applied
-        in one transaction. ``dry_run`` returns the validated plan and writes nothing.
-        Raises ConsolidationBusyError when another run holds the namespace."""
+        """One consolidation run: the gate (lock, minimum interval and new facts; ``force``
+        passes all but the lock), then each cluster proposed, validated and applied in one
+        transaction; ``dry_run`` writes nothing. ConsolidationBusyError if another run holds
+        the namespace."""
         proposer, model = self._proposer_label()
         plan = self._core.consolidate(
             ns=ns,
@@ -414,9 +425,8 @@ class Memory(_ClientBase):
         return self._run(plan)
 
     def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:
-        """Undo a consolidation run exactly: every fact it changed gets its earlier state
-        back, its edges go, the contradictions it resolved reopen. Refused (UndoRefusedError,
-        with the reason) when a later write built on what it changed."""
+        """Undo a consolidation run exactly (its changes, edges, resolutions and review
+        flags); UndoRefusedError when a later write built on what it changed."""
         return self._run(self._core.undo(run_id, ns=ns))
 
     def consolidation_runs(
@@ -425,6 +435,50 @@ class Memory(_ClientBase):
         """The namespace's consolidation runs, newest first, as recorded: proposer, model,
         raw plans, applied and rejected operations, review candidates, usage, timings."""
         return self._run(self._core.consolidation_runs(ns=ns, ids=ids, limit=limit))
+
+    # --- erasure and review -----------------------------------------------------------------------
+    def forget(
+        self,
+        ids: str | Sequence[str] | None = None,
+        *,
+        reason: str,
+        ns: str | None = None,
+        **options: Unpack[ForgetOptions],
+    ) -> ForgetResult:
+        """Erase what exactly one of ``ids`` (facts or episodes), ``source`` (facts),
+        ``session`` (episodes) or ``everything=True`` names, with the facts derived only from
+        erased messages, each node becoming a content-free ``:Tombstone``. Units of
+        ``batch_size`` (500) nodes commit one by one, each whole or not at all; ``dry_run``
+        writes nothing. See docs/guides/forget.md."""
+        return self._run(self._core.forget(ids, reason=reason, ns=ns, **options))
+
+    def verify_forgotten(
+        self, target: str, *, text: str | None = None, ns: str | None = None
+    ) -> ForgetVerification:
+        """Search every read path for what ``target`` (an erased id, source, session or
+        erasure id) erased; with ``text``, for those words too, also through the indexes.
+        ``clean``: tombstones found, and nothing else."""
+        return self._run(self._core.verify_forgotten(target, text=text, ns=ns))
+
+    def review(
+        self,
+        *,
+        fact_id: str | None = None,
+        open_only: bool = True,
+        limit: int = 100,
+        ns: str | None = None,
+    ) -> list[ReviewFlag]:
+        """The review flags (open ones unless ``open_only=False``), oldest first: what rested
+        on a fact forgotten, superseded, merged or retracted, and texts stored again."""
+        return self._run(
+            self._core.review(fact_id=fact_id, open_only=open_only, limit=limit, ns=ns)
+        )
+
+    def confirm(
+        self, id: str, *, reason: str | None = None, ns: str | None = None
+    ) -> list[ReviewFlag]:
+        """Close the open review flags of a fact or episode (it stands); returns them."""
+        return self._run(self._core.confirm(id, reason=reason, ns=ns))
 
 
 __all__ = ["Memory"]

@@ -42,12 +42,15 @@ class CoreBase:
         """The namespace a call names, else the client's default, checked."""
         return namespace(ns, self.default_ns)
 
-    def _guard(self) -> Work[None]:
+    def _guard(self) -> Work[str | None]:
         """Refuse to go on in this transaction unless the graph's embedder is this client's and
-        no re-embedding is under way: vectors of two models must never meet."""
-        if self.model_id is not None:
-            rows = yield Run(query("schema_state"), {"key": SCHEMA_KEY})
-            self._check_state(rows[0] if rows else None)
+        no re-embedding is under way: vectors of two models must never meet. Returns the
+        graph's erasure key as read in this transaction (None before any), with which a write
+        checks its texts against the namespace's tombstones."""
+        rows = yield Run(query("schema_state"), {"key": SCHEMA_KEY})
+        state = rows[0] if rows else None
+        self._check_state(state)
+        return None if state is None else state["erasure_key"]
 
     def _check_state(self, state: Mapping[str, Any] | None) -> None:
         if self.model_id is not None:

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.core.base import CoreBase
-from graphmem.core.checks import as_list, as_model, checked_ids, checked_integer
+from graphmem.core.checks import as_list, as_model, checked_flag, checked_ids, checked_integer
 from graphmem.core.extraction import extract_facts
+from graphmem.core.forget.hashing import forgotten_hashes, stamp
 from graphmem.core.messages import (
     content_hash,
     edit_conflict,
@@ -25,8 +26,14 @@ from graphmem.core.messages import (
     message_hash,
     refuse_conflicts,
 )
-from graphmem.core.plans import Plan, Progress, Run, Transaction, VectorParam, Work
-from graphmem.core.writes import fact_rows, fact_work, metadata_json
+from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, VectorParam, Work
+from graphmem.core.writes import (
+    API_ACTOR,
+    fact_rows,
+    fact_work,
+    forgotten_refusal,
+    metadata_json,
+)
 from graphmem.errors import InvalidInputError, MessageConflictError, TransientDatabaseError
 from graphmem.models import Episode, Fact, FactInput, IngestResult, Message, native_time
 from graphmem.store.cypher import query
@@ -44,11 +51,15 @@ class IngestPlans(CoreBase):
         batch_size: int | None = None,
         progress: Callable[[int], object] | None = None,
         extractor: str | None = None,
+        allow_forgotten: bool = False,
     ) -> Plan[IngestResult]:
         """``extractor`` names the extractor that derives facts from the messages (None:
         none); a stored message it has not read yet is read too, so that extraction runs
-        once per message and extractor."""
+        once per message and extractor. A message whose text the namespace forgot is refused
+        (ForgottenContentError, before anything is written) unless ``allow_forgotten``, which
+        stores it flagged; an extracted fact whose text it forgot is not stored."""
         ns = self._ns(ns)
+        allow = checked_flag("allow_forgotten", allow_forgotten)
         messages = as_list("ingest", messages, "messages")
         if session_id is not None:
             (session_id,) = checked_ids("session_id", [session_id])
@@ -64,30 +75,39 @@ class IngestPlans(CoreBase):
         known = _Stored(ns, rows, bases)
         # Skip what is stored already before embedding, and refuse a conflict with a stored
         # message before anything is written; each write checks again under the lock.
-        stored, adopting = yield Transaction("read", lambda: known.match(fresh, refused))
+        stored, adopting = yield Transaction(
+            "read", lambda: known.match(fresh, refused, self._guard, allow)
+        )
         pending = [r for r in fresh if r["i"] in adopting]
         fresh = [r for r in fresh if r["i"] not in stored]
         if progress is not None:
             yield Progress(progress, len(rows) - len(fresh))  # repeats: nothing to write
         episodes: list[Episode] = []
         facts: list[Fact] = []
+        known.allow_forgotten = allow
+        forgotten_skipped = 0
         size = batch_size or max(len(fresh), 1)
         for start in range(0, len(fresh), size):
             batch = fresh[start : start + size]
             # The first transaction also records the external ids of repeats.
-            new, raced, derived = yield from self._ingest_batch(
+            new, raced, derived, skipped = yield from self._ingest_batch(
                 ns, batch, known, pending, extractor
             )
             pending = []
             episodes += new
             facts += derived
+            forgotten_skipped += skipped
             stored.update(raced)
             if progress is not None:
                 yield Progress(progress, len(batch))
         if pending:
             stored.update((yield Transaction("write", lambda: known.adopt_only(pending))))
         if extractor is not None and stored:
-            facts += yield from self._extract_stored(ns, sorted(set(stored.values())), extractor)
+            more, skipped = yield from self._extract_stored(
+                ns, sorted(set(stored.values())), extractor
+            )
+            facts += more
+            forgotten_skipped += skipped
         # Each input that matched an episode, in input order: the id of the stored one.
         stored_id = {**{r["i"]: r["id"] for r in rows}, **stored}
         repeats = [
@@ -96,40 +116,42 @@ class IngestPlans(CoreBase):
             if row["i"] in repeat_of or row["i"] in stored
         ]
         return IngestResult(
-            ns=ns, episodes=tuple(episodes), duplicates=tuple(repeats), facts=tuple(facts)
+            ns=ns,
+            episodes=tuple(episodes),
+            duplicates=tuple(repeats),
+            facts=tuple(facts),
+            forgotten_skipped=forgotten_skipped,
         )
 
-    def _extract_stored(self, ns: str, ids: list[str], extractor: str) -> Plan[list[Fact]]:
+    def _extract_stored(
+        self, ns: str, ids: list[str], extractor: str
+    ) -> Plan[tuple[list[Fact], int]]:
         """Facts from stored episodes that ``extractor`` has not read, written with their
         DERIVED_FROM edges and the episodes' mark, under the namespace's ingest lock (an
-        episode another call read meanwhile is left to that call's facts)."""
+        episode another call read meanwhile is left to that call's facts), and how many were
+        not stored because the namespace forgot their text."""
         params = {"ns": ns, "ids": ids, "extractor": extractor}
         rows = yield Transaction("read", lambda: _unextracted(params))
         episodes = [Episode.model_validate(r["episode"]) for r in rows]
         if not episodes:
-            return []
+            return [], 0
         inputs, sources = yield from extract_facts(episodes, extractor)
         fact_input_rows: list[Row] = []
         if inputs:
             vectors = yield from self._embed(tuple(item.text for item in inputs))
             fact_input_rows = fact_rows(ns, inputs, vectors, sources)
 
-        def write() -> Work[list[Fact]]:
+        def write() -> Work[tuple[list[Fact], int]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
-            yield from self._guard()
+            key = yield from self._guard()
             still = {r["episode"]["id"] for r in (yield from _unextracted(params))}
             keep = [i for i, row in enumerate(fact_input_rows) if set(row["derived_from"]) <= still]
-            facts: list[Fact] = []
-            if keep:
-                work = fact_work(
-                    ns, [inputs[i] for i in keep], [fact_input_rows[i] for i in keep], "extractor"
-                )
-                facts = yield from work()
+            facts, skipped = yield from _extracted_facts(ns, key, inputs, fact_input_rows, keep)
             mark = {"ns": ns, "ids": sorted(still), "extractor": extractor}
             yield Run(query("episode_extracted"), mark)
-            return facts
+            return facts, skipped
 
-        written: list[Fact] = yield Transaction("write", write)
+        written: tuple[list[Fact], int] = yield Transaction("write", write)
         return written
 
     def _ingest_batch(
@@ -139,11 +161,11 @@ class IngestPlans(CoreBase):
         known: _Stored,
         repeats: list[Row],
         extractor: str | None,
-    ) -> Plan[tuple[list[Episode], dict[int, str], list[Fact]]]:
+    ) -> Plan[tuple[list[Episode], dict[int, str], list[Fact], int]]:
         """Embeds the new messages, extracts their facts and stores both in one transaction,
         which also gives the episodes that ``repeats`` matched their external ids: the episodes
         created, the inputs found stored (by another writer meanwhile, or among ``repeats``),
-        and the facts."""
+        the facts, and how many extracted facts the namespace had forgotten."""
         texts = tuple(episode_text(r["content"], r["speaker"]) for r in fresh)
         vectors = yield from self._embed(texts)
         for row, vector in zip(fresh, vectors, strict=True):
@@ -160,32 +182,31 @@ class IngestPlans(CoreBase):
                 fact_vectors = yield from self._embed(tuple(item.text for item in fact_inputs))
                 extracted_rows = fact_rows(ns, fact_inputs, fact_vectors, sources)
 
-        def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact]]]:
+        def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact], int]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
-            yield from self._guard()
+            key = yield from self._guard()
             raced, adopting = yield from known.match(fresh + repeats)
             yield from known.adopt(adopting, raced, repeats)
             todo = [{k: v for k, v in r.items() if k != "i"} for r in fresh if r["i"] not in raced]
-            created = (yield Run(query("episode_create"), {"episodes": todo})) if todo else []
+            stamp(todo, key, ns, "content")
+            created: Rows = []
+            if todo:
+                created = yield Run(query("episode_create"), {"episodes": todo, "actor": API_ACTOR})
             new = [Episode.model_validate(r["episode"]) for r in created]
+            again = [i for i, e in zip(todo, new, strict=True) if e.previously_forgotten]
+            if again and not known.allow_forgotten:  # forgotten since the first read
+                index = {r["id"]: r["i"] for r in fresh}
+                raise forgotten_refusal("message", [index[r["id"]] for r in again], ns)
             # Facts from messages another writer stored meanwhile are that writer's to derive.
             ids = {e.id for e in new}
             keep = [i for i, row in enumerate(extracted_rows) if set(row["derived_from"]) <= ids]
-            facts: list[Fact] = []
-            if keep:
-                work = fact_work(
-                    ns,
-                    [fact_inputs[i] for i in keep],
-                    [extracted_rows[i] for i in keep],
-                    "extractor",
-                )
-                facts = yield from work()
+            facts, skipped = yield from _extracted_facts(ns, key, fact_inputs, extracted_rows, keep)
             if extractor is not None and ids:
                 mark = {"ns": ns, "ids": sorted(ids), "extractor": extractor}
                 yield Run(query("episode_extracted"), mark)
-            return new, raced, facts
+            return new, raced, facts, skipped
 
-        written: tuple[list[Episode], dict[int, str], list[Fact]] = yield Transaction(
+        written: tuple[list[Episode], dict[int, str], list[Fact], int] = yield Transaction(
             "write", write
         )
         return written
@@ -193,6 +214,23 @@ class IngestPlans(CoreBase):
 
 def _unextracted(params: dict[str, Any]) -> Work[list[Row]]:
     return (yield Run(query("episode_unextracted"), params))
+
+
+def _extracted_facts(
+    ns: str, key: str | None, inputs: Sequence[FactInput], rows: list[Row], keep: list[int]
+) -> Work[tuple[list[Fact], int]]:
+    """Writes the extracted facts ``keep`` (positions in ``inputs`` and ``rows``) but those
+    whose text the namespace forgot: the facts written and how many were left out."""
+    chosen = [rows[i] for i in keep]
+    stamp(chosen, key, ns, "text")
+    forgotten = yield from forgotten_hashes(ns, [r["erasure_hash"] for r in chosen])
+    kept = [i for i in keep if rows[i]["erasure_hash"] not in forgotten]
+    if not kept:
+        return [], len(keep)
+    work = fact_work(
+        ns, [inputs[i] for i in kept], [rows[i] for i in kept], "extractor", erasure_key=key
+    )
+    return (yield from work()), len(keep) - len(kept)
 
 
 def _rows(
@@ -270,13 +308,20 @@ class _Stored:
     ns: str
     rows: list[Row]
     bases: list[str] = field(repr=False)
+    allow_forgotten: bool = False
 
     def match(
-        self, candidates: list[Row], refused: Sequence[MessageConflictError] = ()
+        self,
+        candidates: list[Row],
+        refused: Sequence[MessageConflictError] = (),
+        guard: Callable[[], Work[str | None]] | None = None,
+        allow_forgotten: bool = True,
     ) -> Work[tuple[dict[int, str], set[int]]]:
         """The stored episode each candidate repeats, and which of those candidates carry an
         external id that their episode, stored without one, is to take. A candidate that
-        conflicts with a stored message is refused, together with ``refused``."""
+        conflicts with a stored message is refused, together with ``refused``. With ``guard``
+        (the embedder check, which reads the erasure key), a new message whose text the
+        namespace forgot is refused too, unless ``allow_forgotten``."""
         probe = [
             {k: r[k] for k in ("i", "session_id", "external_id", "content_hash")}
             for r in candidates
@@ -299,6 +344,14 @@ class _Stored:
                     conflicts.append(clash)
         refuse_conflicts(conflicts)
         matched = {r["i"]: r["existing"] for r in found if r["existing"] is not None}
+        if guard is not None:
+            key = yield from guard()
+            new = [r for r in candidates if r["i"] not in matched]
+            stamp(new, key, self.ns, "content")
+            forgotten = yield from forgotten_hashes(self.ns, [r["erasure_hash"] for r in new])
+            again = [r["i"] for r in new if r["erasure_hash"] in forgotten]
+            if again and not allow_forgotten:
+                raise forgotten_refusal("message", again, self.ns)
         return matched, {r["i"] for r in found if r["adopt"]}
 
     def adopt(

@@ -14,6 +14,9 @@ them, once:
 - :mod:`graphmem.core.consolidate`: consolidation runs and their undo
   (:mod:`~graphmem.core.consolidate.plan`), and ``contradict``, ``resolve`` and ``retract``
   (:mod:`~graphmem.core.consolidate.agent`);
+- :mod:`graphmem.core.forget`: erasure (:mod:`~graphmem.core.forget.plan`), its
+  verification (:mod:`~graphmem.core.forget.verify`) and the review flags
+  (:mod:`~graphmem.core.forget.review`);
 - :mod:`graphmem.core.reembed`: re-embedding a graph with another model (driven by the CLI).
 
 A transaction's work is a factory, so the driver can run it again when Neo4j asks for a retry.
@@ -25,11 +28,24 @@ from __future__ import annotations
 from graphmem.core.consolidate.agent import AgentPlans
 from graphmem.core.consolidate.plan import ConsolidatePlans
 from graphmem.core.context.plan import ContextPlans
+from graphmem.core.forget.plan import ForgetPlans
+from graphmem.core.forget.review import ReviewPlans
+from graphmem.core.forget.verify import VerifyPlans
 from graphmem.core.ingest import IngestPlans
 from graphmem.core.reads import ReadPlans
 from graphmem.core.remember import RememberPlans
 
 
-class MemoryCore(RememberPlans, IngestPlans, ContextPlans, ReadPlans, AgentPlans, ConsolidatePlans):
+class MemoryCore(
+    RememberPlans,
+    IngestPlans,
+    ContextPlans,
+    ReadPlans,
+    AgentPlans,
+    ConsolidatePlans,
+    ForgetPlans,
+    VerifyPlans,
+    ReviewPlans,
+):
     """Validation and plans for every memory operation; the clients drive the plans. Each
     base class is one flow; :class:`~graphmem.core.base.CoreBase` holds what they share."""

@@ -8,7 +8,7 @@ from typing import Any
 import numpy.typing as npt
 
 from graphmem.core.base import CoreBase
-from graphmem.core.checks import as_list, as_model, validate
+from graphmem.core.checks import as_list, as_model, checked_flag, validate
 from graphmem.core.plans import Plan, Transaction
 from graphmem.core.writes import API_ACTOR, fact_rows, fact_work
 from graphmem.embed.embedder import Vectors, check_vectors
@@ -17,10 +17,13 @@ from graphmem.models import Fact, FactInput
 
 
 class RememberPlans(CoreBase):
-    def remember(self, text: str, *, ns: str | None, **fields: Any) -> Plan[Fact]:
+    def remember(
+        self, text: str, *, ns: str | None, allow_forgotten: bool = False, **fields: Any
+    ) -> Plan[Fact]:
         ns = self._ns(ns)
+        allow = checked_flag("allow_forgotten", allow_forgotten)
         item = validate(FactInput, {"text": text, **fields}, "fact")
-        facts = yield from self._write_facts(ns, [item], vectors=None)
+        facts = yield from self._write_facts(ns, [item], vectors=None, allow_forgotten=allow)
         return facts[0]
 
     def remember_many(
@@ -29,8 +32,10 @@ class RememberPlans(CoreBase):
         *,
         ns: str | None,
         vectors: npt.ArrayLike | None = None,
+        allow_forgotten: bool = False,
     ) -> Plan[list[Fact]]:
         ns = self._ns(ns)
+        allow = checked_flag("allow_forgotten", allow_forgotten)
         facts = as_list("remember_many", items, "facts")
         inputs = [as_model(FactInput, "text", item, f"fact {i}") for i, item in enumerate(facts)]
         if not inputs:
@@ -40,7 +45,7 @@ class RememberPlans(CoreBase):
         checked = None
         if vectors is not None:
             checked = self._user_vectors(vectors, len(inputs))
-        return (yield from self._write_facts(ns, inputs, vectors=checked))
+        return (yield from self._write_facts(ns, inputs, vectors=checked, allow_forgotten=allow))
 
     def _user_vectors(self, vectors: npt.ArrayLike, count: int) -> Vectors:
         try:
@@ -59,6 +64,7 @@ class RememberPlans(CoreBase):
         vectors: Vectors | None,
         derived_from: Sequence[Sequence[str]] | None = None,
         actor: str = API_ACTOR,
+        allow_forgotten: bool = False,
     ) -> Plan[list[Fact]]:
         superseded: dict[str, int] = {}
         for i, item in enumerate(inputs):
@@ -72,6 +78,6 @@ class RememberPlans(CoreBase):
         if vectors is None:
             vectors = yield from self._embed(tuple(item.text for item in inputs))
         rows = fact_rows(ns, inputs, vectors, derived_from)
-        work = fact_work(ns, inputs, rows, actor, self._guard)
+        work = fact_work(ns, inputs, rows, actor, self._guard, allow_forgotten=allow_forgotten)
         facts: list[Fact] = yield Transaction("write", work)
         return facts

@@ -9,9 +9,17 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from graphmem.core.forget.flags import flag_changed
+from graphmem.core.forget.hashing import stamp
 from graphmem.core.plans import Rows, Run, VectorParam, Work
 from graphmem.embed.embedder import Vectors
-from graphmem.errors import DatabaseError, ForgottenError, NotFoundError, RetiredFactError
+from graphmem.errors import (
+    DatabaseError,
+    ForgottenContentError,
+    ForgottenError,
+    NotFoundError,
+    RetiredFactError,
+)
 from graphmem.models import Fact, FactInput
 from graphmem.store.cypher import query
 
@@ -82,17 +90,32 @@ def fact_rows(
     ]
 
 
+def forgotten_refusal(kind: str, indexes: Sequence[int], ns: str) -> ForgottenContentError:
+    """The error for inputs (by position) whose text the namespace forgot."""
+    which = ", ".join(map(str, indexes[:10])) + (", ..." if len(indexes) > 10 else "")
+    return ForgottenContentError(
+        f"{kind} {which}: namespace {ns!r} forgot this text (a tombstone holds its hash); "
+        "nothing was stored. Pass allow_forgotten=True to store it again, flagged for review",
+        indexes=tuple(indexes),
+    )
+
+
 def fact_work(
     ns: str,
     inputs: Sequence[FactInput],
     rows: list[dict[str, Any]],
     actor: str,
-    guard: Callable[[], Work[None]] | None = None,
+    guard: Callable[[], Work[str | None]] | None = None,
+    *,
+    erasure_key: str | None = None,
+    allow_forgotten: bool = False,
 ) -> Callable[[], Work[list[Fact]]]:
     """The transaction work that writes ``rows`` (made from ``inputs``): it checks the
-    graph's embedder (``guard``, unless the transaction did), locks and checks the facts they
-    supersede or reference, then creates them. The locks make a concurrent supersession or
-    erasure of a target wait for this transaction, or this one wait for it and then see it."""
+    graph's embedder (``guard``, unless the transaction did and passes its ``erasure_key``),
+    locks and checks the facts they supersede or reference, then creates them. The locks make
+    a concurrent supersession or erasure of a target wait for this transaction, or this one
+    wait for it and then see it. A text the namespace forgot is refused (the transaction rolls
+    back) unless ``allow_forgotten``, which stores it flagged."""
     superseded = sorted({old for item in inputs for old in item.supersedes})
     contradicted = {t for item in inputs for t in item.contradicts}
     targets = sorted(
@@ -100,8 +123,10 @@ def fact_work(
     )
 
     def work() -> Work[list[Fact]]:
+        key = erasure_key
         if guard is not None:
-            yield from guard()
+            key = yield from guard()
+        stamp(rows, key, ns, "text")
         if targets:
             yield Run(query("fact_lock"), {"ns": ns, "ids": targets})
             found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})
@@ -115,9 +140,21 @@ def fact_work(
             or out["contradicted"] != sum(len(row["contradicts"]) for row in rows)
         ):
             raise DatabaseError("a superseded or referenced fact changed during the write")
+        if out["forgotten"] and not allow_forgotten:
+            refused = set(out["forgotten"])
+            raise forgotten_refusal(
+                "fact", [i for i, row in enumerate(rows) if row["id"] in refused], ns
+            )
+        if superseded:
+            replaced = [
+                {"id": old, "by": row["id"], "reason": row["reason"]}
+                for row in rows
+                for old in row["supersedes"]
+            ]
+            yield from flag_changed(ns, "superseded", actor, replaced)
         recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
         pinned = set(out["pinned_update"])
-        if contradicted:  # read back: their open contradictions are part of what they are
+        if contradicted or out["forgotten"]:  # read back their contradictions and flags
             stored = yield Run(query("fact_get"), {"ns": ns, "ids": [r["id"] for r in rows]})
             return [Fact.model_validate(r["fact"]) for r in stored]
         return [

@@ -30,8 +30,30 @@ class OpenContradiction(_Output):
     actor: str | None = None
 
 
+class ReviewMark(_Output):
+    """An open review flag: something the flagged fact or episode rested on changed.
+
+    ``event`` is what happened to ``cause_id`` (``forgotten``, ``superseded``, ``merged``,
+    ``retracted``, or ``previously_forgotten``: the same text was erased before), and
+    ``relation`` how the flagged node is tied to it (``references``, ``derived_with``: derived
+    from the same message, ``derived_from``: one of its messages, ``contradicts``, or
+    ``same_text``)."""
+
+    event: str
+    relation: str
+    cause_id: str
+    cause_kind: Literal["fact", "episode", "tombstone"]
+    at: StoredDatetime
+    actor: str | None = None
+    reason: str | None = None
+
+
+#: A property absent on most nodes (null in the graph) read as False.
+_Flag = Annotated[bool, BeforeValidator(lambda v: bool(v))]
+
+
 class Fact(_Output):
-    """A :Fact node (without its embedding), with its open contradictions."""
+    """A :Fact node (without its embedding), with its open contradictions and review flags."""
 
     id: str
     ns: str
@@ -56,6 +78,10 @@ class Fact(_Output):
     #: The believed facts it has an open contradiction with (both stay believed until a
     #: ``resolve`` settles it).
     contradictions: tuple[OpenContradiction, ...] = ()
+    #: Its open review flags: something it references or was derived with changed.
+    review: tuple[ReviewMark, ...] = ()
+    #: Stored with ``allow_forgotten`` although the namespace had forgotten the same text.
+    previously_forgotten: _Flag = False
 
     @property
     def believed(self) -> bool:
@@ -95,6 +121,9 @@ class Episode(_Output):
     access_count: int = 0
     last_accessed_at: StoredDatetime | None = None
     metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
+    #: Its open review flags (a message stored again after the same text was forgotten).
+    review: tuple[ReviewMark, ...] = ()
+    previously_forgotten: _Flag = False
 
 
 # --- recall -------------------------------------------------------------------------------------
@@ -231,6 +260,8 @@ class IngestResult(_Output):
     duplicates: tuple[str, ...] = ()
     #: Facts an extractor derived from the new episodes (none without an extractor).
     facts: tuple[Fact, ...] = ()
+    #: Extracted facts not stored because the namespace forgot their text.
+    forgotten_skipped: int = 0
 
     @property
     def created(self) -> int:

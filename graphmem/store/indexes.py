@@ -143,6 +143,18 @@ _M6 = (
     ),
 )
 
+_M7 = (
+    (
+        "consolidation_record_ns",
+        _range("consolidation_record_ns", "ConsolidationRecord", "ns"),
+    ),
+    (
+        "consolidation_change_ns_fact",
+        _range("consolidation_change_ns_fact", "ConsolidationChange", "ns", "fact_id"),
+    ),
+    ("tombstone_ns_erasure", _range("tombstone_ns_erasure", "Tombstone", "ns", "erasure")),
+)
+
 
 def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
     return Migration(
@@ -160,6 +172,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(4, "write locks, pinned facts and tombstone lookups", _M4),
     _migration(5, "facts and episodes of a namespace in id order, episodes by recording", _M5),
     _migration(6, "consolidation: one gate per namespace, the changes of each run", _M6),
+    _migration(7, "erasure: the records and changes that show a fact, tombstones by erasure", _M7),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))

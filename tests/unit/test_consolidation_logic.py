@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from graphmem._text import normalised
 from graphmem.core.consolidate.clusters import group, number
 from graphmem.core.consolidate.config import ConsolidationConfig
-from graphmem.core.consolidate.heuristic import HeuristicProposer, normalised
+from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.core.consolidate.progress import Gate, advance
 from graphmem.core.consolidate.validate import parse_operations, validate_plan
 from graphmem.models.consolidation import Cluster, ClusterEdge, ClusterFact, ProposedOperation

@@ -121,9 +121,11 @@ def test_fragments_may_include_fragments_but_not_themselves() -> None:
         parse_cypher(body, fragments={"outer": "{{inner}}", "inner": "x AND {{outer}}"})
 
 
-#: Files allowed to delete :Fact or :Episode nodes: only erasure (``forget``) may, and it is
-#: not in this release.
+#: Files allowed to delete :Fact or :Episode nodes: none. Erasure (``forget``) keeps the node
+#: and turns it into a :Tombstone; only its file may take the label away or replace every
+#: property.
 _ERASURE_FILES: frozenset[str] = frozenset()
+_TOMBSTONE_FILES = frozenset({"forget_erase.cypher"})
 
 
 def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
@@ -140,6 +142,9 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
         and deleting.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+    unmaking = re.compile(r"\bREMOVE\s+\w+:(Fact|Episode)\b|\bSET\s+\w+\s*=\s*[{$]")
+    unmade = [p.name for p in sources if unmaking.search(p.read_text(encoding="utf-8"))]
+    assert sorted(unmade) == sorted(_TOMBSTONE_FILES)
     # Undoing a consolidation run removes the relationships the run made, and only those.
     for name in _RELATIONSHIP_DELETES:
         text = (Path(QUERY_DIR) / "consolidate" / name).read_text(encoding="utf-8")

@@ -35,6 +35,9 @@ PUBLIC_NAMES = [
     "Fact",
     "FactHistory",
     "FactInput",
+    "ForgetResult",
+    "ForgetVerification",
+    "ForgottenContentError",
     "ForgottenError",
     "GraphmemError",
     "GraphmemSettings",
@@ -55,6 +58,7 @@ PUBLIC_NAMES = [
     "RecallResult",
     "ResultTooLargeError",
     "RetiredFactError",
+    "ReviewFlag",
     "SchemaError",
     "TransactionTimeoutError",
     "TransientDatabaseError",
@@ -103,10 +107,19 @@ COMMAND_TREE = {
     "graphmem consolidate runs": ["--json", "--limit", "--ns"],
     "graphmem consolidate undo": ["--json", "--ns", "RUN_ID"],
     "graphmem contradict": ["--json", "--ns", "--reason", "A", "B"],
+    "graphmem forget": sorted(
+        [
+            *("--actor", "--all", "--batch-size", "--dry-run", "--json", "--ns", "--reason"),
+            *("--session", "--source", "--text", "--verify", "IDS"),
+        ]
+    ),
     "graphmem get": ["--json", "--ns", "ID"],
     "graphmem history": ["--json", "--ns", "ID"],
     "graphmem ingest": sorted(
-        ["--batch-size", "--extract", "--json", "--ns", "--session-id", "--skip-bad", "FILE"]
+        [
+            *("--allow-forgotten", "--batch-size", "--extract", "--json", "--ns"),
+            *("--session-id", "--skip-bad", "FILE"),
+        ]
     ),
     "graphmem init": ["--check", "--json"],
     "graphmem neo4j": [],
@@ -118,13 +131,16 @@ COMMAND_TREE = {
     "graphmem reembed": ["--again", "--batch-size", "--json", "--yes"],
     "graphmem remember": sorted(
         [
-            *("--contradicts", "--json", "--metadata", "--ns", "--pinned", "--reason"),
+            *("--allow-forgotten", "--contradicts", "--json", "--metadata", "--ns"),
+            *("--pinned", "--reason"),
             "--references",
             *("--source", "--supersedes", "--tag", "--valid-from", "--valid-to", "TEXT"),
         ]
     ),
     "graphmem resolve": ["--json", "--keep", "--ns", "--reason", "A", "B"],
     "graphmem retract": ["--json", "--ns", "--reason", "ID"],
+    "graphmem review": ["--all", "--fact", "--json", "--limit", "--ns"],
+    "graphmem review confirm": ["--json", "--ns", "--reason", "ID"],
     "graphmem stats": ["--json", "--ns"],
 }
 

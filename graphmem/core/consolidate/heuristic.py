@@ -6,9 +6,8 @@ or whether both are true."""
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
 
+from graphmem._text import normalised
 from graphmem.models.consolidation import (
     Cluster,
     Proposal,
@@ -17,9 +16,6 @@ from graphmem.models.consolidation import (
     ReviewCandidate,
 )
 
-#: A word: a signed number with its decimals ("-5", "3.5"), or letters and digits with the
-#: marks that make a name of them ("C++", "C#"); other punctuation and symbols separate words.
-_WORD = re.compile(r"[+-]?\d+(?:[.,]\d+)*|[^\W_]+[+#]*", re.UNICODE)
 #: Words whose difference turns a near-duplicate into another statement.
 _NEGATIONS = frozenset(
     (
@@ -44,12 +40,6 @@ _NEGATIONS = frozenset(
         "without",
     )
 )
-
-
-def normalised(text: str) -> str:
-    """Case, accents' composition, punctuation and spacing ironed out."""
-    text = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
-    return " ".join(_WORD.findall(text.replace("'", "")))
 
 
 def _words(text: str) -> list[str]:

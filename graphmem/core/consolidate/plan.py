@@ -275,7 +275,7 @@ class ConsolidatePlans(RunPlans):
         if dry_run or not any(a.op in REWRITTEN for a in accepted):
             outcome.done(accepted, rejected + refused, handled, new_here)
             if not dry_run:
-                outcome.pending.add(cluster.index, proposal, accepted, rejected + refused, handled)
+                outcome.pending.add(cluster, proposal, accepted, rejected + refused, handled)
             return
         watermark = outcome.watermark_for(new_here)
 
@@ -292,7 +292,7 @@ class ConsolidatePlans(RunPlans):
                 yield from rewrite_runs(ns, run_id, changing)
                 yield Run(query("consolidate_snapshot_after"), snap)
             record = outcome.pending.copy()
-            record.add(cluster.index, proposal, accepted, rejected + refused, True)
+            record.add(cluster, proposal, accepted, rejected + refused, True)
             yield Run(query("consolidate_record"), record.params(ns, run_id, watermark))
             return accepted, rejected + refused
 

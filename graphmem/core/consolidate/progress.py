@@ -15,6 +15,7 @@ from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
     AppliedOperation,
+    Cluster,
     LLMUsage,
     Proposal,
     RejectedOperation,
@@ -101,6 +102,8 @@ class Records:
         self.applied: list[str] = []
         self.rejected: list[str] = []
         self.review: list[str] = []
+        #: Every fact the clusters showed: forget scrubs a record that showed an erased one.
+        self.facts: list[str] = []
         self.usage = LLMUsage()
         self.handled = 0
         self.failed = 0
@@ -113,14 +116,16 @@ class Records:
 
     def add(
         self,
-        index: int,
+        cluster: Cluster,
         proposal: Proposal,
         applied: Sequence[AppliedOperation],
         rejected: Sequence[RejectedOperation],
         handled: bool,
     ) -> None:
         usage = proposal.usage.model_dump()
+        index = cluster.index
         self.clusters.append(index)
+        self.facts += [f.id for f in cluster.facts if f.id not in self.facts]
         self.plans.append(json.dumps({"cluster": index, "raw": proposal.raw, "usage": usage}))
         self.applied += [a.model_dump_json() for a in applied]
         self.rejected += [r.model_dump_json() for r in rejected]
@@ -145,6 +150,7 @@ class Records:
             "applied": self.applied,
             "rejected": self.rejected,
             "review": self.review,
+            "facts": self.facts,
             "calls": self.usage.calls,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,

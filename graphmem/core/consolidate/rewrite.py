@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from graphmem.core.forget.flags import flag_changed
 from graphmem.core.plans import Run, Work
 from graphmem.models.consolidation import AppliedOperation
 from graphmem.store.cypher import query
@@ -14,7 +15,8 @@ REWRITTEN = frozenset({"SUPERSEDE", "MERGE", "CONTRADICT", "RESOLVE", "RETRACT",
 
 
 def rewrite_runs(ns: str, actor: str, ops: Sequence[AppliedOperation]) -> Work[None]:
-    """Applies ``ops`` (validated, on believed facts the transaction has locked)."""
+    """Applies ``ops`` (validated, on believed facts the transaction has locked), and flags
+    for review what rested on each fact they retire."""
     supersede = [
         {"new": o.facts[0], "old": o.facts[1], "reason": o.reason, "resolve": o.op == "RESOLVE"}
         for o in ops
@@ -38,8 +40,12 @@ def rewrite_runs(ns: str, actor: str, ops: Sequence[AppliedOperation]) -> Work[N
     common = {"ns": ns, "actor": actor}
     if supersede:
         yield Run(query("rewrite_supersede"), {**common, "rows": supersede})
+        replaced = [{"id": r["old"], "by": r["new"], "reason": r["reason"]} for r in supersede]
+        yield from flag_changed(ns, "superseded", actor, replaced)
     if merge:
         yield Run(query("rewrite_merge"), {**common, "rows": merge})
+        merged = [{"id": r["duplicate"], "by": r["survivor"], "reason": r["reason"]} for r in merge]
+        yield from flag_changed(ns, "merged", actor, merged)
     if contradicts or references:
         yield Run(
             query("rewrite_link"),
@@ -47,3 +53,4 @@ def rewrite_runs(ns: str, actor: str, ops: Sequence[AppliedOperation]) -> Work[N
         )
     if retract:
         yield Run(query("rewrite_retract"), {**common, "rows": retract})
+        yield from flag_changed(ns, "retracted", actor, retract)

@@ -10,7 +10,15 @@ from graphmem._text import brief, printable
 from graphmem._zones import named_zone, zone_names
 from graphmem.embed.tokens import TokenCounter
 from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
-from graphmem.models import MAX_LABEL_CHARS, ContextBlock, Episode, Fact, Hit, Provenance
+from graphmem.models import (
+    MAX_LABEL_CHARS,
+    ContextBlock,
+    Episode,
+    Fact,
+    Hit,
+    Provenance,
+    ReviewMark,
+)
 
 
 def context_header(zone: tzinfo = UTC) -> str:
@@ -143,7 +151,30 @@ def _fact_line(
         other = fact.contradictions[0]
         more = f" and {len(fact.contradictions) - 1} more" if len(fact.contradictions) > 1 else ""
         line += f" [contradicted by fact {other.id}: {_clip(other.text, 80)!r}{more}]"
-    return line
+    return line + _review(fact.review)
+
+
+#: What a review flag's event says about the node it was flagged for, in a context line.
+_FLAGGED = {
+    "forgotten": "{kind} {cause} it rested on was forgotten",
+    "superseded": "{kind} {cause} it rested on was replaced",
+    "merged": "{kind} {cause} it rested on was merged into another",
+    "retracted": "{kind} {cause} it rested on was retracted",
+    "previously_forgotten": "the same words were forgotten before",
+}
+
+
+def _review(marks: Sequence[ReviewMark]) -> str:
+    """The line's review mark: the first open flag in words, and how many more."""
+    if not marks:
+        return ""
+    mark = marks[0]
+    kind = "the message" if mark.relation == "derived_from" else "the fact"
+    said = _FLAGGED.get(mark.event, "{kind} {cause} it rested on changed").format(
+        kind=kind, cause=mark.cause_id
+    )
+    more = f" and {len(marks) - 1} more" if len(marks) > 1 else ""
+    return f" [flagged for review: {said}{more}]"
 
 
 def _episode_line(episode: Episode, zone: tzinfo) -> str:
@@ -153,7 +184,8 @@ def _episode_line(episode: Episode, zone: tzinfo) -> str:
     session = (
         f", session {_clip(episode.session_id, MAX_LABEL_CHARS)}" if episode.session_id else ""
     )
-    return f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext}{session})"
+    line = f"- [{when}] {who}: {_clip(episode.content)} (episode {episode.id}{ext}{session})"
+    return line + _review(episode.review)
 
 
 def build_context(

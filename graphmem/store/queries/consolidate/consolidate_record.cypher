@@ -1,10 +1,11 @@
 // name: consolidate_record
 // mode: write
-// params: ns, run, clusters, plan, applied, rejected, review, calls, prompt_tokens, completion_tokens, handled, failed, watermark
+// params: ns, run, clusters, plan, applied, rejected, review, facts, calls, prompt_tokens, completion_tokens, handled, failed, watermark
 // returns: watermark
 // Records the outcome of clusters $clusters of run $run on a :ConsolidationRecord of their own
 // (RECORDED from the run): their raw plans, applied and rejected operations and review
-// candidates as JSON; adds their LLM usage and counts ($handled handled, $failed not) to the
+// candidates as JSON, and the ids of every fact they showed (facts: forget scrubs the record
+// of a run that showed an erased fact); adds their LLM usage and counts ($handled handled, $failed not) to the
 // run; and moves the namespace's watermark forward to $watermark (never back). Each record is
 // written once, so a long run does not rewrite what it recorded before.
 MATCH (r:ConsolidationRun {id: $run})
@@ -12,7 +13,7 @@ WHERE r.ns = $ns
 MATCH (s:ConsolidationState {ns: $ns})
 CREATE (r)-[:RECORDED]->(:ConsolidationRecord {
   ns: $ns, run: $run, at: datetime.statement(), clusters: $clusters, plans: $plan,
-  applied: $applied, rejected: $rejected, review: $review
+  applied: $applied, rejected: $rejected, review: $review, facts: $facts
 })
 SET r.llm_calls = r.llm_calls + $calls,
     r.prompt_tokens = r.prompt_tokens + $prompt_tokens,

@@ -1,10 +1,10 @@
 // name: consolidate_undo
 // mode: write
 // params: ns, run, actor
-// returns: restored, removed, reopened, undone_at
+// returns: restored, removed, reopened, flags_reopened, undone_at
 // Undoes run $run (consolidate_undo_check found nothing built on it): each fact it changed
-// gets back the state it had before the run, every edge the run made goes, each
-// contradiction it resolved is open again, and the run is marked undone (its record and its
+// gets back the state it had before the run, every edge the run made goes (its review flags
+// too), each contradiction it resolved and each review flag it closed is open again, and the run is marked undone (its record and its
 // :ConsolidationChange nodes stay, for audits).
 MATCH (r:ConsolidationRun {id: $run})
 WHERE r.ns = $ns
@@ -35,5 +35,13 @@ CALL (facts) {
   REMOVE x.resolved_at, x.resolution, x.resolved_by, x.kept
   RETURN count(x) AS reopened
 }
+CALL (facts) {
+  UNWIND facts AS f
+  MATCH (f)-[x:FLAGGED_BY]->()
+  WHERE x.closed_by = $run
+  WITH DISTINCT x
+  REMOVE x.closed_at, x.closed_by, x.closing
+  RETURN count(x) AS flags_reopened
+}
 SET r.status = 'undone', r.undone_at = datetime.statement(), r.undone_by = $actor
-RETURN size(facts) AS restored, removed, reopened, r.undone_at AS undone_at
+RETURN size(facts) AS restored, removed, reopened, flags_reopened, r.undone_at AS undone_at

@@ -1,9 +1,10 @@
 // The public properties of the :Fact `node` (everything but the embedding), with its open
-// contradictions: the believed facts of its namespace a CONTRADICTS edge without resolved_at
-// joins it to, either way.
+// contradictions (the believed facts of its namespace a CONTRADICTS edge without resolved_at
+// joins it to, either way) and its open review flags.
 node {.id, .ns, .text, .status, .recorded_at, .retired_at, .valid_from, .valid_to,
       .stated_valid_to, .superseded_by, .source, .tags, .access_count, .last_accessed_at,
-      .text_hash, .metadata, .pinned, .retraction_reason,
+      .text_hash, .metadata, .pinned, .retraction_reason, .previously_forgotten,
+      review: {{review_marks}},
       contradictions: COLLECT {
         MATCH (node)-[c:CONTRADICTS]-(other:Fact)
         WHERE c.resolved_at IS NULL AND other.ns = node.ns AND other.retired_at IS NULL

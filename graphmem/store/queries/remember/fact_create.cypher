@@ -1,7 +1,7 @@
 // name: fact_create
 // mode: write
 // params: facts, actor
-// returns: recorded_at, created, superseded, referenced, contradicted, valid_from_update, pinned_update
+// returns: recorded_at, created, superseded, referenced, contradicted, valid_from_update, pinned_update, forgotten
 // Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
 // this statement's time as recorded_at (taken after the locks the transaction's earlier
 // statements waited for), and in the same transaction:
@@ -18,6 +18,10 @@
 // A fact that replaces a pinned fact is pinned too (pinned_update lists those not pinned by
 // the caller), so a core fact stays in context when it is updated.
 UNWIND $facts AS row
+CALL (row) {
+  OPTIONAL MATCH (t:Tombstone {ns: row.ns, text_hash: row.erasure_hash})
+  RETURN collect(t) AS tombstones
+}
 CREATE (node:Fact {
   id: row.id,
   ns: row.ns,
@@ -38,8 +42,16 @@ CREATE (node:Fact {
   metadata: row.metadata,
   pinned: row.pinned,
   access_count: 0,
-  last_accessed_at: null
+  last_accessed_at: null,
+  previously_forgotten: CASE WHEN size(tombstones) > 0 THEN true END
 })
+WITH node, row, tombstones
+CALL (node, tombstones) {
+  UNWIND tombstones AS t
+  CREATE (node)-[:FLAGGED_BY {ns: node.ns, event: 'previously_forgotten', relation: 'same_text',
+                              at: datetime.statement(), actor: $actor, reason: null}]->(t)
+  RETURN count(t) AS flagged
+}
 WITH node, row
 CALL db.create.setNodeVectorProperty(node, 'embedding', row.embedding)
 CALL (node, row) {
@@ -87,4 +99,5 @@ RETURN datetime.statement() AS recorded_at, count(node) AS created,
        sum(contradicted) AS contradicted,
        collect(CASE WHEN row.valid_from IS NULL AND node.valid_from IS NOT NULL
                     THEN node.id END) AS valid_from_update,
-       collect(CASE WHEN was_pinned AND NOT row.pinned THEN node.id END) AS pinned_update
+       collect(CASE WHEN was_pinned AND NOT row.pinned THEN node.id END) AS pinned_update,
+       collect(CASE WHEN node.previously_forgotten THEN row.id END) AS forgotten

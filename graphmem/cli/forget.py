@@ -1,0 +1,217 @@
+"""The erasure commands: ``forget`` (with ``--dry-run`` and ``--verify``) and ``review`` (with
+``review confirm``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from graphmem.cli.output import emit, output_options, render_mapping, render_table
+from graphmem.cli.root import clip, main, memory_for, ns_option
+from graphmem.errors import InvalidInputError
+
+
+def _forget_table(data: dict[str, Any]) -> str:
+    head = {
+        "namespace": data["ns"],
+        "erasure": data["erasure"],
+        "dry run": data["dry_run"] or None,
+        "facts": len(data["facts"]),
+        "of which derived": len(data["derived"]),
+        "episodes": len(data["episodes"]),
+        "already forgotten": len(data["already_forgotten"]),
+        "flagged for review": len(data["flagged"]),
+        "runs scrubbed": len(data["runs_scrubbed"]),
+        "units": data["units"],
+    }
+    parts = [render_mapping(head)]
+    if data["flagged"]:
+        parts.append(
+            "\nFlagged:\n" + render_table(data["flagged"], ["flagged", "relation", "cause"])
+        )
+    kept = [
+        {"fact": fact, "kept": " ".join(ids), "what": what}
+        for key, what in (("messages_kept", "its messages"), ("same_text_kept", "same text"))
+        for fact, ids in data[key].items()
+    ]
+    if kept:
+        parts.append(
+            "\nWords that stay (not named by this forget):\n"
+            + render_table(kept, ["fact", "what", "kept"])
+        )
+    return "\n".join(parts)
+
+
+def _verify_table(data: dict[str, Any]) -> str:
+    clean = data["tombstones"] > 0 and not data["findings"]
+    head = {
+        "target": data["target"],
+        "matched": data["matched"],
+        "tombstones": data["tombstones"],
+        "checked": ", ".join(data["checks"]),
+        "result": "clean: nothing found" if clean else f"{len(data['findings'])} finding(s)",
+    }
+    parts = [render_mapping(head)]
+    if data["findings"]:
+        parts.append("\n" + render_table(data["findings"], ["check", "where", "detail"]))
+    return "\n".join(parts)
+
+
+@main.command()
+@click.argument("ids", nargs=-1)
+@click.option("--source", help="Forget the facts with this source.")
+@click.option("--session", help="Forget the episodes of this session (and facts only from them).")
+@click.option("--all", "everything", is_flag=True, help="Forget the whole namespace.")
+@click.option("--reason", help="Why (kept on each tombstone; required to forget).")
+@click.option("--actor", default="user", show_default=True, help="Who asks (kept on tombstones).")
+@click.option(
+    "--dry-run", is_flag=True, help="List what would be erased and flagged; write nothing."
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=500,
+    show_default=True,
+    help="Nodes per unit; each unit is erased in one transaction.",
+)
+@click.option(
+    "--verify",
+    "verify",
+    metavar="ID|SOURCE",
+    help="Instead of forgetting: search every read path for what this erased id, source, "
+    "session or erasure id erased (exit 1 if anything is found).",
+)
+@click.option("--text", help="With --verify: the erased words, searched for as well.")
+@ns_option
+@output_options
+@click.pass_context
+def forget(
+    ctx: click.Context,
+    ids: tuple[str, ...],
+    source: str | None,
+    session: str | None,
+    everything: bool,
+    reason: str | None,
+    actor: str,
+    dry_run: bool,
+    batch_size: int,
+    verify: str | None,
+    text: str | None,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """Erase facts and episodes for good, leaving content-free tombstones.
+
+    Name exactly one of: IDS (facts or episodes), --source, --session or --all. Facts derived
+    only from erased messages go with them; what referenced an erased fact or was derived with
+    it is flagged for review (`graphmem review`); consolidation records lose their texts; the
+    same text is refused afterwards (`--allow-forgotten` on remember and ingest stores it,
+    flagged). Each unit of --batch-size nodes is erased whole or not at all; after an
+    interruption, run the same command again.
+
+    --verify ID|SOURCE searches the namespace for what was erased and prints what it finds.
+
+    Example:
+
+    \b
+        graphmem forget --session chat-7 --reason "user request 2026-11-02" --dry-run
+        graphmem forget --session chat-7 --reason "user request 2026-11-02"
+        graphmem forget --verify chat-7
+    """
+    if verify is not None:
+        if ids or source or session or everything or dry_run:
+            raise click.UsageError("--verify takes no other target and no --dry-run")
+        with memory_for(ctx, ns) as memory:
+            report = memory.verify_forgotten(verify, text=text)
+        emit(report.model_dump(mode="json"), as_json=as_json, table=_verify_table)
+        if not report.clean:
+            ctx.exit(1)
+        return
+    if text is not None:
+        raise click.UsageError("--text goes with --verify")
+    if reason is None:
+        raise InvalidInputError("forget needs --reason: it is kept on every tombstone")
+    with memory_for(ctx, ns) as memory:
+        result = memory.forget(
+            list(ids) if ids else None,
+            source=source,
+            session=session,
+            everything=everything,
+            reason=reason,
+            actor=actor,
+            dry_run=dry_run,
+            batch_size=batch_size,
+        )
+    emit(result.model_dump(mode="json"), as_json=as_json, table=_forget_table)
+
+
+@main.group(invoke_without_command=True)
+@click.option("--all", "show_all", is_flag=True, help="Closed flags too.")
+@click.option("--fact", "fact_id", metavar="ID", help="Only this fact's (or episode's) flags.")
+@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
+@ns_option
+@output_options
+@click.pass_context
+def review(
+    ctx: click.Context,
+    show_all: bool,
+    fact_id: str | None,
+    limit: int,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """List the facts flagged for review, oldest first.
+
+    A fact is flagged when one it references, or one derived with it from the same message,
+    is forgotten, superseded, merged or retracted, and when a forgotten text is stored again.
+    Close a flag with `graphmem review confirm ID`, or by superseding, retracting or
+    forgetting the fact.
+
+    Example:
+
+    \b
+        graphmem review --ns user-42
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    with memory_for(ctx, ns) as memory:
+        flags = memory.review(fact_id=fact_id, open_only=not show_all, limit=limit)
+    data = [f.model_dump(mode="json") for f in flags]
+    rows = [
+        {
+            "flagged": f["flagged_id"],
+            "text": clip(f["text"], 40),
+            "event": f["event"],
+            "relation": f["relation"],
+            "cause": f["cause_id"],
+            "at": f["at"],
+            "closed": f["closing"],
+        }
+        for f in data
+    ]
+    columns = ["flagged", "text", "event", "relation", "cause", "at"] + (
+        ["closed"] if show_all else []
+    )
+    emit(data, as_json=as_json, table=lambda _: render_table(rows, columns))
+
+
+@review.command("confirm")
+@click.argument("id")
+@click.option("--reason", help="Why it stands (kept on the closed flags).")
+@ns_option
+@output_options
+@click.pass_context
+def confirm(ctx: click.Context, id: str, reason: str | None, ns: str | None, as_json: bool) -> None:
+    """Close a fact's open review flags: it was looked at and stands.
+
+    Example:
+
+    \b
+        graphmem review confirm 3f2a... --reason "checked with the user"
+    """
+    with memory_for(ctx, ns) as memory:
+        closed = memory.confirm(id, reason=reason)
+    data = [f.model_dump(mode="json") for f in closed]
+    rows = [{"flagged": f["flagged_id"], "event": f["event"], "cause": f["cause_id"]} for f in data]
+    emit(data, as_json=as_json, table=lambda _: render_table(rows, ["flagged", "event", "cause"]))

@@ -1,0 +1,286 @@
+"""forget: erasure of facts and episodes, unit by unit, each unit in one transaction.
+
+A call names what to erase (ids, a source, a session or the whole namespace). The ids are read
+first; then each unit (at most ``batch_size`` episodes or facts, with the facts derived only
+from its episodes) is erased in one write transaction: its nodes locked and read, review flags
+made on what rested on them, the consolidation records that showed them scrubbed, and each
+node turned into a content-free :Tombstone (:mod:`graphmem.store.queries.forget`). A unit is
+either erased whole or not at all, so a forget cut short can be run again: what is erased
+already is reported as such. A dry run carries out the same work in one transaction and rolls
+it back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from pydantic import TypeAdapter
+
+from graphmem.core.base import CoreBase
+from graphmem.core.checks import checked_flag, checked_ids, checked_integer, checked_value
+from graphmem.core.forget.flags import flag_changed
+from graphmem.core.forget.hashing import keyed_hash, namespace_key
+from graphmem.core.forget.scrub import scrubbed
+from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work, single
+from graphmem.core.writes import API_ACTOR
+from graphmem.errors import DatabaseError, InvalidInputError, NotFoundError, SchemaError
+from graphmem.models.erasure import FlagMade, ForgetResult
+from graphmem.models.fields import Id, Label
+from graphmem.models.inputs import Reason
+from graphmem.store.cypher import query
+from graphmem.store.schema import SCHEMA_KEY
+
+_REASON: TypeAdapter[str] = TypeAdapter(Reason)
+_LABEL: TypeAdapter[str] = TypeAdapter(Label)
+_ACTOR: TypeAdapter[str] = TypeAdapter(Id)
+#: Nodes per unit when the caller does not say.
+DEFAULT_BATCH = 500
+
+
+class ForgetOptions(TypedDict, total=False):
+    """The keyword arguments of ``forget`` besides ``ids``, ``reason`` and ``ns``: exactly one
+    of ``ids``, ``source``, ``session`` and ``everything`` names what to erase."""
+
+    #: The facts with this source.
+    source: str | None
+    #: The episodes of this session (and the facts derived only from them).
+    session: str | None
+    #: The whole namespace.
+    everything: bool
+    #: Who asks (stored on each tombstone; default ``api``).
+    actor: str | None
+    #: Report what would be erased and flagged, and write nothing.
+    dry_run: bool
+    #: Nodes per unit, each erased in one transaction (default 500).
+    batch_size: int | None
+    #: Called with the number of nodes of each unit erased.
+    progress: Callable[[int], object] | None
+
+
+@dataclass
+class _Done:
+    """What a unit erased, and what the units erased so far (:meth:`add`)."""
+
+    facts: list[str] = field(default_factory=list)
+    episodes: list[str] = field(default_factory=list)
+    derived: list[str] = field(default_factory=list)
+    flagged: list[FlagMade] = field(default_factory=list)
+    runs: set[str] = field(default_factory=set)
+    messages_kept: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    same_text_kept: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    units: int = 0
+    at: Any = None
+
+    def add(self, unit: _Done) -> None:
+        self.facts += unit.facts
+        self.episodes += unit.episodes
+        self.derived += unit.derived
+        self.flagged += unit.flagged
+        self.runs |= unit.runs
+        self.messages_kept.update(unit.messages_kept)
+        self.same_text_kept.update(unit.same_text_kept)
+        self.units += 1
+        self.at = unit.at or self.at
+
+
+class _RolledBack(Exception):
+    """Ends a dry run's transaction so that it rolls back, carrying what it did."""
+
+    def __init__(self, done: _Done) -> None:
+        super().__init__("dry run")
+        self.done = done
+
+
+@dataclass(frozen=True)
+class _Request:
+    ns: str
+    reason: str
+    actor: str
+    erasure: str
+    flag: bool
+    #: Every id the call erases, which its flags leave out.
+    targets: frozenset[str]
+
+
+class ForgetPlans(CoreBase):
+    def forget(
+        self,
+        ids: str | Sequence[str] | None = None,
+        *,
+        source: str | None = None,
+        session: str | None = None,
+        everything: bool = False,
+        reason: str,
+        actor: str | None = None,
+        dry_run: bool = False,
+        batch_size: int | None = None,
+        progress: Callable[[int], object] | None = None,
+        ns: str | None,
+    ) -> Plan[ForgetResult]:
+        ns = self._ns(ns)
+        everything = checked_flag("everything", everything)
+        dry_run = checked_flag("dry_run", dry_run)
+        named = [
+            k for k, v in (("ids", ids), ("source", source), ("session", session)) if v is not None
+        ] + (["namespace"] if everything else [])
+        if len(named) != 1:
+            raise InvalidInputError(
+                "forget needs exactly one of: ids, source, session or everything=True"
+                + (f" (got {', '.join(named)})" if named else "")
+            )
+        wanted = checked_ids("ids", ids) if ids is not None else []
+        if ids is not None and not wanted:
+            raise InvalidInputError("forget: no ids given")
+        source = None if source is None else checked_value(_LABEL, "source", source)
+        session = None if session is None else checked_value(_LABEL, "session", session)
+        request = _Request(
+            ns=ns,
+            reason=checked_value(_REASON, "reason", reason),
+            actor=API_ACTOR if actor is None else checked_value(_ACTOR, "actor", actor),
+            erasure=str(uuid.uuid4()),
+            flag=not everything,
+            targets=frozenset(),
+        )
+        size = DEFAULT_BATCH if batch_size is None else checked_integer("batch_size", batch_size, 1)
+        if progress is not None and not callable(progress):
+            raise InvalidInputError("progress must be a callable taking a number of nodes")
+
+        params = {
+            "ns": ns,
+            "ids": wanted,
+            "source": source,
+            "session": session,
+            "everything": everything,
+        }
+        rows: Rows = yield Transaction("read", lambda: single(Run(query("forget_select"), params)))
+        found = {r["id"] for r in rows}
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            raise NotFoundError(
+                f"no fact, episode or tombstone {', '.join(map(repr, missing))} "
+                f"in namespace {ns!r}; nothing was forgotten",
+                ids=tuple(missing),
+            )
+        episodes = [r["id"] for r in rows if r["kind"] == "episode"]
+        facts = [r["id"] for r in rows if r["kind"] == "fact"]
+        request = dataclasses.replace(request, targets=frozenset(episodes) | frozenset(facts))
+        # Messages first, each unit with the facts derived only from its messages.
+        units: list[tuple[list[str], list[str]]] = [
+            ([], episodes[i : i + size]) for i in range(0, len(episodes), size)
+        ]
+        units += [(facts[i : i + size], []) for i in range(0, len(facts), size)]
+        done = _Done()
+        if dry_run:
+            try:
+                yield Transaction("write", lambda: _dry(request, facts, episodes))
+            except _RolledBack as rolled:
+                done = rolled.done
+        else:
+            for unit_facts, unit_episodes in units:
+                unit: _Done = yield Transaction("write", _unit(request, unit_facts, unit_episodes))
+                done.add(unit)
+                if progress is not None:
+                    yield Progress(progress, len(unit_facts) + len(unit_episodes))
+        return ForgetResult(
+            ns=ns,
+            erasure=request.erasure,
+            dry_run=dry_run,
+            selector=named[0],  # type: ignore[arg-type]
+            facts=tuple(done.facts),
+            episodes=tuple(done.episodes),
+            derived=tuple(done.derived),
+            already_forgotten=tuple(r["id"] for r in rows if r["kind"] == "tombstone"),
+            flagged=tuple(done.flagged),
+            runs_scrubbed=tuple(sorted(done.runs)),
+            messages_kept=done.messages_kept,
+            same_text_kept=done.same_text_kept,
+            units=done.units,
+            at=None if dry_run else done.at,
+        )
+
+
+def _unit(request: _Request, facts: list[str], episodes: list[str]) -> Callable[[], Work[_Done]]:
+    return lambda: _erase(request, facts, episodes)
+
+
+def _dry(request: _Request, facts: list[str], episodes: list[str]) -> Work[None]:
+    """The whole erasure as one unit, then a rollback that carries what it did."""
+    unit = yield from _erase(request, facts, episodes)
+    done = _Done()
+    done.add(unit)
+    done.units = 0
+    raise _RolledBack(done)
+
+
+def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Done]:
+    """Erases one unit in the caller's transaction; returns what it erased."""
+    ns, actor = request.ns, request.actor
+    done = _Done()
+    keys = yield Run(query("forget_key"), {"key": SCHEMA_KEY})
+    if not keys:
+        raise SchemaError("the graph has no graphmem schema: run `graphmem init` first")
+    key = namespace_key(keys[0]["erasure_key"], ns)
+    nodes = yield Run(query("forget_nodes"), {"ns": ns, "facts": facts, "episodes": episodes})
+    if not nodes:
+        return done
+    erased = [n["id"] for n in nodes]
+    flags: list[dict[str, str]] = []
+    if request.flag:
+        changed = [{"id": i, "reason": request.reason} for i in erased]
+        exclude = sorted(request.targets | set(erased))
+        flags = yield from flag_changed(ns, "forgotten", actor, changed, exclude)
+    fact_nodes = [n for n in nodes if n["kind"] == "fact"]
+    runs: set[str] = set()
+    if fact_nodes:
+        records = yield Run(
+            query("forget_records"), {"ns": ns, "facts": [n["id"] for n in fact_nodes]}
+        )
+        if records:
+            scrub = {"ns": ns, "actor": actor, "records": [scrubbed(r) for r in records]}
+            yield Run(query("forget_scrub"), scrub)
+            runs = {r["run"] for r in records}
+
+    def hashed(value: str | None) -> str | None:
+        return None if value is None else keyed_hash(key, value)
+
+    params = {
+        "ns": ns,
+        "facts": [
+            {"id": n["id"], "text_hash": hashed(n["text"]), "source_hash": hashed(n["source"])}
+            for n in fact_nodes
+        ],
+        "episodes": [
+            {
+                "id": n["id"],
+                "text_hash": hashed(n["text"]),
+                "session_hash": hashed(n["session_id"]),
+            }
+            for n in nodes
+            if n["kind"] == "episode"
+        ],
+        "reason": request.reason,
+        "actor": actor,
+        "erasure": request.erasure,
+    }
+    (out,) = yield Run(query("forget_erase"), params)
+    if out["facts"] != len(params["facts"]) or out["episodes"] != len(params["episodes"]):
+        raise DatabaseError("a node to erase changed during its erasure")  # locked: not expected
+    done.facts += [n["id"] for n in fact_nodes]
+    done.episodes += [n["id"] for n in nodes if n["kind"] == "episode"]
+    done.derived += [n["id"] for n in fact_nodes if n["derived"]]
+    done.flagged += [FlagMade.model_validate(f) for f in flags]
+    done.runs |= runs
+    erased_set = set(erased)
+    for n in fact_nodes:
+        kept = tuple(m for m in n["kept_messages"] if m not in erased_set)
+        if kept:
+            done.messages_kept[n["id"]] = kept
+        same = tuple(s for s in n["same_text"] if s not in request.targets)
+        if same:
+            done.same_text_kept[n["id"]] = same
+    done.at = out["at"]
+    return done

@@ -1,0 +1,167 @@
+"""Verification of an erasure: every read path searched for what a target's tombstones erased.
+
+A tombstone keeps a keyed hash of the text it replaced, never the text, so the scan hashes
+every string the namespace holds (each node's and relationship's properties, the texts inside
+JSON values, and each sentence of a longer text) and compares. A caller who knows the erased
+words may pass them too: then both fulltext and both vector indexes are asked for them
+directly, and every stored string is searched for them as a phrase.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from graphmem.core.base import CoreBase
+from graphmem.core.checks import checked_value
+from graphmem.core.forget.hashing import comparable, keyed_hash, namespace_key, pieces
+from graphmem.core.plans import Plan, Rows, Run, Transaction, VectorParam, Work
+from graphmem.core.recall.fulltext import lucene_query
+from graphmem.models.erasure import Finding, ForgetVerification
+from graphmem.models.fields import Label, Text
+from graphmem.store.cypher import query
+
+_TARGET: TypeAdapter[str] = TypeAdapter(Label)
+_TEXT: TypeAdapter[str] = TypeAdapter(Text)
+#: What a tombstone may hold: nothing that carries content.
+TOMBSTONE_PROPERTIES = frozenset(
+    {
+        "ns",
+        "kind",
+        "fact_id",
+        "episode_id",
+        "text_hash",
+        "source_hash",
+        "session_hash",
+        "recorded_at",
+        "retired_at",
+        "occurred_at",
+        "status_at_erasure",
+        "at",
+        "reason",
+        "actor",
+        "erasure",
+    }
+)
+#: Tombstone properties that are themselves hashes, not searched as stored text.
+_HASHES = frozenset({"text_hash", "source_hash", "session_hash"})
+#: Index hits this close to the searched text count as finding it.
+_NEAR = 0.95
+_K = 100
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a property value: itself, list items, and the strings inside JSON."""
+    if isinstance(value, str):
+        yield value
+        if value[:1] in "[{":
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                return
+            yield from _strings(parsed)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+class VerifyPlans(CoreBase):
+    def verify_forgotten(
+        self, target: str, *, text: str | None = None, ns: str | None
+    ) -> Plan[ForgetVerification]:
+        ns = self._ns(ns)
+        target = checked_value(_TARGET, "target", target)
+        text = None if text is None else checked_value(_TEXT, "text", text)
+        vector = None
+        if text is not None:
+            (vector,) = yield from self._embed((text,))
+        phrase = None if text is None else lucene_query(text)
+
+        def work() -> Work[tuple[str, Rows, list[Finding], list[str]]]:
+            erasure_key = yield from self._guard()
+            key = namespace_key(erasure_key, ns) if erasure_key else None
+            probe = {"ns": ns, "target": target, "hash": key and keyed_hash(key, target)}
+            found = yield Run(query("verify_tombstones"), probe)
+            matched = found[0]["matched"] if found else "nothing"
+            tombstones = [r["tombstone"] for r in found if r["matched"] == matched]
+            checks = ["tombstones hold no content"]
+            findings = [
+                Finding(
+                    check=checks[0],
+                    where=f"tombstone {t.get('fact_id') or t.get('episode_id')}",
+                    detail=f"holds {', '.join(sorted(set(t) - TOMBSTONE_PROPERTIES))}",
+                )
+                for t in tombstones
+                if set(t) - TOMBSTONE_PROPERTIES
+            ]
+            erased = [t.get("fact_id") or t.get("episode_id") for t in tombstones]
+            hashes = {t["text_hash"] for t in tombstones if t.get("text_hash")}
+            rows = yield Run(query("verify_scan"), {"ns": ns, "ids": erased})
+            checks += ["no fact or episode carries an erased id", "raw scan of the namespace"]
+            words = None if text is None else comparable(text)
+            if words is not None:
+                checks.append("raw scan for the given text")
+            for row in rows:
+                where = f"{row['kind']} {':'.join(row['labels'])} {row['id']}"
+                if row["kind"] == "erased id":
+                    findings.append(Finding(check=checks[1], where=where, detail="still there"))
+                    continue
+                for name, value in row["properties"]:
+                    if "Tombstone" in row["labels"] and name in _HASHES:
+                        continue
+                    for found_text in _strings(value):
+                        if (
+                            key is not None
+                            and hashes
+                            and any(keyed_hash(key, p) in hashes for p in pieces(found_text))
+                        ):
+                            findings.append(
+                                Finding(check=checks[2], where=f"{where} .{name}", detail="")
+                            )
+                        if words and words in comparable(found_text):
+                            findings.append(
+                                Finding(check=checks[3], where=f"{where} .{name}", detail="")
+                            )
+            if vector is not None:
+                checks.append("vector indexes")
+                params = {"ns": ns, "vector": VectorParam(vector.tolist()), "k": _K}
+                for hit in (yield Run(query("verify_vectors"), params)):
+                    if hit["score"] >= _NEAR:
+                        findings.append(
+                            Finding(
+                                check="vector indexes",
+                                where=f"{hit['index']} {hit['id']}",
+                                detail=f"similarity {hit['score']:.3f}",
+                            )
+                        )
+            if phrase is not None and words:
+                checks.append("fulltext indexes")
+                params = {"ns": ns, "phrase": phrase, "k": _K}
+                for hit in (yield Run(query("verify_fulltext"), params)):
+                    if words in comparable(hit["text"] or ""):
+                        findings.append(
+                            Finding(
+                                check="fulltext indexes",
+                                where=f"{hit['index']} {hit['id']}",
+                                detail="matches the text",
+                            )
+                        )
+            return matched, tombstones, findings, checks
+
+        matched, tombstones, findings, checks = yield Transaction("read", work)
+        # One finding per place and check: a value found by both hash and phrase counts once.
+        unique = list({(f.check, f.where): f for f in findings}.values())
+        return ForgetVerification(
+            ns=ns,
+            target=target,
+            matched=matched,
+            tombstones=len(tombstones),
+            checks=tuple(checks),
+            findings=tuple(unique),
+        )

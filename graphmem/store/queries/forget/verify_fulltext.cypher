@@ -1,0 +1,16 @@
+// name: verify_fulltext
+// mode: read
+// params: ns, phrase, k
+// returns: index, id, text
+// The facts and episodes of the namespace whose words match the fulltext query $phrase (made
+// from a text the verification looks for), from graphmem's two fulltext indexes.
+CALL () {
+  CALL db.index.fulltext.queryNodes('fact_text', $phrase, {limit: $k}) YIELD node
+  WHERE node.ns = $ns
+  RETURN 'fact_text' AS index, node.id AS id, node.text AS text
+  UNION ALL
+  CALL db.index.fulltext.queryNodes('episode_content', $phrase, {limit: $k}) YIELD node
+  WHERE node.ns = $ns
+  RETURN 'episode_content' AS index, node.id AS id, node.content AS text
+}
+RETURN index, id, text
