@@ -34,7 +34,12 @@ from graphmem.core.writes import (
     forgotten_refusal,
     metadata_json,
 )
-from graphmem.errors import InvalidInputError, MessageConflictError, TransientDatabaseError
+from graphmem.errors import (
+    ForgottenContentError,
+    InvalidInputError,
+    MessageConflictError,
+    TransientDatabaseError,
+)
 from graphmem.models import Episode, Fact, FactInput, IngestResult, Message, native_time
 from graphmem.store.cypher import query
 
@@ -193,10 +198,11 @@ class IngestPlans(CoreBase):
             if todo:
                 created = yield Run(query("episode_create"), {"episodes": todo, "actor": API_ACTOR})
             new = [Episode.model_validate(r["episode"]) for r in created]
-            again = [i for i, e in zip(todo, new, strict=True) if e.previously_forgotten]
+            again = [e for e in new if e.previously_forgotten]
             if again and not known.allow_forgotten:  # forgotten since the first read
                 index = {r["id"]: r["i"] for r in fresh}
-                raise forgotten_refusal("message", [index[r["id"]] for r in again], ns)
+                erased = [m.cause_id for e in again for m in e.review]
+                raise forgotten_refusal("message", [index[e.id] for e in again], ns, erased)
             # Facts from messages another writer stored meanwhile are that writer's to derive.
             ids = {e.id for e in new}
             keep = [i for i, row in enumerate(extracted_rows) if set(row["derived_from"]) <= ids]
@@ -230,7 +236,14 @@ def _extracted_facts(
     work = fact_work(
         ns, [inputs[i] for i in kept], [rows[i] for i in kept], "extractor", erasure_key=key
     )
-    return (yield from work()), len(keep) - len(kept)
+    try:
+        facts = yield from work()
+    except ForgottenContentError as exc:  # forgotten since the check above: under no lock
+        raise TransientDatabaseError(
+            "a text was forgotten while this ingest ran; nothing of this write was stored: "
+            "send the same input again"
+        ) from exc
+    return facts, len(keep) - len(kept)
 
 
 def _rows(
@@ -349,9 +362,10 @@ class _Stored:
             new = [r for r in candidates if r["i"] not in matched]
             stamp(new, key, self.ns, "content")
             forgotten = yield from forgotten_hashes(self.ns, [r["erasure_hash"] for r in new])
-            again = [r["i"] for r in new if r["erasure_hash"] in forgotten]
+            again = [r for r in new if r["erasure_hash"] in forgotten]
             if again and not allow_forgotten:
-                raise forgotten_refusal("message", again, self.ns)
+                erased = [e for r in again for e in forgotten[r["erasure_hash"]]]
+                raise forgotten_refusal("message", [r["i"] for r in again], self.ns, erased)
         return matched, {r["i"] for r in found if r["adopt"]}
 
     def adopt(

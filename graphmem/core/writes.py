@@ -90,13 +90,17 @@ def fact_rows(
     ]
 
 
-def forgotten_refusal(kind: str, indexes: Sequence[int], ns: str) -> ForgottenContentError:
-    """The error for inputs (by position) whose text the namespace forgot."""
+def forgotten_refusal(
+    kind: str, indexes: Sequence[int], ns: str, erased: Sequence[str] = ()
+) -> ForgottenContentError:
+    """The error for inputs (by position) whose text the namespace forgot (``erased``: the
+    erased ids whose tombstones hold it)."""
     which = ", ".join(map(str, indexes[:10])) + (", ..." if len(indexes) > 10 else "")
     return ForgottenContentError(
         f"{kind} {which}: namespace {ns!r} forgot this text (a tombstone holds its hash); "
         "nothing was stored. Pass allow_forgotten=True to store it again, flagged for review",
         indexes=tuple(indexes),
+        ids=tuple(sorted(set(erased))),
     )
 
 
@@ -141,9 +145,12 @@ def fact_work(
         ):
             raise DatabaseError("a superseded or referenced fact changed during the write")
         if out["forgotten"] and not allow_forgotten:
-            refused = set(out["forgotten"])
+            refused = {f["id"] for f in out["forgotten"]}
             raise forgotten_refusal(
-                "fact", [i for i, row in enumerate(rows) if row["id"] in refused], ns
+                "fact",
+                [i for i, row in enumerate(rows) if row["id"] in refused],
+                ns,
+                [f["erased"] for f in out["forgotten"]],
             )
         if superseded:
             replaced = [
@@ -151,7 +158,9 @@ def fact_work(
                 for row in rows
                 for old in row["supersedes"]
             ]
-            yield from flag_changed(ns, "superseded", actor, replaced)
+            yield from flag_changed(
+                ns, "superseded", actor, replaced, exclude=[r["id"] for r in rows]
+            )
         recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
         pinned = set(out["pinned_update"])
         if contradicted or out["forgotten"]:  # read back their contradictions and flags

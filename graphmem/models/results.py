@@ -301,5 +301,10 @@ class NamespaceStats(_Output):
     contradictions_open: int
     references: int
     derived_from: int
+    #: Tombstones: facts and episodes erased by ``forget``.
+    forgotten_facts: int = 0
+    forgotten_episodes: int = 0
+    #: Open review flags on the namespace's facts and episodes.
+    review_open: int = 0
     first_recorded_at: StoredDatetime | None = None
     last_recorded_at: StoredDatetime | None = None

@@ -190,7 +190,10 @@ def test_forget_leaves_nothing_on_any_read_path(
     with pytest.raises(ForgottenError):
         memory.history(secret.id)
     assert "zorblax" not in memory.history(referring.id).model_dump_json().lower()
-    assert "zorblax" not in memory.stats().model_dump_json().lower()
+    stats = memory.stats()
+    assert "zorblax" not in stats.model_dump_json().lower()
+    assert (stats.forgotten_facts, stats.forgotten_episodes) == (1 + len(second.facts), 2)
+    assert stats.review_open == 1  # the fact that referenced the erased one
     assert memory.get(kept.id).text == kept.text
     for q in analyst_queries().values():
         params = {**(q.example or {}), "ns": ns}
@@ -292,6 +295,7 @@ def test_review_flags_appear_and_close(client_factory: Any, ns: str) -> None:
         (badge.id, "superseded", "references", works.id),
     }
     assert all(f.actor == "api" and f.reason == "changed jobs" for f in flags)
+    assert memory.stats().review_open == 2
     assert newer.id not in {f.flagged_id for f in flags}
     hit = memory.recall("badge door", kinds=["fact"]).hits[0]
     assert hit.id == badge.id and hit.fact is not None and hit.fact.review[0].event == "superseded"
@@ -457,3 +461,67 @@ def test_forget_with_the_async_client(client_factory: Any, ns: str) -> None:
     with pytest.raises(ForgottenContentError):
         memory.remember("an async secret")
     assert memory.review() == []
+
+
+def test_copies_of_reasons_go_and_a_whole_namespace_closes_its_flags(
+    client_factory: Any, graph: Graph, ns: str
+) -> None:
+    memory: Client = client_factory("sync", ns=ns, extractor=SplitExtractor())
+    old = memory.remember("The meeting room is B2")
+    note = memory.remember("Bring the projector to the meeting room", references=[old.id])
+    new = memory.remember(
+        "The meeting room is C4", supersedes=[old.id], reason="moved after the zorblax leak"
+    )
+    (flag,) = memory.review()
+    assert flag.reason == "moved after the zorblax leak"  # the flag copies the reason
+    memory.confirm(note.id, reason="zorblax projector confirmed")
+    memory.forget(new.id, reason="asked")
+    memory.forget(note.id, reason="asked")
+    assert_nowhere(graph, ns)
+    # A dry run of the whole namespace reports what the real run does, derived facts included.
+    memory.ingest([{"content": "I own a red kayak. It sleeps in the garage."}], session_id="s")
+    later = memory.remember("The kayak needs new paint", references=[old.id])
+    preview = memory.forget(everything=True, reason="tenant left", dry_run=True)
+    done = memory.forget(everything=True, reason="tenant left")
+    assert preview.derived and set(preview.derived) == set(done.derived)
+    assert (set(preview.facts), set(preview.episodes)) == (set(done.facts), set(done.episodes))
+    assert later.id in done.facts and done.flagged == ()
+    rows, _, _ = graph.driver.execute_query(
+        "MATCH ()-[x:FLAGGED_BY {ns: $ns}]->() WHERE x.closed_at IS NULL RETURN count(x) AS n",
+        ns=ns,
+        database_=graph.database,
+    )
+    assert rows[0]["n"] == 0
+
+
+class ForgettingProposer(QuotingProposer):
+    """Quotes the cluster like an LLM, and meanwhile (while the run waits on it) another
+    client forgets the fact that holds the secret."""
+
+    def __init__(self, forget: Any) -> None:
+        self.forget = forget
+
+    def propose(self, cluster: Cluster) -> Proposal:
+        proposal = super().propose(cluster)
+        for fact in cluster.facts:
+            if "zorblax" in fact.text.lower():
+                self.forget(fact.id)
+        return proposal
+
+
+def test_a_run_that_read_a_fact_forgotten_meanwhile_records_no_words(
+    client_factory: Any, graph: Graph, ns: str
+) -> None:
+    other: Client = client_factory("sync", ns=ns)
+    memory: Client = client_factory(
+        "sync",
+        ns=ns,
+        proposer=ForgettingProposer(lambda fact_id: other.forget(fact_id, reason="asked")),
+    )
+    memory.remember(f"The user has a {SECRET}")
+    memory.remember("The user has a peanut allergy")
+    run = memory.consolidate(force=True)
+    assert run.status == "finished"
+    assert_nowhere(graph, ns)
+    (record,) = memory.consolidation_runs()
+    assert "[erased]" in record.model_dump_json()

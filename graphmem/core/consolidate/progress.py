@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from graphmem.core.consolidate.config import ConsolidationConfig
+from graphmem.core.forget.scrub import scrubbed
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
     AppliedOperation,
@@ -151,6 +152,14 @@ class Records:
             "rejected": self.rejected,
             "review": self.review,
             "facts": self.facts,
+            "scrubbed": scrubbed(
+                {
+                    "plans": self.plans,
+                    "applied": self.applied,
+                    "rejected": self.rejected,
+                    "review": self.review,
+                }
+            ),
             "calls": self.usage.calls,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,

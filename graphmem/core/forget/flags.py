@@ -20,14 +20,24 @@ def flag_changed(
     actor: str,
     changed: Sequence[Mapping[str, Any]],
     exclude: Sequence[str] = (),
+    *,
+    create: bool = True,
 ) -> Work[list[dict[str, str]]]:
     """Flags what rested on each of ``changed`` (``id``, optional ``by`` and ``reason``),
     which ``event`` just changed in this transaction, and closes their own open flags. Returns
-    the flags made (``flagged``, ``cause`` and ``relation``)."""
+    the flags made (``flagged``, ``cause`` and ``relation``); with ``create`` false it only
+    closes."""
     if not changed:
         return []
     rows = [{"id": c["id"], "by": c.get("by"), "reason": c.get("reason")} for c in changed]
-    params = {"ns": ns, "event": event, "actor": actor, "rows": rows, "exclude": list(exclude)}
+    params = {
+        "ns": ns,
+        "event": event,
+        "actor": actor,
+        "rows": rows,
+        "exclude": list(exclude),
+        "create": create,
+    }
     (out,) = yield Run(query("review_flag"), params)
     flags: list[dict[str, str]] = out["flags"]
     return flags

@@ -57,10 +57,10 @@ def stamp(rows: list[dict[str, object]], erasure_key: str | None, ns: str, field
         row["erasure_hash"] = keyed_hash(key, str(row[field])) if key is not None else None
 
 
-def forgotten_hashes(ns: str, hashes: list[str | None]) -> Work[set[str]]:
-    """Which of ``hashes`` a tombstone of ``ns`` holds."""
+def forgotten_hashes(ns: str, hashes: list[str | None]) -> Work[dict[str, list[str]]]:
+    """Which of ``hashes`` a tombstone of ``ns`` holds, with the erased ids that held it."""
     wanted = sorted({h for h in hashes if h is not None})
     if not wanted:
-        return set()
+        return {}
     rows = yield Run(query("forgotten_texts"), {"ns": ns, "hashes": wanted})
-    return {r["text_hash"] for r in rows}
+    return {r["text_hash"]: r["erased_ids"] for r in rows}

@@ -176,7 +176,7 @@ class ForgetPlans(CoreBase):
         done = _Done()
         if dry_run:
             try:
-                yield Transaction("write", lambda: _dry(request, facts, episodes))
+                yield Transaction("write", lambda: _dry(request, units))
             except _RolledBack as rolled:
                 done = rolled.done
         else:
@@ -207,11 +207,12 @@ def _unit(request: _Request, facts: list[str], episodes: list[str]) -> Callable[
     return lambda: _erase(request, facts, episodes)
 
 
-def _dry(request: _Request, facts: list[str], episodes: list[str]) -> Work[None]:
-    """The whole erasure as one unit, then a rollback that carries what it did."""
-    unit = yield from _erase(request, facts, episodes)
+def _dry(request: _Request, units: list[tuple[list[str], list[str]]]) -> Work[None]:
+    """Every unit in turn, as the erasure would do them, in one transaction; then a rollback
+    that carries what they did."""
     done = _Done()
-    done.add(unit)
+    for facts, episodes in units:
+        done.add((yield from _erase(request, facts, episodes)))
     done.units = 0
     raise _RolledBack(done)
 
@@ -228,11 +229,10 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     if not nodes:
         return done
     erased = [n["id"] for n in nodes]
-    flags: list[dict[str, str]] = []
-    if request.flag:
-        changed = [{"id": i, "reason": request.reason} for i in erased]
-        exclude = sorted(request.targets | set(erased))
-        flags = yield from flag_changed(ns, "forgotten", actor, changed, exclude)
+    changed = [{"id": i, "reason": request.reason} for i in erased]
+    # A whole namespace leaves nothing to flag, and its exclusions would be every id in it.
+    exclude = sorted(request.targets | set(erased)) if request.flag else []
+    flags = yield from flag_changed(ns, "forgotten", actor, changed, exclude, create=request.flag)
     fact_nodes = [n for n in nodes if n["kind"] == "fact"]
     runs: set[str] = set()
     if fact_nodes:
@@ -240,7 +240,9 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
             query("forget_records"), {"ns": ns, "facts": [n["id"] for n in fact_nodes]}
         )
         if records:
-            scrub = {"ns": ns, "actor": actor, "records": [scrubbed(r) for r in records]}
+            kept = ("key", "plans", "applied", "rejected", "review")
+            clean = [{k: v for k, v in scrubbed(r).items() if k in kept} for r in records]
+            scrub = {"ns": ns, "actor": actor, "records": clean}
             yield Run(query("forget_scrub"), scrub)
             runs = {r["run"] for r in records}
 

@@ -57,9 +57,10 @@ def _review(candidate: Mapping[str, Any]) -> str:
 
 
 def scrubbed(record: Mapping[str, Any]) -> dict[str, Any]:
-    """``record`` (a forget_records row) as forget_scrub writes it back."""
+    """``record`` (its ``plans``, ``applied``, ``rejected`` and ``review`` JSON lists, and any
+    other keys, kept) without the texts it held."""
     return {
-        "key": record["key"],
+        **record,
         "plans": [_plan(p) for p in _loads(record["plans"])],
         "applied": [_operation(o) for o in _loads(record["applied"])],
         "rejected": [_operation(o) for o in _loads(record["rejected"])],

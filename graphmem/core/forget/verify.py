@@ -21,11 +21,11 @@ from graphmem.core.forget.hashing import comparable, keyed_hash, namespace_key, 
 from graphmem.core.plans import Plan, Rows, Run, Transaction, VectorParam, Work
 from graphmem.core.recall.fulltext import lucene_query
 from graphmem.models.erasure import Finding, ForgetVerification
-from graphmem.models.fields import Label, Text
+from graphmem.models.fields import FactText, Label
 from graphmem.store.cypher import query
 
 _TARGET: TypeAdapter[str] = TypeAdapter(Label)
-_TEXT: TypeAdapter[str] = TypeAdapter(Text)
+_TEXT: TypeAdapter[str] = TypeAdapter(FactText)
 #: What a tombstone may hold: nothing that carries content.
 TOMBSTONE_PROPERTIES = frozenset(
     {

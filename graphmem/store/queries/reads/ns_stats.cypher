@@ -1,9 +1,9 @@
 // name: ns_stats
 // mode: read
 // params: ns
-// returns: statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes, contradictions_open, references, derived_from
+// returns: statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes, contradictions_open, references, derived_from, forgotten_facts, forgotten_episodes, review_open
 // Counts for one namespace: facts by status, believed pinned facts (what context puts first),
-// episodes, sessions and relationships.
+// episodes, sessions, relationships, tombstones and open review flags.
 CALL () {
   MATCH (f:Fact {ns: $ns})
   WITH f.status AS status, count(*) AS n,
@@ -33,5 +33,22 @@ CALL () {
   MATCH (:Fact {ns: $ns})-[r:DERIVED_FROM]->(:Episode {ns: $ns})
   RETURN count(r) AS derived_from
 }
+CALL () {
+  MATCH (t:Tombstone {ns: $ns})
+  RETURN count(t.fact_id) AS forgotten_facts, count(t.episode_id) AS forgotten_episodes
+}
+CALL () {
+  CALL () {
+    MATCH (:Fact {ns: $ns})-[x:FLAGGED_BY]->()
+    WHERE x.closed_at IS NULL
+    RETURN x
+    UNION ALL
+    MATCH (:Episode {ns: $ns})-[x:FLAGGED_BY]->()
+    WHERE x.closed_at IS NULL
+    RETURN x
+  }
+  RETURN count(x) AS review_open
+}
 RETURN statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes,
-       contradictions_open, references, derived_from
+       contradictions_open, references, derived_from, forgotten_facts, forgotten_episodes,
+       review_open

@@ -17,11 +17,16 @@
 // when open), which answers "what did we believe at T about V" after valid_to is closed.
 // A fact that replaces a pinned fact is pinned too (pinned_update lists those not pinned by
 // the caller), so a core fact stays in context when it is updated.
-UNWIND $facts AS row
-CALL (row) {
-  OPTIONAL MATCH (t:Tombstone {ns: row.ns, text_hash: row.erasure_hash})
-  RETURN collect(t) AS tombstones
+// A row whose erasure_hash (the keyed hash of its normalised text) is a tombstone's of the
+// namespace is stored as previously_forgotten, with an open review flag to each such
+// tombstone; forgotten lists those rows' ids (the caller refuses them unless it allows them,
+// rolling the whole transaction back). The tombstones are looked up once for all rows.
+CALL () {
+  UNWIND $facts AS r
+  MATCH (:Tombstone {ns: r.ns, text_hash: r.erasure_hash})
+  RETURN collect(DISTINCT r.erasure_hash) AS forgotten_hashes
 }
+UNWIND $facts AS row
 CREATE (node:Fact {
   id: row.id,
   ns: row.ns,
@@ -43,16 +48,9 @@ CREATE (node:Fact {
   pinned: row.pinned,
   access_count: 0,
   last_accessed_at: null,
-  previously_forgotten: CASE WHEN size(tombstones) > 0 THEN true END
+  previously_forgotten: CASE WHEN row.erasure_hash IN forgotten_hashes THEN true END
 })
-WITH node, row, tombstones
-CALL (node, tombstones) {
-  UNWIND tombstones AS t
-  CREATE (node)-[:FLAGGED_BY {ns: node.ns, event: 'previously_forgotten', relation: 'same_text',
-                              at: datetime.statement(), actor: $actor, reason: null}]->(t)
-  RETURN count(t) AS flagged
-}
-WITH node, row
+WITH node, row, forgotten_hashes
 CALL db.create.setNodeVectorProperty(node, 'embedding', row.embedding)
 CALL (node, row) {
   UNWIND row.supersedes AS old_id
@@ -72,7 +70,7 @@ CALL (node, row) {
 }
 FOREACH (_ IN CASE WHEN was_pinned AND NOT row.pinned THEN [1] ELSE [] END |
   SET node.pinned = true)
-WITH node, row, superseded, was_pinned
+WITH node, row, superseded, was_pinned, forgotten_hashes
 CALL (node, row) {
   UNWIND row.references AS ref_id
   MATCH (ref:Fact {id: ref_id})
@@ -94,10 +92,21 @@ CALL (node, row) {
   CREATE (node)-[:DERIVED_FROM {at: datetime.statement(), actor: $actor, reason: null}]->(e)
   RETURN count(e) AS derived
 }
-RETURN datetime.statement() AS recorded_at, count(node) AS created,
-       sum(superseded) AS superseded, sum(referenced) AS referenced,
-       sum(contradicted) AS contradicted,
-       collect(CASE WHEN row.valid_from IS NULL AND node.valid_from IS NOT NULL
-                    THEN node.id END) AS valid_from_update,
-       collect(CASE WHEN was_pinned AND NOT row.pinned THEN node.id END) AS pinned_update,
-       collect(CASE WHEN node.previously_forgotten THEN row.id END) AS forgotten
+WITH forgotten_hashes, count(node) AS created,
+     sum(superseded) AS superseded, sum(referenced) AS referenced,
+     sum(contradicted) AS contradicted,
+     collect(CASE WHEN row.valid_from IS NULL AND node.valid_from IS NOT NULL
+                  THEN node.id END) AS valid_from_update,
+     collect(CASE WHEN was_pinned AND NOT row.pinned THEN node.id END) AS pinned_update
+CALL (forgotten_hashes) {
+  UNWIND $facts AS r
+  WITH r
+  WHERE r.erasure_hash IN forgotten_hashes
+  MATCH (node:Fact {id: r.id})
+  MATCH (t:Tombstone {ns: r.ns, text_hash: r.erasure_hash})
+  CREATE (node)-[:FLAGGED_BY {ns: r.ns, event: 'previously_forgotten', relation: 'same_text',
+                              at: datetime.statement(), actor: $actor, reason: null}]->(t)
+  RETURN collect(DISTINCT {id: r.id, erased: coalesce(t.fact_id, t.episode_id)}) AS forgotten
+}
+RETURN datetime.statement() AS recorded_at, created, superseded, referenced, contradicted,
+       valid_from_update, pinned_update, forgotten

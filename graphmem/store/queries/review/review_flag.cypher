@@ -1,6 +1,6 @@
 // name: review_flag
 // mode: write
-// params: ns, event, actor, rows, exclude
+// params: ns, event, actor, rows, exclude, create
 // returns: flags, closed
 // After $event ('forgotten', 'superseded', 'merged' or 'retracted') happened in this
 // transaction to each row's fact or episode (row.id; row.by: the fact that replaced it, if
@@ -10,7 +10,8 @@
 // for an erased message a fact derived from it that keeps other messages (derived_from). Not
 // flagged: row.by, the ids in $exclude (changed by the same operation), and a fact with an
 // open flag for the same cause and event. The changed node's own open flags are closed
-// (closing: $event): it no longer stands as it was flagged.
+// (closing: $event): it no longer stands as it was flagged. With $create false, only that
+// closing is done (a whole namespace erased: nothing is left to flag).
 UNWIND $rows AS row
 CALL (row) {
   MATCH (c:Fact {id: row.id})
@@ -28,6 +29,8 @@ CALL (c) {
   RETURN count(o) AS closed
 }
 CALL (c, row) {
+  WITH c, row
+  WHERE $create
   CALL (c) {
     MATCH (f:Fact)-[:REFERENCES]->(c)
     RETURN f, 'references' AS relation
@@ -47,7 +50,7 @@ CALL (c, row) {
     AND f.id <> coalesce(row.by, '')
     AND NOT EXISTS { (f)-[o:FLAGGED_BY]->(c) WHERE o.closed_at IS NULL AND o.event = $event }
   CREATE (f)-[:FLAGGED_BY {ns: $ns, event: $event, relation: relation, at: datetime.statement(),
-                           actor: $actor, reason: row.reason}]->(c)
+                           actor: $actor, reason: row.reason, by: row.by}]->(c)
   RETURN collect({flagged: f.id, cause: row.id, relation: relation}) AS made
 }
 RETURN reduce(all = [], m IN collect(made) | all + m) AS flags, sum(closed) AS closed
