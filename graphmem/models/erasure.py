@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from graphmem.models.fields import StoredDatetime, _Output
+from graphmem.models.results import ReviewMark
 
 
 class FlagMade(_Output):
@@ -76,7 +77,7 @@ class ForgetVerification(_Output):
         return self.tombstones > 0 and not self.findings
 
 
-class ReviewFlag(_Output):
+class ReviewFlag(ReviewMark):
     """A review flag (``FLAGGED_BY``) as ``review()`` lists it: the flagged fact or episode and
     its text, what changed (``event`` on ``cause_id``), how it was tied (``relation``), when, by
     whom and why; and, once closed, when, by whom and how (``confirmed``, ``superseded``,
@@ -85,13 +86,6 @@ class ReviewFlag(_Output):
     flagged_id: str
     flagged_kind: Literal["fact", "episode"]
     text: str
-    event: str
-    relation: str
-    cause_id: str
-    cause_kind: Literal["fact", "episode", "tombstone"]
-    at: StoredDatetime
-    actor: str | None = None
-    reason: str | None = None
     closed_at: StoredDatetime | None = None
     closed_by: str | None = None
     closing: str | None = None
