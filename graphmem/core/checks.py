@@ -16,10 +16,12 @@ from graphmem.models import (
     AwareDatetime,
     FactText,
     Id,
+    Label,
     check_namespace,
     describe_validation_error,
     one_or_many,
 )
+from graphmem.models.inputs import Reason
 
 T = TypeVar("T")
 
@@ -130,3 +132,20 @@ def checked_ids(name: str, ids: Iterable[str]) -> list[str]:
     if len(result) > MAX_IDS:
         raise InvalidInputError(f"{name}: at most {MAX_IDS} ids, got {len(result)}")
     return [checked_value(_ID, name, item) for item in result]
+
+
+_REASON: TypeAdapter[str | None] = TypeAdapter(Reason | None)
+_LABEL: TypeAdapter[str] = TypeAdapter(Label)
+
+
+def checked_reason(value: Any, *, required: bool = False) -> str | None:
+    """A reason as ``remember`` takes one (None when absent, unless ``required``)."""
+    reason = checked_value(_REASON, "reason", value)
+    if required and reason is None:
+        raise InvalidInputError("a reason is required")
+    return reason
+
+
+def checked_label(name: str, value: Any) -> str:
+    """A source, session or other label: a visible text of at most MAX_LABEL_CHARS."""
+    return checked_value(_LABEL, name, value)

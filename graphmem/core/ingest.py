@@ -77,11 +77,11 @@ class IngestPlans(CoreBase):
         if not rows:
             return IngestResult(ns=ns)
         fresh, repeat_of, refused = _repeats(rows, bases)
-        known = _Stored(ns, rows, bases)
+        known = _Stored(ns, rows, bases, allow)
         # Skip what is stored already before embedding, and refuse a conflict with a stored
         # message before anything is written; each write checks again under the lock.
         stored, adopting = yield Transaction(
-            "read", lambda: known.match(fresh, refused, self._guard, allow)
+            "read", lambda: known.match(fresh, refused, self._guard)
         )
         pending = [r for r in fresh if r["i"] in adopting]
         fresh = [r for r in fresh if r["i"] not in stored]
@@ -89,7 +89,6 @@ class IngestPlans(CoreBase):
             yield Progress(progress, len(rows) - len(fresh))  # repeats: nothing to write
         episodes: list[Episode] = []
         facts: list[Fact] = []
-        known.allow_forgotten = allow
         forgotten_skipped = 0
         size = batch_size or max(len(fresh), 1)
         for start in range(0, len(fresh), size):
@@ -328,13 +327,12 @@ class _Stored:
         candidates: list[Row],
         refused: Sequence[MessageConflictError] = (),
         guard: Callable[[], Work[str | None]] | None = None,
-        allow_forgotten: bool = True,
     ) -> Work[tuple[dict[int, str], set[int]]]:
         """The stored episode each candidate repeats, and which of those candidates carry an
         external id that their episode, stored without one, is to take. A candidate that
         conflicts with a stored message is refused, together with ``refused``. With ``guard``
         (the embedder check, which reads the erasure key), a new message whose text the
-        namespace forgot is refused too, unless ``allow_forgotten``."""
+        namespace forgot is refused too, unless the call allows it."""
         probe = [
             {k: r[k] for k in ("i", "session_id", "external_id", "content_hash")}
             for r in candidates
@@ -363,7 +361,7 @@ class _Stored:
             stamp(new, key, self.ns, "content")
             forgotten = yield from forgotten_hashes(self.ns, [r["erasure_hash"] for r in new])
             again = [r for r in new if r["erasure_hash"] in forgotten]
-            if again and not allow_forgotten:
+            if again and not self.allow_forgotten:
                 erased = [e for r in again for e in forgotten[r["erasure_hash"]]]
                 raise forgotten_refusal("message", [r["i"] for r in again], self.ns, erased)
         return matched, {r["i"] for r in found if r["adopt"]}

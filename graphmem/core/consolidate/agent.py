@@ -3,25 +3,20 @@ applied at once in one transaction with ``api`` as their actor."""
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from graphmem.core.base import CoreBase
-from graphmem.core.checks import checked_ids, checked_value
+from graphmem.core.checks import checked_ids, checked_reason
 from graphmem.core.consolidate.rewrite import rewrite_runs
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work
 from graphmem.core.writes import API_ACTOR, check_targets
 from graphmem.errors import InvalidInputError
 from graphmem.models import Fact
 from graphmem.models.consolidation import AppliedOperation, OperationName
-from graphmem.models.inputs import Reason
 from graphmem.store.cypher import query
-
-#: The reason an agent gives: the same text rules as ``remember``'s reason.
-_REASON: TypeAdapter[str | None] = TypeAdapter(Reason | None)
 
 
 def _reason(reason: object) -> str:
-    return checked_value(_REASON, "reason", reason) or ""
+    """The reason an agent gives: the same text rules as ``remember``'s reason."""
+    return checked_reason(reason) or ""
 
 
 class AgentPlans(CoreBase):

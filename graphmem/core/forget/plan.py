@@ -12,16 +12,19 @@ it back.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from pydantic import TypeAdapter
-
 from graphmem.core.base import CoreBase
-from graphmem.core.checks import checked_flag, checked_ids, checked_integer, checked_value
+from graphmem.core.checks import (
+    checked_flag,
+    checked_ids,
+    checked_integer,
+    checked_label,
+    checked_reason,
+)
 from graphmem.core.forget.flags import flag_changed
 from graphmem.core.forget.hashing import keyed_hash, namespace_key
 from graphmem.core.forget.scrub import scrubbed
@@ -29,14 +32,9 @@ from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work, si
 from graphmem.core.writes import API_ACTOR
 from graphmem.errors import DatabaseError, InvalidInputError, NotFoundError, SchemaError
 from graphmem.models.erasure import FlagMade, ForgetResult
-from graphmem.models.fields import Id, Label
-from graphmem.models.inputs import Reason
 from graphmem.store.cypher import query
 from graphmem.store.schema import SCHEMA_KEY
 
-_REASON: TypeAdapter[str] = TypeAdapter(Reason)
-_LABEL: TypeAdapter[str] = TypeAdapter(Label)
-_ACTOR: TypeAdapter[str] = TypeAdapter(Id)
 #: Nodes per unit when the caller does not say.
 DEFAULT_BATCH = 500
 
@@ -83,7 +81,6 @@ class _Done:
         self.runs |= unit.runs
         self.messages_kept.update(unit.messages_kept)
         self.same_text_kept.update(unit.same_text_kept)
-        self.units += 1
         self.at = unit.at or self.at
 
 
@@ -135,16 +132,10 @@ class ForgetPlans(CoreBase):
         wanted = checked_ids("ids", ids) if ids is not None else []
         if ids is not None and not wanted:
             raise InvalidInputError("forget: no ids given")
-        source = None if source is None else checked_value(_LABEL, "source", source)
-        session = None if session is None else checked_value(_LABEL, "session", session)
-        request = _Request(
-            ns=ns,
-            reason=checked_value(_REASON, "reason", reason),
-            actor=API_ACTOR if actor is None else checked_value(_ACTOR, "actor", actor),
-            erasure=str(uuid.uuid4()),
-            flag=not everything,
-            targets=frozenset(),
-        )
+        source = None if source is None else checked_label("source", source)
+        session = None if session is None else checked_label("session", session)
+        why = checked_reason(reason, required=True)
+        (actor,) = checked_ids("actor", [API_ACTOR if actor is None else actor])
         size = DEFAULT_BATCH if batch_size is None else checked_integer("batch_size", batch_size, 1)
         if progress is not None and not callable(progress):
             raise InvalidInputError("progress must be a callable taking a number of nodes")
@@ -167,7 +158,14 @@ class ForgetPlans(CoreBase):
             )
         episodes = [r["id"] for r in rows if r["kind"] == "episode"]
         facts = [r["id"] for r in rows if r["kind"] == "fact"]
-        request = dataclasses.replace(request, targets=frozenset(episodes) | frozenset(facts))
+        request = _Request(
+            ns=ns,
+            reason=str(why),
+            actor=actor,
+            erasure=str(uuid.uuid4()),
+            flag=not everything,
+            targets=frozenset(episodes) | frozenset(facts),
+        )
         # Messages first, each unit with the facts derived only from its messages.
         units: list[tuple[list[str], list[str]]] = [
             ([], episodes[i : i + size]) for i in range(0, len(episodes), size)
@@ -183,6 +181,7 @@ class ForgetPlans(CoreBase):
             for unit_facts, unit_episodes in units:
                 unit: _Done = yield Transaction("write", _unit(request, unit_facts, unit_episodes))
                 done.add(unit)
+                done.units += 1
                 if progress is not None:
                     yield Progress(progress, len(unit_facts) + len(unit_episodes))
         return ForgetResult(
@@ -213,7 +212,6 @@ def _dry(request: _Request, units: list[tuple[list[str], list[str]]]) -> Work[No
     done = _Done()
     for facts, episodes in units:
         done.add((yield from _erase(request, facts, episodes)))
-    done.units = 0
     raise _RolledBack(done)
 
 
@@ -240,9 +238,7 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
             query("forget_records"), {"ns": ns, "facts": [n["id"] for n in fact_nodes]}
         )
         if records:
-            kept = ("key", "plans", "applied", "rejected", "review")
-            clean = [{k: v for k, v in scrubbed(r).items() if k in kept} for r in records]
-            scrub = {"ns": ns, "actor": actor, "records": clean}
+            scrub = {"ns": ns, "actor": actor, "records": [scrubbed(r) for r in records]}
             yield Run(query("forget_scrub"), scrub)
             runs = {r["run"] for r in records}
 

@@ -6,20 +6,16 @@ superseding, merging, retracting or forgetting a flagged fact closes its flags t
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from graphmem.core.base import CoreBase
-from graphmem.core.checks import checked_flag, checked_ids, checked_integer, checked_value
+from graphmem.core.checks import checked_flag, checked_ids, checked_integer, checked_reason
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
 from graphmem.core.writes import API_ACTOR, refuse_forgotten
 from graphmem.errors import NotFoundError
 from graphmem.models.erasure import ReviewFlag
-from graphmem.models.inputs import Reason
 from graphmem.store.cypher import query
 
 #: The most flags one review call lists.
 MAX_REVIEW = 10_000
-_REASON: TypeAdapter[str | None] = TypeAdapter(Reason | None)
 
 
 class ReviewPlans(CoreBase):
@@ -49,26 +45,17 @@ class ReviewPlans(CoreBase):
         """Closes the open flags of ``item_id`` as confirmed; returns them, closed."""
         ns = self._ns(ns)
         (item_id,) = checked_ids("id", [item_id])
-        why = checked_value(_REASON, "reason", reason)
+        params = {"ns": ns, "id": item_id, "actor": API_ACTOR, "reason": checked_reason(reason)}
 
         def work() -> Work[Rows]:
-            before = yield Run(
-                query("review_list"),
-                {"ns": ns, "id": item_id, "open_only": True, "limit": MAX_REVIEW},
-            )
-            params = {"ns": ns, "id": item_id, "actor": API_ACTOR, "reason": why}
             (out,) = yield Run(query("review_confirm"), params)
             if not out["found"]:
                 yield from refuse_forgotten(ns, item_id)
                 raise NotFoundError(
                     f"no fact or episode {item_id!r} in namespace {ns!r}", ids=(item_id,)
                 )
-            return before
+            flags: Rows = out["flags"]
+            return flags
 
         rows: Rows = yield Transaction("write", work)
-        return [
-            ReviewFlag.model_validate(r["flag"]).model_copy(
-                update={"closed_by": API_ACTOR, "closing": "confirmed", "closing_reason": why}
-            )
-            for r in rows
-        ]
+        return [ReviewFlag.model_validate(r) for r in rows]

@@ -13,19 +13,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from graphmem.core.base import CoreBase
-from graphmem.core.checks import checked_value
+from graphmem.core.checks import QUERY_TEXT, checked_label, checked_value
 from graphmem.core.forget.hashing import comparable, keyed_hash, namespace_key, pieces
 from graphmem.core.plans import Plan, Rows, Run, Transaction, VectorParam, Work
 from graphmem.core.recall.fulltext import lucene_query
 from graphmem.models.erasure import Finding, ForgetVerification
-from graphmem.models.fields import FactText, Label
 from graphmem.store.cypher import query
 
-_TARGET: TypeAdapter[str] = TypeAdapter(Label)
-_TEXT: TypeAdapter[str] = TypeAdapter(FactText)
 #: What a tombstone may hold: nothing that carries content.
 TOMBSTONE_PROPERTIES = frozenset(
     {
@@ -76,8 +71,8 @@ class VerifyPlans(CoreBase):
         self, target: str, *, text: str | None = None, ns: str | None
     ) -> Plan[ForgetVerification]:
         ns = self._ns(ns)
-        target = checked_value(_TARGET, "target", target)
-        text = None if text is None else checked_value(_TEXT, "text", text)
+        target = checked_label("target", target)
+        text = None if text is None else checked_value(QUERY_TEXT, "text", text)
         vector = None
         if text is not None:
             (vector,) = yield from self._embed((text,))
