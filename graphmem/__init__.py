@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         NamespaceStats,
         RecallResult,
     )
+    from graphmem.models.audit import Beliefs, Diff, Explanation, Timeline
     from graphmem.models.consolidation import ConsolidationResult
     from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
 
@@ -72,6 +73,7 @@ _LAZY = {
     **dict.fromkeys(
         ("ForgetResult", "ForgetVerification", "ReviewFlag"), "graphmem.models.erasure"
     ),
+    **dict.fromkeys(("Beliefs", "Diff", "Explanation", "Timeline"), "graphmem.models.audit"),
     **dict.fromkeys(
         (
             "ContextBlock",
@@ -102,6 +104,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AsyncMemory",
     "BadLinesError",
+    "Beliefs",
     "ClientUsageError",
     "CommitUnknownError",
     "ConfigurationError",
@@ -109,9 +112,11 @@ __all__ = [
     "ConsolidationResult",
     "ContextBlock",
     "DatabaseError",
+    "Diff",
     "EmbedderMismatchError",
     "EmbeddingError",
     "Episode",
+    "Explanation",
     "ExtractedFact",
     "ExtractionError",
     "Extractor",
@@ -143,6 +148,7 @@ __all__ = [
     "RetiredFactError",
     "ReviewFlag",
     "SchemaError",
+    "Timeline",
     "TransactionTimeoutError",
     "TransientDatabaseError",
     "UndoRefusedError",

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 from typing import Unpack
 
+from graphmem.client.audit import AsyncAudit
 from graphmem.client.base import (
     _ClientBase,
     _refuse_close_inside_a_call,
@@ -162,6 +163,11 @@ class AsyncMemory(_ClientBase):
         self._driver = await open_async_driver(
             target, connection_timeout=self.settings.neo4j_connection_timeout
         )
+
+    @property
+    def audit(self) -> AsyncAudit:
+        """The audits: beliefs, truths, diff, timeline, contradictions, explain."""
+        return AsyncAudit(self)
 
     async def close(self) -> None:
         """Close the connections once the calls in flight have finished; calls made meanwhile

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
 
+from graphmem.client.audit import Audit
 from graphmem.client.graph import Graph
 from graphmem.core.forget.plan import ForgetOptions
 from graphmem.core.plans import (
@@ -129,6 +130,11 @@ class Memory(_ClientBase):
         graph = self.connect()._graph
         assert graph is not None
         return graph
+
+    @property
+    def audit(self) -> Audit:
+        """The audits: beliefs, truths, diff, timeline, contradictions, explain."""
+        return Audit(self)
 
     def close(self) -> None:
         """Close the connections once the calls in flight have finished; calls made meanwhile

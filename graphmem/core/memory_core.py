@@ -17,6 +17,9 @@ them, once:
 - :mod:`graphmem.core.forget`: erasure (:mod:`~graphmem.core.forget.plan`), its
   verification (:mod:`~graphmem.core.forget.verify`) and the review flags
   (:mod:`~graphmem.core.forget.review`);
+- :mod:`graphmem.core.audit`: beliefs, truths, diff, timeline, contradictions and a change
+  explained in words (:mod:`~graphmem.core.audit.plan`), times read by
+  :mod:`~graphmem.core.audit.times`;
 - :mod:`graphmem.core.reembed`: re-embedding a graph with another model (driven by the CLI).
 
 A transaction's work is a factory, so the driver can run it again when Neo4j asks for a retry.
@@ -25,6 +28,7 @@ Errors raised inside the work roll the transaction back: nothing is half-written
 
 from __future__ import annotations
 
+from graphmem.core.audit.plan import AuditPlans
 from graphmem.core.consolidate.agent import AgentPlans
 from graphmem.core.consolidate.plan import ConsolidatePlans
 from graphmem.core.context.plan import ContextPlans
@@ -46,6 +50,7 @@ class MemoryCore(
     ForgetPlans,
     VerifyPlans,
     ReviewPlans,
+    AuditPlans,
 ):
     """Validation and plans for every memory operation; the clients drive the plans. Each
     base class is one flow; :class:`~graphmem.core.base.CoreBase` holds what they share."""

@@ -15,7 +15,10 @@ opens with a header of ``//`` lines::
 
 ``name`` must match the file name and be unique across the folders, ``mode`` is ``read`` or
 ``write`` (reads are routed as reads), and ``params`` must list exactly the ``$parameters`` the
-body uses. ``example`` is optional JSON used by the test-suite to run analyst queries.
+body uses, each optionally typed (``ns: string, as_of: datetime, limit: integer``; the types are
+:data:`PARAM_TYPES`; the analyst library types every parameter, so ``graphmem cypher run`` can
+read ``-p name=value`` as what the query expects). ``example`` is optional JSON used by the
+test-suite to run analyst queries.
 
 Runtime and analyst queries alike may include a shared predicate from
 ``graphmem/store/queries/fragments`` with ``{{fragment_name}}`` (a fragment may include others);
@@ -47,6 +50,17 @@ _INCLUDE = re.compile(r"\{\{\s*([a-z_]+)\s*(?:\(([^(){}]*)\))?\s*\}\}")
 _ARGS = re.compile(r"^//\s*args\s*:\s*(.*)$")
 FRAGMENT_DIR = QUERY_DIR / "fragments"
 
+#: The types a header may give a parameter, with what each accepts.
+PARAM_TYPES: dict[str, str] = {
+    "string": "text",
+    "integer": "a whole number",
+    "float": "a number",
+    "boolean": "true or false",
+    "datetime": "an ISO-8601 time with a zone, or a friendly form ('2026-03-01', '3 days ago')",
+    "list<string>": "a JSON list of texts, or texts separated by commas",
+    "map": "a JSON object",
+}
+
 
 class CypherFileError(ValueError):
     """A ``.cypher`` file whose header is missing, malformed or inconsistent with its body."""
@@ -61,6 +75,8 @@ class CypherQuery:
     mode: Literal["read", "write"]
     params: tuple[str, ...]
     returns: str = ""
+    #: The declared type of each typed parameter (a key of :data:`PARAM_TYPES`).
+    param_types: Mapping[str, str] = field(default_factory=dict, compare=False)
     description: str = ""
     example: Mapping[str, Any] | None = field(default=None, compare=False)
     path: Path | None = field(default=None, compare=False)
@@ -107,7 +123,7 @@ def parse_cypher(
     mode = keyed["mode"]
     if mode not in ("read", "write"):
         raise CypherFileError(f"{where}: mode must be 'read' or 'write', not {mode!r}")
-    declared = tuple(p.strip().lstrip("$") for p in keyed["params"].split(",") if p.strip())
+    declared, param_types = _declared_params(keyed["params"], where)
     text = "\n".join(body).strip()
     text = _expand(text, fragments or {}, where)
     if not text:
@@ -132,10 +148,31 @@ def parse_cypher(
         mode=mode,  # type: ignore[arg-type]
         params=declared,
         returns=keyed.get("returns", ""),
+        param_types=param_types,
         description=" ".join(d for d in description if d),
         example=example,
         path=path,
     )
+
+
+def _declared_params(line: str, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The names of a ``params:`` line (``a, b: integer, c: list<string>``) and the types given."""
+    names: list[str] = []
+    types: dict[str, str] = {}
+    for item in (p.strip() for p in line.split(",")):
+        if not item:
+            continue
+        name, _, kind = (part.strip() for part in item.partition(":"))
+        name = name.lstrip("$")
+        names.append(name)
+        if kind:
+            if kind not in PARAM_TYPES:
+                raise CypherFileError(
+                    f"{where}: parameter {name!r} has unknown type {kind!r} "
+                    f"(known: {', '.join(PARAM_TYPES)})"
+                )
+            types[name] = kind
+    return tuple(names), types
 
 
 class Fragment(str):
@@ -237,6 +274,19 @@ def analyst_queries() -> dict[str, CypherQuery]:
     which an installed wheel carries inside the package. Its files use the runtime's fragments,
     so the two-clock predicates are written once."""
     return load_dir(bundled_resource("cypher", "_analyst"), fragments=_fragments())
+
+
+def load_query_file(path: str | Path) -> CypherQuery:
+    """One ``.cypher`` file of your own with a header (its ``name`` the file's name), read as the
+    analyst library is: ``{{fragment}}`` includes expanded from the runtime's fragments. A file
+    that cannot be read or parsed is a :class:`CypherFileError`."""
+    file = Path(path)
+    try:
+        source = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CypherFileError(f"{file}: cannot read it: {reason}") from None
+    return parse_cypher(source, path=file, fragments=_fragments())
 
 
 def query(name: str) -> CypherQuery:

@@ -4,15 +4,19 @@ through :class:`Memory` and once through :class:`AsyncMemory`, with the same ass
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from graphmem.bench.llm_stub import StubLLMServer
 from graphmem.client import AsyncMemory, Memory
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder
 from graphmem.settings import GraphmemSettings
+from tests.history import History, build_history, stub_answers
+from tests.history import llm_settings as history_settings
 
 
 class Client:
@@ -25,6 +29,8 @@ class Client:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.raw, name)
+        if name == "audit" and self.loop is not None:
+            return Client(attr, self.loop)  # memory.audit's methods, run on the same loop
         if self.loop is None or not callable(attr):
             return attr
         loop = self.loop
@@ -101,3 +107,21 @@ def client_factory(
     yield build
     for client in made:
         close_client(client)
+
+
+@pytest.fixture(scope="module")
+def history(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> Iterator[History]:
+    """The scripted history of :mod:`tests.history`, written once per module into a namespace
+    of its own (its LLM a stub server that replays the script's answers)."""
+    ns = f"history-{uuid.uuid4().hex[:12]}"
+    with StubLLMServer(stub_answers) as stub:
+        client = make_client(
+            "sync", settings=history_settings(test_settings, stub), graph=graph, embedder=embedder
+        )
+        try:
+            built = build_history(client, ns)
+        finally:
+            close_client(client)
+    yield built

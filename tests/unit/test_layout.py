@@ -19,6 +19,7 @@ PACKAGE = ROOT / "graphmem"
 PUBLIC_NAMES = [
     "AsyncMemory",
     "BadLinesError",
+    "Beliefs",
     "ClientUsageError",
     "CommitUnknownError",
     "ConfigurationError",
@@ -26,9 +27,11 @@ PUBLIC_NAMES = [
     "ConsolidationResult",
     "ContextBlock",
     "DatabaseError",
+    "Diff",
     "EmbedderMismatchError",
     "EmbeddingError",
     "Episode",
+    "Explanation",
     "ExtractedFact",
     "ExtractionError",
     "Extractor",
@@ -60,6 +63,7 @@ PUBLIC_NAMES = [
     "RetiredFactError",
     "ReviewFlag",
     "SchemaError",
+    "Timeline",
     "TransactionTimeoutError",
     "TransientDatabaseError",
     "UndoRefusedError",
@@ -73,6 +77,13 @@ _SERVER = ["--heap", "--json", "--pagecache", "--server"]
 
 COMMAND_TREE = {
     "graphmem": ["--version"],
+    "graphmem audit": [],
+    "graphmem audit beliefs": ["--as-of", "--json", "--limit", "--ns", "--query"],
+    "graphmem audit contradictions": ["--all", "--json", "--limit", "--ns"],
+    "graphmem audit diff": ["--json", "--ns", "SINCE", "UNTIL"],
+    "graphmem audit explain": ["--json", "--ns", "ID"],
+    "graphmem audit timeline": ["--json", "--ns", "ID"],
+    "graphmem audit truths": ["--as-of", "--json", "--limit", "--ns", "--query", "VALID_AT"],
     "graphmem bench": sorted(
         [
             *_SERVER,

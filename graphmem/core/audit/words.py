@@ -1,0 +1,290 @@
+"""A fact's lineage as events in transaction-time order, each told in words an agent can
+quote, and the explanation of a fact's last change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from graphmem._text import brief
+from graphmem.models.audit import ErasedFact, EventKind, RunSummary, TimelineEvent
+from graphmem.models.results import Fact
+
+Row = Mapping[str, Any]
+
+
+def when(moment: datetime | None) -> str:
+    """A time as an auditor reads it: ``2026-03-01 09:00:00 UTC``."""
+    if moment is None:
+        return "an unknown time"
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def day(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d")
+
+
+def valid_words(lo: datetime | None, hi: datetime | None) -> str:
+    """A valid interval in words (``, true from 2019-01-01 until 2021-03-01``); empty when
+    both ends are open."""
+    if lo is None and hi is None:
+        return ""
+    if hi is None:
+        return f", true from {day(lo)} on"  # type: ignore[arg-type]
+    if lo is None:
+        return f", true until {day(hi)}"
+    return f", true from {day(lo)} until {day(hi)}"
+
+
+def texts_named(row: Row) -> dict[str, str | None]:
+    """The texts of the facts a lineage's edges name (None for a forgotten one)."""
+    texts: dict[str, str | None] = {}
+    for c in row["contradictions"]:
+        texts[c["a"]], texts[c["b"]] = c["a_text"], c["b_text"]
+    for r in row["references"]:
+        texts[r["from"]], texts[r["to"]] = r["from_text"], r["to_text"]
+    for x in row["flags"]:
+        texts[x["cause"]] = x["cause_text"]
+    return texts
+
+
+class Teller:
+    """Names facts and actors in words: ``'Ada works at Acme.' (fact 1b2c…)``, ``consolidation
+    run R (llm, openai:gpt-4o)``."""
+
+    def __init__(
+        self,
+        facts: Mapping[str, Fact],
+        erased: Mapping[str, ErasedFact],
+        runs: Mapping[str, RunSummary],
+        texts: Mapping[str, str | None] | None = None,
+    ) -> None:
+        self.facts, self.erased, self.runs = facts, erased, runs
+        #: Texts of facts outside the lineage (None: forgotten), from the edges that name them.
+        self.texts = texts or {}
+
+    def fact(self, fact_id: str | None) -> str:
+        if fact_id is None:
+            return "an unknown fact"
+        text = self.facts[fact_id].text if fact_id in self.facts else self.texts.get(fact_id)
+        if text is not None:
+            return f"{brief(text)} (fact {fact_id})"
+        if fact_id in self.erased or fact_id in self.texts:
+            return f"fact {fact_id} (since forgotten)"
+        return f"fact {fact_id}"
+
+    def actor(self, actor: str | None) -> str:
+        if actor is None:
+            return ""
+        run = self.runs.get(actor)
+        if run is None:
+            return f" (by {actor})"
+        made = ", ".join(x for x in (run.proposer, run.model) if x)
+        return f" (consolidation run {actor}{', ' + made if made else ''})"
+
+
+def because(reason: str | None) -> str:
+    return f" because {reason}" if reason else ""
+
+
+def events(
+    facts: Mapping[str, Fact],
+    erased: Mapping[str, ErasedFact],
+    runs: Mapping[str, RunSummary],
+    row: Row,
+) -> list[TimelineEvent]:
+    """Every change in a lineage (an ``audit_lineage`` row), oldest first."""
+    tell = Teller(facts, erased, runs, texts_named(row))
+    made: list[TimelineEvent] = []
+
+    def add(kind: EventKind, at: datetime | None, fact_id: str, words: str, **more: Any) -> None:
+        if at is not None:
+            made.append(TimelineEvent(at=at, kind=kind, fact_id=fact_id, words=words, **more))
+
+    for fact in facts.values():
+        valid_to = fact.stated_valid_to if fact.status == "superseded" else fact.valid_to
+        add(
+            "recorded",
+            fact.recorded_at,
+            fact.id,
+            f"{tell.fact(fact.id)} was recorded{valid_words(fact.valid_from, valid_to)}",
+            valid_from=fact.valid_from,
+            valid_to=valid_to,
+        )
+    for gone in erased.values():
+        add("recorded", gone.recorded_at, gone.id, f"{tell.fact(gone.id)} was recorded")
+        add(
+            "forgotten",
+            gone.erased_at,
+            gone.id,
+            f"fact {gone.id} was forgotten{because(gone.reason)}{tell.actor(gone.actor)}; "
+            "its words are gone",
+            actor=gone.actor,
+            reason=gone.reason,
+        )
+    for step in row["steps"]:
+        merged = step["type"] == "MERGED_INTO"
+        older, newer = (step["newer"], step["older"]) if merged else (step["older"], step["newer"])
+        verb = "was merged into" if merged else "was replaced by"
+        add(
+            "merged" if merged else "superseded",
+            step["at"],
+            older,
+            f"{tell.fact(older)} {verb} {tell.fact(newer)}{because(step['reason'])}"
+            f"{tell.actor(step['actor'])}",
+            other_id=newer,
+            actor=step["actor"],
+            reason=step["reason"],
+        )
+    for gone in row["retractions"]:
+        add(
+            "retracted",
+            gone["at"],
+            gone["fact_id"],
+            f"{tell.fact(gone['fact_id'])} was retracted (held never to have been true)"
+            f"{because(gone['reason'])}{tell.actor(gone['actor'])}",
+            actor=gone["actor"],
+            reason=gone["reason"],
+        )
+    for c in {(c["a"], c["b"], c["at"]): c for c in row["contradictions"]}.values():
+        add(
+            "contradicted",
+            c["at"],
+            c["a"],
+            f"{tell.fact(c['a'])} was marked as contradicting {tell.fact(c['b'])}"
+            f"{because(c['reason'])}{tell.actor(c['actor'])}",
+            other_id=c["b"],
+            actor=c["actor"],
+            reason=c["reason"],
+        )
+        if c["resolved_at"] is not None:
+            add(
+                "resolved",
+                c["resolved_at"],
+                c["kept"] or c["a"],
+                f"the contradiction between {tell.fact(c['a'])} and {tell.fact(c['b'])} was "
+                f"resolved keeping {tell.fact(c['kept'])}{because(c['resolution'])}"
+                f"{tell.actor(c['resolved_by'])}",
+                other_id=c["b"] if c["kept"] == c["a"] else c["a"],
+                actor=c["resolved_by"],
+                reason=c["resolution"],
+            )
+    for r in {(r["from"], r["to"], r["at"]): r for r in row["references"]}.values():
+        add(
+            "referenced",
+            r["at"],
+            r["from"],
+            f"{tell.fact(r['from'])} referenced {tell.fact(r['to'])}{because(r['reason'])}"
+            f"{tell.actor(r['actor'])}",
+            other_id=r["to"],
+            actor=r["actor"],
+            reason=r["reason"],
+        )
+    for x in row["flags"]:
+        add(
+            "flagged",
+            x["at"],
+            x["flagged"],
+            f"{tell.fact(x['flagged'])} was flagged for review: {tell.fact(x['cause'])}, "
+            f"which it {_TIES.get(x['relation'], x['relation'])}, was {x['event']}"
+            f"{because(x['reason'])}{tell.actor(x['actor'])}",
+            other_id=x["cause"],
+            actor=x["actor"],
+            reason=x["reason"],
+        )
+        add(
+            "flag_closed",
+            x["closed_at"],
+            x["flagged"],
+            f"the review flag on {tell.fact(x['flagged'])} was closed ({x['closing']})"
+            f"{because(x['closing_reason'])}{tell.actor(x['closed_by'])}",
+            other_id=x["cause"],
+            actor=x["closed_by"],
+            reason=x["closing_reason"],
+        )
+    order = {kind: n for n, kind in enumerate(_ORDER)}
+    made.sort(key=lambda e: (e.at, order[e.kind], e.fact_id))
+    return made
+
+
+#: How a flagged fact is tied to its cause, in words.
+_TIES = {
+    "references": "references",
+    "derived_with": "was derived with",
+    "derived_from": "was derived from",
+    "contradicts": "contradicts",
+    "same_text": "has the same text as",
+}
+
+#: Events at one instant, in the order they are told (a fact is recorded before it is
+#: replaced in the same transaction).
+_ORDER: tuple[EventKind, ...] = (
+    "recorded",
+    "referenced",
+    "contradicted",
+    "superseded",
+    "merged",
+    "retracted",
+    "resolved",
+    "flagged",
+    "flag_closed",
+    "forgotten",
+)
+
+
+def explain(
+    fact_id: str,
+    facts: Mapping[str, Fact],
+    erased: Mapping[str, ErasedFact],
+    runs: Mapping[str, RunSummary],
+    timeline: list[TimelineEvent],
+    head_id: str | None,
+    texts: Mapping[str, str | None],
+) -> tuple[str, TimelineEvent | None]:
+    """The last change to ``fact_id`` in words, and the event it tells."""
+    tell = Teller(facts, erased, runs, texts)
+    own = [e for e in timeline if e.fact_id == fact_id and e.kind != "flag_closed"]
+    last = next(
+        (e for e in reversed(own) if e.kind in ("forgotten", "superseded", "merged", "retracted")),
+        None,
+    )
+    if fact_id in erased:
+        gone = erased[fact_id]
+        until = f" until {when(gone.retired_at)}" if gone.retired_at else ""
+        text = (
+            f"Fact {fact_id} was believed from {when(gone.recorded_at)}{until}; it was "
+            f"forgotten on {when(gone.erased_at)}{because(gone.reason)}"
+            f"{tell.actor(gone.actor)}, and its words are gone."
+        )
+        return text, last
+    fact = facts[fact_id]
+    valid = _valid(fact)
+    if last is None or fact.retired_at is None:
+        text = f"{tell.fact(fact_id)} is believed since {when(fact.recorded_at)}{valid}."
+        for c in fact.contradictions:
+            text += (
+                f" It is contradicted by {tell.fact(c.id)} since {when(c.at)}"
+                f"{because(c.reason)}{tell.actor(c.actor)}."
+            )
+        if not fact.contradictions:
+            text += " Nothing has replaced it."
+        return text, own[-1] if own else None
+    start = (
+        f"{tell.fact(fact_id)} was believed from {when(fact.recorded_at)} "
+        f"until {when(fact.retired_at)}{valid}"
+    )
+    why = f"{because(last.reason)}{tell.actor(last.actor)}"
+    if last.kind == "retracted":
+        text = f"{start}; it was retracted as never true{why}."
+    else:
+        verb = "merged into" if last.kind == "merged" else "replaced by"
+        text = f"{start}; it was {verb} {tell.fact(last.other_id)}{why}."
+        if head_id is not None and head_id not in (last.other_id, fact_id):
+            text += f" That was replaced in turn; what is believed now is {tell.fact(head_id)}."
+    return text, last
+
+
+def _valid(fact: Fact) -> str:
+    valid_to = fact.stated_valid_to if fact.status == "superseded" else fact.valid_to
+    return valid_words(fact.valid_from, valid_to).replace(", true", ", as true", 1)

@@ -1,0 +1,13 @@
+// name: audit_beliefs
+// mode: read
+// params: ns, as_of, valid_at, include_retired, tags, since, until, limit
+// returns: fact
+// The facts recall would consider for these two clocks (fact_visible): believed at $as_of
+// (now, when null) and, with $valid_at, true then as believed at $as_of; newest first, at
+// most $limit. $include_retired, $tags, $since and $until are recall's other filters (an
+// audit passes false and nulls).
+MATCH (node:Fact {ns: $ns})
+WHERE {{fact_visible}}
+RETURN {{fact_map}} AS fact
+ORDER BY node.recorded_at DESC, node.id
+LIMIT $limit

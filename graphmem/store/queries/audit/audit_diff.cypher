@@ -1,0 +1,42 @@
+// name: audit_diff
+// mode: read
+// params: ns, since, until
+// returns: believed, retired, contradictions
+// What changed after $since up to and including $until: facts recorded then (a fact erased
+// since with a null text), facts retired then and how (superseded, merged, retracted: with
+// the replacing fact, the actor and the reason; a retired fact erased since as its
+// status_at_erasure) and the CONTRADICTS edges opened or resolved then.
+CALL () {
+  MATCH (f:Fact|Tombstone {ns: $ns})
+  WHERE (f:Fact OR f.kind = 'fact') AND f.recorded_at > $since AND f.recorded_at <= $until
+  WITH f ORDER BY f.recorded_at, coalesce(f.id, f.fact_id)
+  RETURN collect({fact_id: coalesce(f.id, f.fact_id), text: f.text, change: 'recorded',
+                  at: f.recorded_at, valid_from: f.valid_from,
+                  valid_to: CASE WHEN f.status = 'superseded' THEN f.stated_valid_to
+                                 ELSE f.valid_to END}) AS believed
+}
+CALL () {
+  MATCH (f:Fact|Tombstone {ns: $ns})
+  WHERE (f:Fact OR f.kind = 'fact') AND f.retired_at > $since AND f.retired_at <= $until
+  OPTIONAL MATCH (newer:Fact|Tombstone)-[s:SUPERSEDES]->(f)
+  WHERE coalesce(newer.id, newer.fact_id) = f.superseded_by
+  OPTIONAL MATCH (f)-[m:MERGED_INTO]->(survivor:Fact|Tombstone)
+  WITH f, coalesce(f.status, f.status_at_erasure) AS how, s, m,
+       coalesce(newer, survivor) AS by
+  WITH f, how, by, CASE how WHEN 'superseded' THEN s WHEN 'merged' THEN m END AS edge
+  ORDER BY f.retired_at, coalesce(f.id, f.fact_id)
+  RETURN collect({fact_id: coalesce(f.id, f.fact_id), text: f.text, change: how,
+                  at: f.retired_at, valid_from: f.valid_from, valid_to: f.valid_to,
+                  by: coalesce(by.id, by.fact_id), by_text: by.text,
+                  actor: CASE how WHEN 'retracted' THEN f.retracted_by ELSE edge.actor END,
+                  reason: CASE how WHEN 'retracted' THEN f.retraction_reason
+                               ELSE edge.reason END}) AS retired
+}
+CALL () {
+  MATCH (a:Fact|Tombstone {ns: $ns})-[c:CONTRADICTS]->(b:Fact|Tombstone {ns: $ns})
+  WHERE (c.at > $since AND c.at <= $until)
+     OR (c.resolved_at > $since AND c.resolved_at <= $until)
+  WITH a, c, b ORDER BY c.at, coalesce(a.id, a.fact_id)
+  RETURN collect({{contradiction_map(a, c, b)}}) AS contradictions
+}
+RETURN believed, retired, contradictions
