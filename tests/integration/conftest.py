@@ -112,7 +112,7 @@ def client_factory(
 @pytest.fixture(scope="module")
 def history(
     graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
-) -> Iterator[History]:
+) -> History:
     """The scripted history of :mod:`tests.history`, written once per module into a namespace
     of its own (its LLM a stub server that replays the script's answers)."""
     ns = f"history-{uuid.uuid4().hex[:12]}"
@@ -124,4 +124,4 @@ def history(
             built = build_history(client, ns)
         finally:
             close_client(client)
-    yield built
+    return built
