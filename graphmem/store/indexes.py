@@ -155,6 +155,11 @@ _M7 = (
     ("tombstone_ns_erasure", _range("tombstone_ns_erasure", "Tombstone", "ns", "erasure")),
 )
 
+_M8 = (
+    ("fact_ns_retired_at", _range("fact_ns_retired_at", "Fact", "ns", "retired_at")),
+    ("tombstone_ns_at", _range("tombstone_ns_at", "Tombstone", "ns", "at")),
+)
+
 
 def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
     return Migration(
@@ -173,6 +178,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(5, "facts and episodes of a namespace in id order, episodes by recording", _M5),
     _migration(6, "consolidation: one gate per namespace, the changes of each run", _M6),
     _migration(7, "erasure: the records and changes that show a fact, tombstones by erasure", _M7),
+    _migration(8, "audits: facts by retirement, tombstones by erasure time", _M8),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))

@@ -5,10 +5,18 @@
 // What changed after $since up to and including $until: facts recorded then (a fact erased
 // since with a null text), facts retired then and how (superseded, merged, retracted: with
 // the replacing fact, the actor and the reason; a retired fact erased since as its
-// status_at_erasure) and the CONTRADICTS edges opened or resolved then.
+// status_at_erasure) and the CONTRADICTS edges opened or resolved then. Each label is read
+// through its (ns, time) index.
 CALL () {
-  MATCH (f:Fact|Tombstone {ns: $ns})
-  WHERE (f:Fact OR f.kind = 'fact') AND f.recorded_at > $since AND f.recorded_at <= $until
+  CALL () {
+    MATCH (f:Fact {ns: $ns})
+    WHERE f.recorded_at > $since AND f.recorded_at <= $until
+    RETURN f
+    UNION
+    MATCH (f:Tombstone {ns: $ns})
+    WHERE f.kind = 'fact' AND f.recorded_at > $since AND f.recorded_at <= $until
+    RETURN f
+  }
   WITH f ORDER BY f.recorded_at, coalesce(f.id, f.fact_id)
   RETURN collect({fact_id: coalesce(f.id, f.fact_id), text: f.text, change: 'recorded',
                   at: f.recorded_at, valid_from: f.valid_from,
@@ -16,11 +24,18 @@ CALL () {
                                  ELSE f.valid_to END}) AS believed
 }
 CALL () {
-  MATCH (f:Fact|Tombstone {ns: $ns})
-  WHERE (f:Fact OR f.kind = 'fact') AND f.retired_at > $since AND f.retired_at <= $until
-  OPTIONAL MATCH (newer:Fact|Tombstone)-[s:SUPERSEDES]->(f)
+  CALL () {
+    MATCH (f:Fact {ns: $ns})
+    WHERE f.retired_at > $since AND f.retired_at <= $until
+    RETURN f
+    UNION
+    MATCH (f:Tombstone {ns: $ns})
+    WHERE f.kind = 'fact' AND f.retired_at > $since AND f.retired_at <= $until
+    RETURN f
+  }
+  OPTIONAL MATCH (newer)-[s:SUPERSEDES]->(f)
   WHERE coalesce(newer.id, newer.fact_id) = f.superseded_by
-  OPTIONAL MATCH (f)-[m:MERGED_INTO]->(survivor:Fact|Tombstone)
+  OPTIONAL MATCH (f)-[m:MERGED_INTO]->(survivor)
   WITH f, coalesce(f.status, f.status_at_erasure) AS how, s, m,
        coalesce(newer, survivor) AS by
   WITH f, how, by, CASE how WHEN 'superseded' THEN s WHEN 'merged' THEN m END AS edge
@@ -33,9 +48,15 @@ CALL () {
                                ELSE edge.reason END}) AS retired
 }
 CALL () {
-  MATCH (a:Fact|Tombstone {ns: $ns})-[c:CONTRADICTS]->(b:Fact|Tombstone {ns: $ns})
-  WHERE (c.at > $since AND c.at <= $until)
-     OR (c.resolved_at > $since AND c.resolved_at <= $until)
+  CALL () {
+    MATCH (a:Fact|Tombstone {ns: $ns})-[c:CONTRADICTS]->(b:Fact|Tombstone {ns: $ns})
+    WHERE c.at > $since AND c.at <= $until
+    RETURN a, c, b
+    UNION
+    MATCH (a:Fact|Tombstone {ns: $ns})-[c:CONTRADICTS]->(b:Fact|Tombstone {ns: $ns})
+    WHERE c.resolved_at > $since AND c.resolved_at <= $until
+    RETURN a, c, b
+  }
   WITH a, c, b ORDER BY c.at, coalesce(a.id, a.fact_id)
   RETURN collect({{contradiction_map(a, c, b)}}) AS contradictions
 }
