@@ -1,6 +1,6 @@
 // name: open_contradictions
 // mode: read
-// params: ns, limit
+// params: ns: string, limit: integer
 // returns: a_id, a_text, b_id, b_text, at, actor, reason
 // example: {"ns": "demo", "limit": 100}
 // Conflicts not yet resolved: CONTRADICTS edges without resolved_at between two facts that
