@@ -23,6 +23,11 @@ def audit() -> None:
 
     Times are ISO 8601 with a zone, a date alone (midnight UTC), now, today, yesterday or
     'N minutes|hours|days|weeks ago'; a time of day without a zone is refused.
+
+    Example:
+
+    \b
+        graphmem audit diff "7 days ago" now
     """
 
 
@@ -193,7 +198,13 @@ def timeline(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None
 def contradictions(
     ctx: click.Context, show_all: bool, limit: int, ns: str | None, as_json: bool
 ) -> None:
-    """The open contradictions (with --all, the resolved ones too), oldest first."""
+    """The open contradictions (with --all, the resolved ones too), oldest first.
+
+    Example:
+
+    \b
+        graphmem audit contradictions --all --json
+    """
     with memory_for(ctx, ns) as memory:
         found = memory.audit.contradictions(open_only=not show_all, limit=limit)
     data = [c.model_dump(mode="json") for c in found]

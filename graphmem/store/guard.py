@@ -208,14 +208,15 @@ def _check_text(text: str) -> None:
 @contextmanager
 def _read_errors(timeout: float) -> Iterator[None]:
     """Driver errors mapped as everywhere (:func:`driver_errors`), and a statement Neo4j
-    refuses (a syntax error, a missing parameter) as the caller's input error."""
+    refuses (a syntax error, a missing parameter) or a procedure call that fails on its
+    arguments (a malformed fulltext query) as the caller's input error."""
     try:
         with driver_errors(timeout):
             yield
     except DatabaseError as exc:
         cause = exc.__cause__
         if isinstance(cause, ClientError) and (cause.code or "").startswith(
-            "Neo.ClientError.Statement."
+            ("Neo.ClientError.Statement.", "Neo.ClientError.Procedure.ProcedureCallFailed")
         ):
             raise InvalidInputError(f"Neo4j refused the query: {cause.message}") from cause
         raise

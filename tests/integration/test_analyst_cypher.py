@@ -17,7 +17,7 @@ import pytest
 from graphmem.bench.llm_stub import StubLLMServer
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import SentenceTransformerEmbedder
-from graphmem.errors import DatabaseError, InvalidInputError
+from graphmem.errors import InvalidInputError
 from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import CypherQuery, analyst_queries
 from tests.history import MESSAGES, REASONS, TEXTS, VALID, History, stub_answers
@@ -296,7 +296,7 @@ def test_beliefs_about_searches_only_what_is_believed(graph: Graph, history: His
     assert [names[r["id"]] for r in found('"green tea"')] == ["tea"]
     assert len(found("Ada", limit=3)) == 3
     assert found("phone OR 555") == []  # forgotten: out of the index
-    with pytest.raises(DatabaseError, match="ParseException"):  # malformed Lucene
+    with pytest.raises(InvalidInputError, match="ParseException"):  # malformed Lucene
         found("works AND (")
 
 
