@@ -7,6 +7,7 @@ Errors from graphmem's error tree become one ``Error:`` line on stderr and exit 
 from graphmem.cli import (  # noqa: F401 - each registers its commands
     audit,
     consolidate,
+    cypher,
     forget,
     read,
     schema,

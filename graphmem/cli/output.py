@@ -120,11 +120,15 @@ def _cell(value: Any) -> str:
 
 
 def error_data(exc: GraphmemError) -> dict[str, Any]:
-    """An error as JSON: its type and message, the ids it names, a JSONL input's bad lines."""
+    """An error as JSON: its type and message, the ids it names, what a guarded read refused,
+    a JSONL input's bad lines."""
     data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
     ids = getattr(exc, "ids", None)
     if ids:
         data["ids"] = list(ids)
+    refused = getattr(exc, "refused", None)
+    if isinstance(refused, str):
+        data["refused"] = refused
     if isinstance(exc, BadLinesError):
         data["bad_lines"] = [{"line": n, "reason": why} for n, why in exc.problems]
     return {"error": data}

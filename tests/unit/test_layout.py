@@ -118,6 +118,15 @@ COMMAND_TREE = {
     "graphmem consolidate runs": ["--json", "--limit", "--ns"],
     "graphmem consolidate undo": ["--json", "--ns", "RUN_ID"],
     "graphmem contradict": ["--json", "--ns", "--reason", "A", "B"],
+    "graphmem cypher": [],
+    "graphmem cypher list": ["--json"],
+    "graphmem cypher run": sorted(
+        [
+            *("--csv", "--json", "--jsonl", "--limit", "--ns", "--param", "--query"),
+            *("--timeout", "-p", "-q", "TARGET"),
+        ]
+    ),
+    "graphmem cypher show": ["TARGET"],
     "graphmem forget": sorted(
         [
             *("--actor", "--all", "--batch-size", "--dry-run", "--json", "--ns", "--reason"),
