@@ -28,7 +28,8 @@ class ErasedFact(_Output):
 
 class Beliefs(_Output):
     """The facts believed at transaction time ``as_of`` (each as it was believed then: a fact
-    retired since shows as active, with the valid interval it then had), true at ``valid_at``
+    retired since shows as active, with the valid interval it then had and the contradictions
+    and review flags open then), true at ``valid_at``
     when one is asked, best match first when a ``query`` ranks them and newest first
     otherwise. ``forgotten``: facts believed then and erased since, without their words.
     ``truncated``: there were more than ``limit``."""

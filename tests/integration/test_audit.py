@@ -67,6 +67,11 @@ def test_beliefs_at_transaction_times(auditor: Client, history: History) -> None
     both = believed(history, audit.beliefs(at("paris", "resolve")))
     assert set(both) == {"emp4", "hike1", "veg", "fish", "london", "paris"}
     assert both["london"] == ("active", VALID["london"], None)
+    # the contradiction open then, though resolved since
+    then = {f.id: f for f in audit.beliefs(at("paris", "resolve")).facts}
+    assert [c.id for c in then[history.ids["london"]].contradictions] == [history.ids["paris"]]
+    assert [c.id for c in then[history.ids["veg"]].contradictions] == [history.ids["fish"]]
+    assert then[history.ids["london"]].superseded_by is None
     assert set(believed(history, audit.beliefs(at("resolve", "cat")))) == {
         "emp4",
         "hike1",
@@ -95,6 +100,11 @@ def test_beliefs_at_transaction_times(auditor: Client, history: History) -> None
         history.at["forget"],
     )
     assert "text" not in phone.model_dump()
+    # call's review flag came with the erasure: none before it, open from then on
+    call_then = next(f for f in before_forget.facts if f.id == history.ids["call"])
+    assert call_then.review == ()
+    call_now = next(f for f in audit.beliefs().facts if f.id == history.ids["call"])
+    assert [(m.event, m.cause_id) for m in call_now.review] == [("forgotten", history.ids["phone"])]
     after = audit.beliefs(history.at["forget"])
     assert after.forgotten == () and "phone" not in believed(history, after)
     assert set(believed(history, audit.beliefs())) == {

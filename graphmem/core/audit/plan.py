@@ -33,7 +33,7 @@ from graphmem.models.audit import (
     RunSummary,
     Timeline,
 )
-from graphmem.models.results import Fact
+from graphmem.models.results import Fact, OpenContradiction, ReviewMark
 from graphmem.store.cypher import query
 
 #: The most facts one beliefs or truths call returns, and the most rows a diff list holds.
@@ -95,16 +95,42 @@ class AuditPlans(RecallPlans):
             facts = [Fact.model_validate(r["fact"]) for r in rows[:limit]]
             truncated = len(rows) > limit
         erased: Rows = []
-        if t is not None and v is None:
-            erased = yield Transaction(
-                "read", lambda: single(Run(query("audit_erased"), erased_params))
-            )
+        if t is not None:
+            moment_t = t
+
+            def then() -> Work[tuple[Rows, Rows]]:
+                ids = [f.id for f in facts]
+                marks = yield Run(
+                    query("audit_marks_then"), {"ns": ns, "ids": ids, "as_of": moment_t}
+                )
+                gone: Rows = []
+                if v is None:  # an erased fact's valid time is gone with its words
+                    gone = yield Run(query("audit_erased"), erased_params)
+                return marks, gone
+
+            marks, erased = yield Transaction("read", then)
+            # Each fact as believed then, with the contradictions and review flags open then.
+            by_id = {m["id"]: m for m in marks}
+            facts = [
+                f.as_believed_at(t).model_copy(
+                    update={
+                        "contradictions": tuple(
+                            OpenContradiction.model_validate(c)
+                            for c in by_id[f.id]["contradictions"]
+                        ),
+                        "review": tuple(
+                            ReviewMark.model_validate(r) for r in by_id[f.id]["review"]
+                        ),
+                    }
+                )
+                for f in facts
+            ]
         return Beliefs(
             ns=ns,
             as_of=t,
             valid_at=v,
             query=query_text,
-            facts=tuple(f if t is None else f.as_believed_at(t) for f in facts),
+            facts=tuple(facts),
             forgotten=tuple(ErasedFact.model_validate(r["erased"]) for r in erased),
             limit=limit,
             truncated=truncated,
