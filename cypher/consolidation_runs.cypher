@@ -13,7 +13,9 @@
 //             refused), "cluster"}
 //   review:   the proposal's candidates for review, as the proposer gave them.
 // A record that showed a fact erased since holds no texts (forget scrubs it). An undone run
-// has undone_at and undone_by; the edges it made are gone, its records stay.
+// has undone_at and undone_by; the edges it made are gone, its records stay. error is the
+// type of the error that stopped a run (its message, which may quote what the proposer was
+// shown, stays out of the library).
 // $since and $until are datetimes with a zone, or ISO-8601 text with an offset or a zone id;
 // text without one, no time at all, and an $until before $since are refused.
 WITH [$since, $until] AS given
@@ -35,6 +37,7 @@ CALL (r) {
 RETURN r.id AS run_id, r.status AS status, r.proposer AS proposer, r.model AS model,
        r.started_at AS started_at, r.finished_at AS finished_at, r.new_facts AS new_facts,
        r.clusters AS clusters, r.llm_calls AS llm_calls, r.prompt_tokens AS prompt_tokens,
-       r.completion_tokens AS completion_tokens, applied, rejected, review, r.error AS error,
+       r.completion_tokens AS completion_tokens, applied, rejected, review,
+       split(r.error, ':')[0] AS error,
        r.undone_at AS undone_at, r.undone_by AS undone_by
 ORDER BY started_at, run_id

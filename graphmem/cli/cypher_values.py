@@ -30,13 +30,10 @@ import neo4j.time
 from graphmem._text import brief
 from graphmem.core.audit.times import moment
 from graphmem.errors import InvalidInputError
-from graphmem.store.cypher import PARAM_TYPES, CypherQuery
+from graphmem.store.cypher import PARAM_TYPES, CypherQuery, used_params
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _INTEGER = re.compile(r"[+-]?\d+")
-_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 _INT64 = (-(2**63), 2**63 - 1)
 #: Properties left out of a node or relationship in the output.
@@ -166,12 +163,6 @@ def untyped_value(raw: str) -> Any:
         if "given twice" in str(exc):
             raise InvalidInputError(f"a parameter's JSON object: {exc}") from None
         return raw  # NaN, Infinity: text
-
-
-def used_params(text: str) -> tuple[str, ...]:
-    """The ``$parameters`` a query text uses (outside strings and comments), in order."""
-    code = _COMMENT.sub("", _STRING.sub("''", text))
-    return tuple(dict.fromkeys(_PARAM.findall(code)))
 
 
 def query_params(

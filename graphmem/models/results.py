@@ -65,6 +65,9 @@ class Fact(_Output):
     valid_to: StoredDatetime | None = None
     stated_valid_to: StoredDatetime | None = None
     """On a superseded fact, the ``valid_to`` it carried while believed (None when open)."""
+    valid_from_set_at: StoredDatetime | None = None
+    """When a supersession (consolidation or ``resolve``) gave this fact, recorded without a
+    ``valid_from``, the start it has now; before then its start was open."""
     superseded_by: str | None = None
     source: str | None = None
     tags: tuple[str, ...] = ()
@@ -92,17 +95,20 @@ class Fact(_Output):
         """This fact as graphmem believed it at transaction time ``moment``: a fact retired
         later is shown active, with the ``valid_to`` it then had and no replacement. (Usage
         counts and the pin are current values: they are not part of the belief history.)"""
-        if self.retired_at is None or self.retired_at <= moment:
-            return self
-        return self.model_copy(
-            update={
+        update: dict[str, Any] = {}
+        if self.valid_from_set_at is not None and self.valid_from_set_at > moment:
+            update = {"valid_from": None, "valid_from_set_at": None}
+        if self.retired_at is not None and self.retired_at > moment:
+            # Only a supersession closes valid time (stated_valid_to keeps the end before it).
+            superseded = self.status == "superseded"
+            update |= {
                 "status": "active",
                 "retired_at": None,
                 "superseded_by": None,
-                "valid_to": self.stated_valid_to,
+                "valid_to": self.stated_valid_to if superseded else self.valid_to,
                 "stated_valid_to": None,
             }
-        )
+        return self.model_copy(update=update) if update else self
 
 
 class Episode(_Output):

@@ -43,9 +43,14 @@ from graphmem.errors import InvalidInputError, QueryNotFoundError
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
 
 _HEADER_KEY = re.compile(r"^//\s*(name|mode|params|returns|example)\s*:\s*(.*)$")
-_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_COMMENT = re.compile(r"//[^\n]*")
+#: One left-to-right pass over a query's text: comments, strings and quoted names are skipped
+#: whole (an apostrophe in a comment opens no string), and each ``$name`` (``$`quoted`` or
+#: ``$0`` too) is a parameter.
+_TOKEN = re.compile(
+    r"//[^\n]*|/\*.*?\*/|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`]|``)*`"
+    r"|\$(?:`((?:[^`]|``)+)`|([A-Za-z_][A-Za-z0-9_]*|[0-9]+))",
+    re.DOTALL,
+)
 _INCLUDE = re.compile(r"\{\{\s*([a-z_]+)\s*(?:\(([^(){}]*)\))?\s*\}\}")
 _ARGS = re.compile(r"^//\s*args\s*:\s*(.*)$")
 FRAGMENT_DIR = QUERY_DIR / "fragments"
@@ -128,8 +133,7 @@ def parse_cypher(
     text = _expand(text, fragments or {}, where)
     if not text:
         raise CypherFileError(f"{where}: no query after the header")
-    code = _COMMENT.sub("", _STRING.sub("''", text))
-    used = set(_PARAM.findall(code))
+    used = set(used_params(text))
     if used != set(declared):
         raise CypherFileError(
             f"{where}: header params {sorted(declared)} differ from the body's {sorted(used)}"
@@ -153,6 +157,12 @@ def parse_cypher(
         example=example,
         path=path,
     )
+
+
+def used_params(text: str) -> tuple[str, ...]:
+    """The ``$parameters`` a query text uses, outside comments and strings, in order."""
+    found = ((m.group(1) or "").replace("``", "`") or m.group(2) for m in _TOKEN.finditer(text))
+    return tuple(dict.fromkeys(name for name in found if name))
 
 
 def _declared_params(line: str, where: str) -> tuple[tuple[str, ...], dict[str, str]]:

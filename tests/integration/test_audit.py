@@ -6,7 +6,7 @@ both clients."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -99,7 +99,8 @@ def test_beliefs_at_transaction_times(auditor: Client, history: History) -> None
         history.erasure,
         history.at["forget"],
     )
-    assert "text" not in phone.model_dump()
+    for answer in (before_forget, audit.diff(history.at["emp1"])):
+        assert TEXTS["phone"] not in answer.model_dump_json()
     # call's review flag came with the erasure: none before it, open from then on
     call_then = next(f for f in before_forget.facts if f.id == history.ids["call"])
     assert call_then.review == ()
@@ -393,3 +394,60 @@ def test_the_async_audit_is_awaitable(
             return [e.kind for e in line.events]
 
     assert asyncio.run(main())[:3] == ["recorded", "recorded", "superseded"]
+
+
+def test_through_erasures_resolutions_and_moot_contradictions(
+    client_factory: Callable[..., Client], ns: str
+) -> None:
+    memory = client_factory("sync", ns=ns)
+    red = memory.remember("The bike is red.", valid_from="2020-01-01T00:00:00Z")
+    blue = memory.remember(
+        "The bike is blue.", supersedes=[red.id], valid_from="2022-01-01T00:00:00Z", reason="paint"
+    )
+    green = memory.remember(
+        "The bike is green.", supersedes=[blue.id], valid_from="2024-01-01T00:00:00Z"
+    )
+    memory.forget([blue.id], reason="asked to")
+    # The line runs through the forgotten middle to what is believed now.
+    line = memory.audit.timeline(red.id)
+    assert line.head_id == green.id and [g.id for g in line.forgotten] == [blue.id]
+    told = memory.audit.explain(red.id).text
+    assert f"replaced by fact {blue.id} (since forgotten)" in told
+    assert f"what is believed now is 'The bike is green.' (fact {green.id})" in told
+    changes = memory.audit.diff(red.recorded_at)
+    assert [(c.fact_id, c.text, c.change, c.by, c.by_text) for c in changes.retired] == [
+        (red.id, "The bike is red.", "superseded", blue.id, None),
+        (blue.id, None, "superseded", green.id, "The bike is green."),
+    ]
+    assert "blue" not in changes.model_dump_json() + line.model_dump_json()
+
+    # A retraction keeps the valid interval it had; retracted then forgotten, it is told.
+    car = memory.remember("The garage holds a car.", valid_to="2030-01-01T00:00:00Z")
+    memory.retract(car.id, reason="it was a van")
+    (then,) = [f for f in memory.audit.beliefs(car.recorded_at).facts if f.id == car.id]
+    assert (then.status, then.valid_to) == ("active", datetime(2030, 1, 1, tzinfo=UTC))
+    memory.forget([car.id], reason="asked to")
+    kinds = [e.kind for e in memory.audit.timeline(car.id).events]
+    assert kinds == ["recorded", "retracted", "forgotten"]
+
+    # Resolving keeps coffee and gives it a start; before that its start was open.
+    tea = memory.remember("Dan drinks tea.")
+    coffee = memory.remember("Dan drinks coffee.", contradicts=[tea.id])
+    memory.resolve(tea.id, coffee.id, keep=coffee.id, reason="coffee now")
+    assert memory.get(coffee.id).valid_from is not None
+    then_ids = {f.id for f in memory.audit.truths("2000-01-01", as_of=coffee.recorded_at).facts}
+    assert {tea.id, coffee.id} <= then_ids
+    now_ids = {f.id for f in memory.audit.truths("2000-01-01").facts}
+    assert tea.id in now_ids and coffee.id not in now_ids
+    (believed,) = [f for f in memory.audit.beliefs(coffee.recorded_at).facts if f.id == coffee.id]
+    assert believed.valid_from is None
+    recorded = memory.audit.timeline(coffee.id).events
+    assert [e.valid_from for e in recorded if e.kind == "recorded"] == [None, None]
+
+    # A contradiction whose side was retracted is moot, not open.
+    x = memory.remember("The shop opens at nine.")
+    y = memory.remember("The shop opens at ten.", contradicts=[x.id])
+    memory.retract(y.id, reason="misheard")
+    assert memory.audit.contradictions() == []
+    every = memory.audit.contradictions(open_only=False)
+    assert {(c.a, c.b) for c in every} == {(coffee.id, tea.id), (y.id, x.id)}

@@ -29,10 +29,15 @@ from graphmem.cli.cypher_values import (
     to_jsonl,
     typed_value,
     untyped_value,
-    used_params,
 )
 from graphmem.errors import InvalidInputError, QueryNotFoundError
-from graphmem.store.cypher import PARAM_TYPES, analyst_queries, load_query_file, parse_cypher
+from graphmem.store.cypher import (
+    PARAM_TYPES,
+    analyst_queries,
+    load_query_file,
+    parse_cypher,
+    used_params,
+)
 
 TYPED = parse_cypher(
     "// name: probe\n// mode: read\n"
@@ -159,6 +164,10 @@ def test_missing_unknown_and_mistyped_params_are_refused() -> None:
 def test_an_ad_hoc_query_has_the_params_its_text_uses() -> None:
     text = "MATCH (f:Fact {ns: $ns}) // not $this\nWHERE f.text = '$nor_this' AND f.x > $n RETURN f"
     assert used_params(text) == ("ns", "n")
+    # an apostrophe in a comment opens no string; quoted and numbered parameters count
+    odd = "MATCH (f {ns: $ns}) // the user's\nWHERE f.s = $src AND f.t <> 'x' RETURN $`a b`, $0"
+    assert used_params(odd) == ("ns", "src", "a b", "0")
+    assert used_params("RETURN '$a' + \"$b\" /* $c */ + `$d`") == ()
     params = query_params(None, text, parse_options(["n=5"]), ns="mine", limit=9)
     assert params == {"n": 5, "ns": "mine"}
     forced = query_params(None, text, parse_options(["n:string=5"]), ns="mine", limit=9)

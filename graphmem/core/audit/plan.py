@@ -236,7 +236,7 @@ class AuditPlans(RecallPlans):
             Timeline(
                 ns=ns,
                 fact_id=fact_id,
-                head_id=_head(fact_id, facts),
+                head_id=_head(fact_id, facts, row["steps"]),
                 facts=tuple(sorted(facts.values(), key=lambda f: (f.recorded_at, f.id))),
                 forgotten=tuple(sorted(erased.values(), key=lambda e: (e.erased_at, e.id))),
                 events=tuple(told),
@@ -246,11 +246,18 @@ class AuditPlans(RecallPlans):
         )
 
 
-def _head(fact_id: str, facts: dict[str, Fact]) -> str | None:
-    """The believed fact the line from ``fact_id`` leads to now, following replacements."""
+def _head(fact_id: str, facts: dict[str, Fact], steps: Rows) -> str | None:
+    """The believed fact the line from ``fact_id`` leads to now, following the replacements
+    (through forgotten facts too: their edges stay)."""
+    after = {}
+    for step in steps:
+        merged = step["type"] == "MERGED_INTO"
+        older, newer = (step["newer"], step["older"]) if merged else (step["older"], step["newer"])
+        after[older] = newer
     seen: set[str] = set()
-    current = facts.get(fact_id)
-    while current is not None and current.superseded_by and current.id not in seen:
-        seen.add(current.id)
-        current = facts.get(current.superseded_by)
-    return current.id if current is not None and current.believed else None
+    current = fact_id
+    while current in after and current not in seen:
+        seen.add(current)
+        current = after[current]
+    fact = facts.get(current)
+    return current if fact is not None and fact.believed else None

@@ -53,7 +53,10 @@ def moment(name: str, value: Any, *, now: datetime | None = None) -> datetime:
         return today - timedelta(days=1)
     ago = _AGO.fullmatch(text)
     if ago is not None:
-        return clock - timedelta(seconds=int(ago.group(1)) * _UNITS[ago.group(2)])
+        try:
+            return clock - timedelta(seconds=int(ago.group(1)) * _UNITS[ago.group(2)])
+        except OverflowError:
+            raise InvalidInputError(f"{name}: {brief(value)} lies before the year 1") from None
     if _DATE.fullmatch(text):
         try:
             day = date.fromisoformat(text)

@@ -103,13 +103,16 @@ def events(
             made.append(TimelineEvent(at=at, kind=kind, fact_id=fact_id, words=words, **more))
 
     for fact in facts.values():
+        # The valid interval stated when it was recorded: a supersession may have closed its
+        # end (stated_valid_to keeps the one before) or filled its open start since.
         valid_to = fact.stated_valid_to if fact.status == "superseded" else fact.valid_to
+        valid_from = None if fact.valid_from_set_at is not None else fact.valid_from
         add(
             "recorded",
             fact.recorded_at,
             fact.id,
-            f"{tell.fact(fact.id)} was recorded{valid_words(fact.valid_from, valid_to)}",
-            valid_from=fact.valid_from,
+            f"{tell.fact(fact.id)} was recorded{valid_words(valid_from, valid_to)}",
+            valid_from=valid_from,
             valid_to=valid_to,
         )
     for gone in erased.values():

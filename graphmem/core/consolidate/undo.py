@@ -32,6 +32,7 @@ _STATE = (
     "retraction_reason",
     "retracted_by",
     "valid_from",
+    "valid_from_set_at",
 )
 
 

@@ -19,7 +19,8 @@ CALL () {
   }
   WITH f ORDER BY f.recorded_at, coalesce(f.id, f.fact_id)
   RETURN collect({fact_id: coalesce(f.id, f.fact_id), text: f.text, change: 'recorded',
-                  at: f.recorded_at, valid_from: f.valid_from,
+                  at: f.recorded_at,
+                  valid_from: CASE WHEN f.valid_from_set_at IS NULL THEN f.valid_from END,
                   valid_to: CASE WHEN f.status = 'superseded' THEN f.stated_valid_to
                                  ELSE f.valid_to END}) AS believed
 }
@@ -33,9 +34,12 @@ CALL () {
     WHERE f.kind = 'fact' AND f.retired_at > $since AND f.retired_at <= $until
     RETURN f
   }
+  // A retired fact has one replacement; a tombstone no longer says which (superseded_by went
+  // with its other properties), its skeleton's edge does.
   OPTIONAL MATCH (newer)-[s:SUPERSEDES]->(f)
-  WHERE coalesce(newer.id, newer.fact_id) = f.superseded_by
+  WHERE newer.ns = $ns AND (f:Tombstone OR coalesce(newer.id, newer.fact_id) = f.superseded_by)
   OPTIONAL MATCH (f)-[m:MERGED_INTO]->(survivor)
+  WHERE survivor.ns = $ns
   WITH f, coalesce(f.status, f.status_at_erasure) AS how, s, m,
        coalesce(newer, survivor) AS by
   WITH f, how, by, CASE how WHEN 'superseded' THEN s WHEN 'merged' THEN m END AS edge

@@ -40,6 +40,7 @@ RETURN
   }) | all + items) AS references,
   reduce(all = [], items IN collect(COLLECT {
     MATCH (node)-[x:FLAGGED_BY]->(cause)
+    WHERE cause.ns = $ns
     RETURN {flagged: coalesce(node.id, node.fact_id),
             cause: coalesce(cause.id, cause.fact_id, cause.episode_id),
             cause_text: coalesce(cause.text, cause.content), event: x.event,
@@ -47,7 +48,7 @@ RETURN
             closed_at: x.closed_at, closed_by: x.closed_by, closing: x.closing,
             closing_reason: x.closing_reason} AS flag
   }) | all + items) AS flags,
-  [n IN collect(CASE WHEN node.status = 'retracted'
-                     THEN {fact_id: node.id, at: node.retired_at, actor: node.retracted_by,
-                           reason: node.retraction_reason} END)
+  [n IN collect(CASE WHEN coalesce(node.status, node.status_at_erasure) = 'retracted'
+                     THEN {fact_id: coalesce(node.id, node.fact_id), at: node.retired_at,
+                           actor: node.retracted_by, reason: node.retraction_reason} END)
    WHERE n IS NOT NULL] AS retractions

@@ -17,7 +17,7 @@ RETURN id,
   } AS contradictions,
   COLLECT {
     MATCH (node)-[x:FLAGGED_BY]->(cause)
-    WHERE x.at <= $as_of AND (x.closed_at IS NULL OR x.closed_at > $as_of)
+    WHERE cause.ns = $ns AND x.at <= $as_of AND (x.closed_at IS NULL OR x.closed_at > $as_of)
     RETURN {event: x.event, relation: x.relation,
             cause_id: coalesce(cause.id, cause.fact_id, cause.episode_id),
             cause_kind: CASE WHEN cause:Tombstone THEN 'tombstone'

@@ -12,6 +12,7 @@ CREATE (:ConsolidationChange {
   before_status: f.status, before_retired_at: f.retired_at, before_valid_to: f.valid_to,
   before_stated_valid_to: f.stated_valid_to, before_superseded_by: f.superseded_by,
   before_pinned: f.pinned, before_retraction_reason: f.retraction_reason,
-  before_retracted_by: f.retracted_by, before_valid_from: f.valid_from
+  before_retracted_by: f.retracted_by, before_valid_from: f.valid_from,
+  before_valid_from_set_at: f.valid_from_set_at
 })
 RETURN count(*) AS changes

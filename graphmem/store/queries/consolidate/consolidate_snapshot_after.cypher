@@ -11,5 +11,6 @@ WHERE f.ns = $ns
 SET c.after_status = f.status, c.after_retired_at = f.retired_at, c.after_valid_to = f.valid_to,
     c.after_stated_valid_to = f.stated_valid_to, c.after_superseded_by = f.superseded_by,
     c.after_pinned = f.pinned, c.after_retraction_reason = f.retraction_reason,
-    c.after_retracted_by = f.retracted_by, c.after_valid_from = f.valid_from
+    c.after_retracted_by = f.retracted_by, c.after_valid_from = f.valid_from,
+    c.after_valid_from_set_at = f.valid_from_set_at
 RETURN count(*) AS changes

@@ -16,7 +16,8 @@ CALL (r) {
       f.valid_to = c.before_valid_to, f.stated_valid_to = c.before_stated_valid_to,
       f.superseded_by = c.before_superseded_by, f.pinned = c.before_pinned,
       f.retraction_reason = c.before_retraction_reason,
-      f.retracted_by = c.before_retracted_by, f.valid_from = c.before_valid_from
+      f.retracted_by = c.before_retracted_by, f.valid_from = c.before_valid_from,
+      f.valid_from_set_at = c.before_valid_from_set_at
   RETURN collect(DISTINCT f) AS facts
 }
 CALL (facts) {

@@ -25,6 +25,10 @@ SET old.stated_valid_to = old.valid_to,
       WHEN old.valid_from IS NOT NULL AND old.valid_from > ended THEN old.valid_from
       ELSE ended END,
     new.pinned = coalesce(new.pinned, false) OR coalesce(old.pinned, false),
+    new.valid_from_set_at = CASE
+      WHEN new.valid_from IS NULL AND (new.valid_to IS NULL OR new.valid_to > ended)
+        THEN datetime.statement()
+      ELSE new.valid_from_set_at END,
     new.valid_from = CASE
       WHEN new.valid_from IS NULL AND (new.valid_to IS NULL OR new.valid_to > ended)
         THEN ended
