@@ -83,7 +83,7 @@ class AuditPlans(RecallPlans):
         else:
             params = {
                 "ns": ns,
-                "as_of": now if t is None else t,
+                "as_of": t,
                 "valid_at": v,
                 "include_retired": False,
                 "tags": None,
