@@ -9,10 +9,10 @@ STAMP  := $(VENV)/.graphmem-installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,mcp]'
 	touch $(STAMP)
 
-## install: a virtual environment in .venv with graphmem and its dev, llm and docs extras
+## install: a virtual environment in .venv with graphmem and its dev, llm, docs and mcp extras
 install: $(STAMP)
 
 ## demo: install, start the default local Neo4j, write and read back through Bolt

@@ -1,5 +1,6 @@
-"""Generated parts of the docs: the CLI reference from the commands' help, the settings table
-from the settings classes, and the package layout from the rooms' docstrings.
+"""Generated parts of the docs: the CLI reference from the commands' help, the MCP tool
+reference from the server's own tool list, the settings table from the settings classes, and
+the package layout from the rooms' docstrings.
 
 ``python tools/docs.py`` rewrites them in place between their markers
 (``<!-- NAME:start -->`` and ``<!-- NAME:end -->``); ``python tools/docs.py --check`` exits 1
@@ -9,10 +10,12 @@ when a page differs from what the code gives (the test suite runs the same check
 from __future__ import annotations
 
 import ast
+import json
 import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 from pydantic.fields import FieldInfo
@@ -25,6 +28,7 @@ PAGES = {
     "cli-reference": DOCS / "reference" / "cli.md",
     "settings-table": DOCS / "operations" / "settings.md",
     "layout": DOCS / "contributing.md",
+    "mcp-tools": DOCS / "reference" / "mcp-tools.md",
 }
 
 
@@ -121,6 +125,7 @@ ROOMS = (
     "settings",
     "llm",
     "cli",
+    "mcp",
     "bench",
     "evaluation",
 )
@@ -152,10 +157,54 @@ def layout() -> str:
     return "| room | what it holds |\n|---|---|\n" + "\n".join(rows) + "\n"
 
 
+def _schema_type(schema: dict[str, Any]) -> str:
+    if "anyOf" in schema:
+        kinds = [_schema_type(s) for s in schema["anyOf"] if s.get("type") != "null"]
+        return " or ".join(kinds)
+    if "enum" in schema:
+        return " or ".join(f'"{v}"' for v in schema["enum"])
+    if schema.get("type") == "array":
+        return f"list of {_schema_type(schema.get('items', {}))}"
+    if "$ref" in schema:
+        return "object"
+    return str(schema.get("type", "any"))
+
+
+def mcp_tools() -> str:
+    """Every tool of ``graphmem mcp --tools all``: profile, whether it writes, its
+    description and its arguments, as the server lists them to a host."""
+    import asyncio
+
+    from graphmem.client.aio import AsyncMemory
+    from graphmem.mcp.options import ALL_TOOLS, CORE_TOOLS, READ_TOOLS, McpOptions
+    from graphmem.mcp.server import build_server
+
+    options = McpOptions(namespace="default", tools=ALL_TOOLS)
+    server = build_server(AsyncMemory(), options)
+    tools = asyncio.run(server.list_tools())
+    parts = []
+    for tool in tools:
+        profile = "core" if tool.name in CORE_TOOLS else "all"
+        access = "reads" if tool.name in READ_TOOLS else "writes (not in --read-only)"
+        description = " ".join((tool.description or "").split())
+        rows = []
+        required = set(tool.input_schema.get("required", []))
+        for name, schema in tool.input_schema["properties"].items():
+            default = "required" if name in required else f"`{json.dumps(schema.get('default'))}`"
+            meaning = " ".join(str(schema.get("description", "")).split()).replace("|", "/")
+            rows.append(f"| `{name}` | {_schema_type(schema)} | {default} | {meaning} |")
+        parts.append(
+            f"### `{tool.name}`\n\nProfile: {profile}; {access}.\n\n{description}\n\n"
+            "| argument | type | default | meaning |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        )
+    return "\n".join(parts)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli-reference": cli_reference,
     "settings-table": settings_table,
     "layout": layout,
+    "mcp-tools": mcp_tools,
 }
 
 

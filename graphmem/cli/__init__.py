@@ -9,6 +9,7 @@ from graphmem.cli import (  # noqa: F401 - each registers its commands
     consolidate,
     cypher,
     forget,
+    mcp,
     read,
     schema,
     server,

@@ -114,6 +114,14 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     "(a tenth of them repeating believed ones) among that many believed facts, with the "
     "heuristic proposer, and count LLM calls and prompt tokens through a local stub server.",
 )
+@click.option(
+    "--mcp",
+    "mcp_round_trip",
+    is_flag=True,
+    help="Instead, time search_memories through graphmem mcp (a child process over stdio, "
+    "with short ids and with --full-ids) beside AsyncMemory.recall in the same run, among "
+    "the first --sizes value of facts (needs graphmem[mcp]).",
+)
 def bench(
     sizes: tuple[int, ...],
     queries: int,
@@ -129,6 +137,7 @@ def bench(
     as_json: bool,
     peer: str | None,
     consolidation: bool,
+    mcp_round_trip: bool,
 ) -> None:
     """Measure ingest throughput and recall latency on synthetic memories.
 
@@ -160,6 +169,13 @@ def bench(
 
     \b
         graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
+
+    With --mcp, the same questions go to AsyncMemory.recall (k=10) and, alternating, to the
+    search_memories tool of graphmem mcp started over stdio; the report gives the round trip
+    p50/p95 of each path and their ratio.
+
+    \b
+        graphmem bench --mcp --sizes 10000 --queries 200
 
     With --consolidation, a namespace of believed facts (the first --sizes value) gets a
     tenth as many new facts, a tenth of which repeat a believed one; the heuristic run over
@@ -194,9 +210,12 @@ def bench(
             f"graphmem bench: writing into the configured Neo4j; the {kept} stay there afterwards",
             err=True,
         )
-    if consolidation and peer is not None:
-        raise click.UsageError("--consolidation and --peer are two different benchmarks")
+    if sum((consolidation, peer is not None, mcp_round_trip)) > 1:
+        raise click.UsageError("--consolidation, --peer and --mcp are different benchmarks")
     settings = load_settings()
+    if mcp_round_trip:
+        _mcp(options, settings, out, as_json)
+        return
     if consolidation:
         _consolidation(options, settings, out, as_json, fail_on_miss)
         return
@@ -244,6 +263,27 @@ def _consolidation(
     if fail_on_miss and not report.passed:
         click.echo("Error: the consolidation time target was missed", err=True)
         sys.exit(1)
+
+
+def _mcp(
+    options: BenchOptions | PeerOptions, settings: Any, out: Path | None, as_json: bool
+) -> None:
+    from graphmem.bench.mcp import McpBenchOptions, render_mcp_markdown, run_mcp_bench
+
+    run_options = McpBenchOptions(
+        facts=options.sizes[0],
+        queries=options.queries,
+        warmup=options.warmup,
+        seed=options.seed,
+        batch_size=options.batch_size,
+        server=options.server,
+        heap=options.heap,
+        pagecache=options.pagecache,
+    )
+    report = run_mcp_bench(run_options, settings=settings, progress=_say)
+    stem = f"mcp-{report.started_at:%Y%m%dT%H%M%SZ}"
+    data = report.model_dump(mode="json")
+    print_report(data, render_mcp_markdown(report), as_json=as_json, out=out, stem=stem, say=_say)
 
 
 def _say(line: str) -> None:

@@ -398,6 +398,12 @@ class AsyncMemory(_ClientBase):
         """See :meth:`Memory.history`."""
         return await self._run(self._core.history(id, ns=ns))
 
+    async def match_ids(
+        self, prefixes: Iterable[str], *, ns: str | None = None
+    ) -> dict[str, list[str]]:
+        """See :meth:`Memory.match_ids`."""
+        return await self._run(self._core.match_ids(prefixes, ns=ns))
+
     async def stats(self, *, ns: str | None = None) -> NamespaceStats:
         """See :meth:`Memory.stats`."""
         return await self._run(self._core.stats(ns=ns))

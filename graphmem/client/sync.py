@@ -384,6 +384,10 @@ class Memory(_ClientBase):
         """The fact's SUPERSEDES chain both ways, with times, reasons and actors."""
         return self._run(self._core.history(id, ns=ns))
 
+    def match_ids(self, prefixes: Iterable[str], *, ns: str | None = None) -> dict[str, list[str]]:
+        """Up to three full ids (facts, episodes, forgotten ones) for each id prefix."""
+        return self._run(self._core.match_ids(prefixes, ns=ns))
+
     def stats(self, *, ns: str | None = None) -> NamespaceStats:
         """Counts of facts (by status), episodes, sessions and relationships."""
         return self._run(self._core.stats(ns=ns))

@@ -1,16 +1,20 @@
-"""The plain reads and pinning: get, history (the SUPERSEDES chain), stats and pin."""
+"""The plain reads and pinning: get, history (the SUPERSEDES chain), stats, pin, id prefixes."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import get_args
 
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import checked_flag, checked_ids
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
 from graphmem.core.writes import check_targets, refuse_episode, refuse_forgotten
-from graphmem.errors import NotFoundError
+from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.models import Episode, Fact, FactHistory, FactStatus, NamespaceStats, SupersedesEdge
 from graphmem.store.cypher import query
+
+_ID_PREFIX = re.compile(r"[0-9a-f][0-9a-f-]{7,35}")
 
 
 class ReadPlans(CoreBase):
@@ -73,6 +77,24 @@ class ReadPlans(CoreBase):
             facts=tuple(facts),
             edges=tuple(edges),
         )
+
+    def match_ids(self, prefixes: Iterable[str], *, ns: str | None) -> Plan[dict[str, list[str]]]:
+        """For each id prefix (8 to 36 characters of an id), up to three full ids in the
+        namespace that start with it: facts, episodes and forgotten ones (tombstones)."""
+        ns = self._ns(ns)
+        wanted = checked_ids("prefixes", prefixes)
+        for prefix in wanted:
+            if not _ID_PREFIX.fullmatch(prefix):
+                raise InvalidInputError(
+                    f"{prefix!r} is not an id or a prefix of one (8 to 36 characters "
+                    "of 0-9, a-f and -)"
+                )
+        found: dict[str, list[str]] = {}
+        if wanted:
+            params = {"ns": ns, "prefixes": sorted(set(wanted))}
+            rows: Rows = yield Transaction("read", lambda: single(Run(query("id_prefix"), params)))
+            found = {row["prefix"]: row["ids"] for row in rows}
+        return {prefix: found.get(prefix, []) for prefix in wanted}
 
     def stats(self, *, ns: str | None) -> Plan[NamespaceStats]:
         ns = self._ns(ns)

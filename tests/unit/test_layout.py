@@ -88,7 +88,7 @@ COMMAND_TREE = {
         [
             *_SERVER,
             *("--batch-size", "--consolidation", "--fail-on-miss", "--out", "--peer"),
-            *("--queries", "--seed"),
+            *("--mcp", "--queries", "--seed"),
             *("--sizes", "--warmup", "--warmup-facts"),
         ]
     ),
@@ -135,6 +135,17 @@ COMMAND_TREE = {
     ),
     "graphmem get": ["--json", "--ns", "ID"],
     "graphmem history": ["--json", "--ns", "ID"],
+    "graphmem mcp": [
+        "--allow-namespace",
+        "--full-ids",
+        "--host",
+        "--max-result-chars",
+        "--namespace",
+        "--port",
+        "--read-only",
+        "--tools",
+        "--transport",
+    ],
     "graphmem ingest": sorted(
         [
             *("--allow-forgotten", "--batch-size", "--extract", "--json", "--ns"),
@@ -166,7 +177,17 @@ COMMAND_TREE = {
 
 #: The rooms that make up the memory service itself; the benchmark and evaluation code is
 #: built on them and never the other way round.
-SERVICE_ROOMS = ("client", "core", "store", "servers", "embed", "models", "settings", "llm")
+SERVICE_ROOMS = (
+    "client",
+    "core",
+    "store",
+    "servers",
+    "embed",
+    "models",
+    "settings",
+    "llm",
+    "mcp",
+)
 MEASURING_ROOMS = ("graphmem.bench", "graphmem.evaluation")
 
 

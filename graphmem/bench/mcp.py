@@ -1,0 +1,193 @@
+"""The MCP benchmark: what a search costs through ``graphmem mcp`` beside the same recall
+called directly.
+
+In a fresh namespace, ``facts`` synthetic facts are stored (embedded, with their updates as
+supersessions). Then the same questions run, one after the other and alternating so that
+both see the same server state: ``AsyncMemory.recall(k=10)`` in this process, and the
+``search_memories`` tool through ``graphmem mcp`` started as a host starts it (a child process
+over stdio, the SDK's own client), once with short ids (the default: one more read to check
+each prefix) and once with ``--full-ids``. Each figure is the wall-clock round trip seen by
+the caller; warm-up calls run first and are not counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graphmem import __version__
+from graphmem.bench.report import MachineInfo, Percentiles
+from graphmem.bench.runner import machine_info
+from graphmem.bench.synthetic import generate_facts, generate_queries
+from graphmem.embed.embedder import Embedder
+from graphmem.embed.loading import load_embedder
+from graphmem.servers.connection import Neo4jTarget
+from graphmem.servers.scratch import Progress, ServerOptions, on_server
+from graphmem.settings import GraphmemSettings
+
+
+class McpBenchOptions(ServerOptions):
+    """What the MCP benchmark stores, how many searches it times, on which Neo4j."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    facts: int = Field(default=10_000, ge=1, le=1_000_000)
+    queries: int = Field(default=200, ge=1)
+    warmup: int = Field(default=20, ge=0)
+    seed: int = 0
+    batch_size: int = Field(default=1_000, ge=1)
+
+
+class McpBenchReport(BaseModel):
+    graphmem_version: str
+    started_at: datetime
+    finished_at: datetime
+    options: McpBenchOptions
+    machine: MachineInfo
+    transport: str = "stdio"
+    #: Round trips in milliseconds, by path: direct, mcp (short ids), mcp_full_ids.
+    latency: dict[str, Percentiles]
+    #: Mean results per search through MCP (the same queries as the direct recalls).
+    mean_results: float
+
+
+def run_mcp_bench(
+    options: McpBenchOptions | None = None,
+    *,
+    settings: GraphmemSettings | None = None,
+    target: Neo4jTarget | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> McpBenchReport:
+    """Run the MCP benchmark (on a throwaway Neo4j unless ``options.server`` is
+    ``configured``) and return its report."""
+    options = options or McpBenchOptions()
+    return on_server(
+        options,
+        settings,
+        target,
+        progress,
+        lambda run_settings, run_target, say: asyncio.run(
+            _run(options, run_settings, run_target, embedder, say)
+        ),
+    )
+
+
+def _child_env(settings: GraphmemSettings, target: Neo4jTarget) -> dict[str, str]:
+    env = {
+        "GRAPHMEM_NEO4J_URI": target.uri,
+        "GRAPHMEM_NEO4J_USER": target.user,
+        "GRAPHMEM_NEO4J_PASSWORD": target.password.get_secret_value(),
+        "GRAPHMEM_NEO4J_DATABASE": target.database,
+    }
+    if settings.embedding_model:
+        env["GRAPHMEM_EMBEDDING_MODEL"] = settings.embedding_model
+    return env
+
+
+async def _run(
+    options: McpBenchOptions,
+    settings: GraphmemSettings,
+    target: Neo4jTarget,
+    embedder: Embedder | None,
+    say: Progress,
+) -> McpBenchReport:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from graphmem.client.aio import AsyncMemory
+
+    started = datetime.now(UTC)
+    embedder = load_embedder(settings, embedder, say)
+    facts = generate_facts(options.facts, seed=options.seed)
+    questions = [q.text for q in generate_queries(facts, options.warmup + options.queries)]
+    ns = f"bench-mcp-{started:%Y%m%dT%H%M%SZ}"
+    timings: dict[str, list[float]] = {"direct": [], "mcp": [], "mcp_full_ids": []}
+    results = 0
+    async with AsyncMemory(settings, target=target, embedder=embedder, ns=ns) as memory:
+        say(f"storing {len(facts):,} synthetic facts in {ns}")
+        ids: dict[int, str] = {}
+        for start in range(0, len(facts), options.batch_size):
+            batch = facts[start : start + options.batch_size]
+            items = [
+                {"text": f.text, "supersedes": [ids[f.updates]] if f.updates in ids else []}
+                for f in batch
+            ]
+            stored = await memory.remember_many(items)
+            ids.update({f.index: s.id for f, s in zip(batch, stored, strict=True)})
+        say("starting graphmem mcp twice (short ids, --full-ids) over stdio")
+        env = _child_env(settings, target)
+        async with AsyncExitStack() as stack:
+            clients = {}
+            for name, extra in (("mcp", []), ("mcp_full_ids", ["--full-ids"])):
+                params = StdioServerParameters(
+                    command=sys.executable,
+                    args=["-m", "graphmem", "mcp", "--namespace", ns, *extra],
+                    env=env,
+                )
+                clients[name] = await stack.enter_async_context(Client(params))
+            calls: dict[str, Callable[[str], Awaitable[Any]]] = {
+                "direct": lambda q: memory.recall(q, k=10)
+            }
+            calls.update({name: _searcher(client) for name, client in clients.items()})
+            say(f"{options.warmup} warm-up and {options.queries} timed searches on each path")
+            for n, question in enumerate(questions):
+                for name, call in calls.items():
+                    began = time.perf_counter()
+                    answer = await call(question)
+                    elapsed = (time.perf_counter() - began) * 1000
+                    if n < options.warmup:
+                        continue
+                    timings[name].append(elapsed)
+                    if name == "mcp":
+                        if answer.is_error:
+                            raise RuntimeError(f"search_memories failed: {answer.content}")
+                        results += answer.content[0].text.count('"kind":')
+    return McpBenchReport(
+        graphmem_version=__version__,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        options=options,
+        machine=machine_info(),
+        latency={name: Percentiles.of(values) for name, values in timings.items()},
+        mean_results=results / max(options.queries, 1),
+    )
+
+
+def _searcher(client: Any) -> Callable[[str], Awaitable[Any]]:
+    def search(question: str) -> Awaitable[Any]:
+        return client.call_tool("search_memories", {"query": question})  # type: ignore[no-any-return]
+
+    return search
+
+
+def render_mcp_markdown(report: McpBenchReport) -> str:
+    """The report as a short Markdown page."""
+    direct = report.latency["direct"]
+    lines = [
+        f"# graphmem MCP round trip ({report.started_at:%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"{report.options.facts:,} facts, {report.options.queries} timed searches after "
+        f"{report.options.warmup} warm-up ones, k=10, transport {report.transport}; "
+        f"{report.machine.cpus} CPUs. Mean results per search: {report.mean_results:.1f}.",
+        "",
+        "| path | p50 ms | p95 ms | mean ms | p50 vs direct |",
+        "|---|---|---|---|---|",
+    ]
+    names = {
+        "direct": "AsyncMemory.recall (direct)",
+        "mcp": "search_memories over MCP",
+        "mcp_full_ids": "search_memories over MCP, --full-ids",
+    }
+    for key, label in names.items():
+        p = report.latency[key]
+        ratio = p.p50 / direct.p50 if direct.p50 else 0.0
+        lines.append(f"| {label} | {p.p50:.1f} | {p.p95:.1f} | {p.mean:.1f} | {ratio:.2f}x |")
+    return "\n".join(lines) + "\n"

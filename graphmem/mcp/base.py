@@ -1,0 +1,131 @@
+"""What every MCP tool shares: the argument types a model sees, the namespace and id checks,
+the shaping of answers (:mod:`graphmem.mcp.shape`), and graphmem's errors as tool errors."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from functools import wraps
+from typing import Annotated, Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, ConfigDict, Field
+
+from graphmem.client.aio import AsyncMemory
+from graphmem.core.audit.times import moment
+from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError
+from graphmem.mcp.options import McpOptions
+from graphmem.mcp.shape import SHORT_ID, capped, ids_in, plain, replace_ids, short_ids
+
+Namespace = Annotated[
+    str | None,
+    Field(description="Namespace to use; default: the server's. Only allowed ones are open."),
+]
+TIMES = (
+    "ISO 8601 with a zone ('2026-03-01T12:00:00Z'), a date ('2026-03-01', midnight UTC), "
+    "'now', 'today', 'yesterday' or 'N minutes|hours|days|weeks ago'."
+)
+Time = Annotated[str | None, Field(description=TIMES)]
+Ids = Annotated[
+    list[str] | None,
+    Field(description="Memory ids, as shown in results (a shown prefix is enough)."),
+]
+Reason = Annotated[str | None, Field(description="Why, in a sentence; kept in the history.")]
+
+
+class MessageArg(BaseModel):
+    """One message of a conversation, stored verbatim."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="The message text, verbatim.")
+    role: str = Field(default="user", description="user, assistant, system or tool.")
+    speaker: str | None = Field(default=None, description="Who said it, if not the role.")
+    occurred_at: str | None = Field(
+        default=None, description="When it was said: ISO 8601 with a zone."
+    )
+    id: str | None = Field(default=None, description="Your own id of the message.")
+
+
+Result = Awaitable[str]
+
+
+def tool(fn: Callable[..., Result]) -> Callable[..., Result]:
+    """graphmem's errors become tool errors carrying graphmem's message (no traceback)."""
+
+    @wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> str:
+        try:
+            return await fn(*args, **kwargs)
+        except GraphmemError as exc:
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
+
+    return call
+
+
+class ToolBase:
+    """The shared state and checks of one server's tools: its client and its options."""
+
+    def __init__(self, memory: AsyncMemory, options: McpOptions) -> None:
+        self.memory = memory
+        self.options = options
+
+    # --- shared -------------------------------------------------------------------------------
+    def _ns(self, namespace: str | None) -> str:
+        return self.options.namespace_for(namespace)
+
+    async def _ids(self, ids: list[str], ns: str) -> list[str]:
+        """Full ids for ids and shown prefixes; an unknown or ambiguous prefix is an error."""
+        short = [i for i in ids if len(i) < 36]
+        if not short:
+            return ids
+        matches = await self.memory.match_ids(short, ns=ns)
+        for prefix in short:
+            found = matches[prefix]
+            if not found:
+                raise NotFoundError(f"no id in namespace {ns!r} starts with {prefix!r}")
+            if len(found) > 1:
+                raise InvalidInputError(
+                    f"the id prefix {prefix!r} names several memories ({', '.join(found)}); "
+                    "give the whole id"
+                )
+        return [matches[i][0] if i in matches else i for i in ids]
+
+    async def _one(self, item: str, ns: str) -> str:
+        return (await self._ids([item], ns))[0]
+
+    async def _out(self, data: Mapping[str, Any], ns: str, items: str | None = None) -> str:
+        # Top-level lists stay even when empty: "results": [] says nothing was found.
+        shaped = {k: plain(v) for k, v in data.items() if v is not None and v != {}}
+        if not self.options.full_ids:
+            found = ids_in(shaped)
+            if found:
+                prefixes = sorted({i[:SHORT_ID] for i in found})
+                matches = await self.memory.match_ids(prefixes, ns=ns)
+                unique = {p: ids[0] for p, ids in matches.items() if len(ids) == 1}
+                shaped = replace_ids(shaped, short_ids(found, unique))
+        return capped(shaped, self.options.max_chars, items)
+
+    @staticmethod
+    def _time(name: str, value: str | None) -> Any:
+        return None if value is None else moment(name, value)
+
+
+def fact_data(fact: Any) -> dict[str, Any]:
+    data: dict[str, Any] = plain(fact)
+    return data
+
+
+def hit_data(hit: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": hit.id, "kind": "message" if hit.kind == "episode" else "fact"}
+    item["score"] = round(hit.score, 3)
+    body = plain(hit.fact if hit.fact is not None else hit.episode)
+    body.pop("id", None)
+    if hit.kind == "episode":
+        body["text"] = body.pop("content", hit.text)
+    item.update(body)
+    if hit.via != "search":
+        item["via"] = hit.via
+    sources = plain(hit.provenance)
+    if sources:
+        item["from_messages"] = sources.get("episode_ids", [])
+    return item

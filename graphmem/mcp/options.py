@@ -1,0 +1,113 @@
+"""What an operator decides when starting ``graphmem mcp``: the namespaces a call may name,
+which tools are exposed, whether writes are allowed, and how large a result may be."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from graphmem.errors import ClientUsageError, InvalidInputError
+from graphmem.models import check_namespace
+
+#: The tools that only read (recall, audits, listings): all that ``--read-only`` exposes.
+READ_TOOLS: tuple[str, ...] = (
+    "search_memories",
+    "get_context",
+    "get_history",
+    "get_memory",
+    "list_beliefs",
+    "what_changed",
+    "list_contradictions",
+    "list_review_flags",
+    "memory_stats",
+)
+#: The tools that write.
+WRITE_TOOLS: tuple[str, ...] = (
+    "add_memory",
+    "add_messages",
+    "delete_memory",
+    "forget",
+    "mark_contradiction",
+    "resolve_contradiction",
+    "consolidate",
+    "confirm_review",
+)
+ALL_TOOLS: tuple[str, ...] = READ_TOOLS + WRITE_TOOLS
+#: The default profile: remember, search, context, history and forget.
+CORE_TOOLS: tuple[str, ...] = (
+    "add_memory",
+    "search_memories",
+    "get_context",
+    "get_history",
+    "forget",
+)
+#: A result's default size cap, in characters of JSON (about 4,000 tokens).
+DEFAULT_MAX_CHARS = 16_000
+
+
+def tool_selection(spec: str, *, read_only: bool) -> tuple[str, ...]:
+    """The tools named by ``--tools``: ``core``, ``all`` or a comma-separated list of names
+    (profiles may be mixed in); with ``read_only``, the writing tools are left out."""
+    chosen: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        names = {"core": CORE_TOOLS, "all": ALL_TOOLS}.get(part, (part,))
+        for name in names:
+            if name not in ALL_TOOLS:
+                raise ClientUsageError(
+                    f"unknown tool {name!r}: the tools are {', '.join(ALL_TOOLS)} "
+                    "(or the profiles core and all)"
+                )
+            if name not in chosen:
+                chosen.append(name)
+    if not chosen:
+        raise ClientUsageError("--tools names no tool")
+    if read_only:
+        chosen = [name for name in chosen if name in READ_TOOLS]
+    return tuple(name for name in ALL_TOOLS if name in chosen)
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    """The server's policy. ``namespace`` is the one a call that names none uses; a call may
+    name it or one of ``allowed`` and nothing else."""
+
+    namespace: str
+    allowed: tuple[str, ...] = ()
+    tools: tuple[str, ...] = CORE_TOOLS
+    read_only: bool = False
+    full_ids: bool = False
+    max_chars: int = DEFAULT_MAX_CHARS
+    namespaces: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        for ns in (self.namespace, *self.allowed):
+            try:
+                check_namespace(ns)
+            except ValueError as exc:
+                raise ClientUsageError(str(exc)) from None
+        if not 1_000 <= self.max_chars <= 1_000_000:
+            raise ClientUsageError("the result size cap must be 1,000 to 1,000,000 characters")
+        unknown = [t for t in self.tools if t not in ALL_TOOLS]
+        if unknown:
+            raise ClientUsageError(f"unknown tools: {', '.join(unknown)}")
+        if self.read_only and any(t in WRITE_TOOLS for t in self.tools):
+            raise ClientUsageError("a read-only server exposes no writing tool")
+        object.__setattr__(self, "namespaces", frozenset((self.namespace, *self.allowed)))
+
+    def namespace_for(self, requested: str | None) -> str:
+        """The namespace a call works in: the default one, or the one it names if allowed."""
+        if requested is None or requested == "":
+            return self.namespace
+        if requested not in self.namespaces:
+            allowed = ", ".join(sorted(self.namespaces))
+            raise InvalidInputError(
+                f"namespace {requested!r} is not open to this server (allowed: {allowed})"
+            )
+        return requested
+
+
+def unique(values: Iterable[str]) -> tuple[str, ...]:
+    """The values in their first order, each once."""
+    return tuple(dict.fromkeys(values))

@@ -1,0 +1,285 @@
+"""`graphmem mcp` against the real Neo4j, started as a host starts it (a child process over
+stdio, or over streamable HTTP) and driven by the MCP SDK's own client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from graphmem.client.graph import Graph
+from graphmem.mcp.options import CORE_TOOLS, READ_TOOLS, WRITE_TOOLS
+from tests.helpers import cli_env, free_port
+
+
+def _stdio(env: dict[str, str], args: list[str]) -> Client:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "graphmem", "mcp", *args], env=env
+    )
+    return Client(params)
+
+
+@asynccontextmanager
+async def _http(env: dict[str, str], args: list[str]) -> AsyncIterator[Client]:
+    port = free_port()
+    command = [sys.executable, "-m", "graphmem", "mcp", "--transport", "http", "--port", str(port)]
+    child = subprocess.Popen(
+        [*command, *args], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if child.poll() is not None:
+                raise AssertionError(f"the HTTP server stopped: {child.stderr.read()}")  # type: ignore[union-attr]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise AssertionError("the HTTP server did not start in 120 s") from None
+                await asyncio.sleep(0.2)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            yield client
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
+
+
+def _server(transport: str, env: dict[str, str], args: list[str]) -> Any:
+    return _stdio(env, args) if transport == "stdio" else _http(env, args)
+
+
+async def _call(client: Client, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert not result.is_error, f"{tool}: {text}"
+    return json.loads(text)
+
+
+async def _error(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, f"{tool} should have failed: {result.content}"
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in text
+    return text
+
+
+def _export(graph: Graph, ns: str) -> list[Any]:
+    """Every node of the namespace and every relationship touching one, with properties."""
+    with graph.driver.session(database=graph.database) as session:
+        rows = session.run(
+            "MATCH (n) WHERE n.ns = $ns OPTIONAL MATCH (n)-[r]-() "
+            "RETURN labels(n) AS labels, properties(n) AS props, "
+            "collect(DISTINCT [type(r), properties(r)]) AS rels",
+            ns=ns,
+        ).data()
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def _run(coro: Coroutine[Any, Any, None]) -> None:
+    asyncio.run(coro)
+
+
+@pytest.fixture
+def env(graph: Graph, ns: str) -> dict[str, str]:
+    return cli_env(graph, ns)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_remember_update_history_and_forget(
+    transport: str, env: dict[str, str], graph: Graph, ns: str
+) -> None:
+    other = f"{ns}-other"
+
+    async def flow() -> None:
+        async with _server(transport, env, ["--allow-namespace", other]) as client:
+            listed = await client.list_tools()
+            assert sorted(t.name for t in listed.tools) == sorted(CORE_TOOLS)
+            lyon = (await _call(client, "add_memory", text="Alice lives in Lyon"))["memory"]
+            assert len(lyon["id"]) == 8 and lyon["status"] == "active"
+            found = await _call(client, "search_memories", query="Where does Alice live?")
+            assert [r["text"] for r in found["results"]] == ["Alice lives in Lyon"]
+            time.sleep(0.05)
+            between = datetime.now(UTC).isoformat()
+            time.sleep(0.05)
+            berlin = await _call(
+                client,
+                "add_memory",
+                text="Alice lives in Berlin",
+                supersedes=[lyon["id"]],
+                reason="she moved in March",
+            )
+            assert berlin["superseded"] == [lyon["id"]]
+            now = await _call(client, "search_memories", query="Where does Alice live?")
+            assert [r["text"] for r in now["results"]] == ["Alice lives in Berlin"]
+            then = await _call(
+                client, "search_memories", query="Where does Alice live?", as_of=between
+            )
+            assert [r["text"] for r in then["results"]] == ["Alice lives in Lyon"]
+            both = await _call(
+                client, "search_memories", query="Where does Alice live?", include_superseded=True
+            )
+            assert {r["text"]: r["status"] for r in both["results"]} == {
+                "Alice lives in Berlin": "active",
+                "Alice lives in Lyon": "superseded",
+            }
+            history = await _call(client, "get_history", id=lyon["id"])
+            assert history["believed_now"] == berlin["memory"]["id"]
+            assert "'Alice lives in Lyon'" in history["explanation"]
+            assert "replaced by 'Alice lives in Berlin'" in history["explanation"]
+            assert "because she moved in March" in history["explanation"]
+            assert [e["event"] for e in history["events"]] == ["recorded", "recorded", "superseded"]
+            context = await _call(client, "get_context", query="Alice's city")
+            assert "Alice lives in Berlin" in context["context"]
+            assert "Lyon" not in context["context"]
+            # Another namespace: only an allowed one.
+            elsewhere = await _call(client, "add_memory", text="Bob likes tea", namespace=other)
+            assert elsewhere["memory"]["text"] == "Bob likes tea"
+            refused = await _error(client, "search_memories", query="tea", namespace="secret")
+            assert "namespace 'secret' is not open to this server" in refused
+            # A malformed argument: a tool error, nothing written.
+            before = _export(graph, ns)
+            bad = await _error(client, "add_memory", text="x", supersedes="not-a-list")
+            assert "supersedes" in bad
+            assert "NotFoundError" in await _error(
+                client, "add_memory", text="Carol lives in Rome", supersedes=["ffffffff"]
+            )
+            assert "InvalidInputError" in await _error(client, "add_memory", text="   ")
+            assert _export(graph, ns) == before
+            # Forget: a dry run first, then for good.
+            chain = [lyon["id"], berlin["memory"]["id"]]
+            dry = await _call(client, "forget", ids=chain, reason="user asked")
+            assert dry["dry_run"] is True and sorted(dry["facts"]) == sorted(chain)
+            assert "confirm" in dry["next"]
+            assert _export(graph, ns) == before
+            done = await _call(client, "forget", ids=chain, reason="user asked", confirm=True)
+            assert done["dry_run"] is not True and sorted(done["facts"]) == sorted(chain)
+            gone = await _call(
+                client, "search_memories", query="Where does Alice live?", include_superseded=True
+            )
+            assert gone["results"] == [] and gone["note"] == "nothing found"
+            assert "Alice" not in json.dumps(await _call(client, "get_history", id=lyon["id"]))
+
+    _run(flow())
+    with graph.driver.session(database=graph.database) as session:
+        texts = session.run(
+            "MATCH (f:Fact) WHERE f.ns = $ns RETURN f.text AS text", ns=other
+        ).value()
+    assert texts == ["Bob likes tea"]
+
+
+def test_read_only_refuses_every_write_tool(env: dict[str, str], graph: Graph, ns: str) -> None:
+    async def flow() -> None:
+        async with _stdio(env, ["--tools", "all"]) as writer:
+            fact = (await _call(writer, "add_memory", text="The office is in Leeds"))["memory"]
+        before = _export(graph, ns)
+        async with _stdio(env, ["--tools", "all", "--read-only"]) as client:
+            listed = sorted(t.name for t in (await client.list_tools()).tools)
+            assert listed == sorted(READ_TOOLS)
+            for tool in WRITE_TOOLS:
+                refused = await _error(
+                    client, tool, text="x", id=fact["id"], ids=[fact["id"]], reason="r"
+                )
+                assert "Unknown tool" in refused or tool in refused
+            found = await _call(client, "search_memories", query="office")
+            assert [r["text"] for r in found["results"]] == ["The office is in Leeds"]
+            beliefs = await _call(client, "list_beliefs", as_of="now")
+            assert [b["text"] for b in beliefs["beliefs"]] == ["The office is in Leeds"]
+        # Reads in read-only mode stamp no access either.
+        assert _export(graph, ns) == before
+
+    _run(flow())
+
+
+def test_all_tools_contradictions_messages_review_and_resources(
+    env: dict[str, str], graph: Graph, ns: str
+) -> None:
+    async def flow() -> None:
+        async with _stdio(env, ["--tools", "all", "--full-ids"]) as client:
+            tea = (await _call(client, "add_memory", text="Dana drinks tea"))["memory"]
+            assert len(tea["id"]) == 36
+            coffee = await _call(
+                client, "add_memory", text="Dana drinks coffee", contradicts=[tea["id"]]
+            )
+            open_ = await _call(client, "list_contradictions")
+            assert len(open_["contradictions"]) == 1
+            settled = await _call(
+                client,
+                "resolve_contradiction",
+                keep=coffee["memory"]["id"],
+                other=tea["id"],
+                reason="she said so",
+            )
+            assert settled["superseded"]["status"] == "superseded"
+            assert (await _call(client, "list_contradictions")) == {"contradictions": []}
+            stored = await _call(
+                client,
+                "add_messages",
+                messages=[{"content": "I moved my desk to room 4", "id": "m1"}],
+                session_id="s1",
+            )
+            assert len(stored["stored"]) == 1
+            again = await _call(
+                client,
+                "add_messages",
+                messages=[{"content": "I moved my desk to room 4", "id": "m1"}],
+                session_id="s1",
+            )
+            assert again["stored"] == [] and len(again["duplicates"]) == 1
+            hit = await _call(client, "search_memories", query="desk room", kinds=["message"])
+            assert [r["kind"] for r in hit["results"]] == ["message"]
+            wrong = await _call(client, "add_memory", text="Dana's desk is blue")
+            gone = await _call(
+                client, "delete_memory", id=wrong["memory"]["id"], reason="never true"
+            )
+            assert gone["retracted"]["status"] == "retracted"
+            stats = await _call(client, "memory_stats")
+            assert stats["facts_by_status"]["retracted"] == 1
+            changed = await _call(client, "what_changed", since="1 hours ago")
+            kinds = [c["change"] for c in changed["changes"]]
+            assert "contradiction opened" in kinds and "contradiction resolved" in kinds
+            dry = await _call(client, "consolidate")
+            assert dry["status"] in ("dry_run", "skipped")
+            # Resources and the prompt.
+            resources = {str(r.uri) for r in (await client.list_resources()).resources}
+            assert "graphmem://schema" in resources
+            assert "graphmem://cypher/beliefs_as_of" in resources
+            schema = await client.read_resource("graphmem://schema")
+            assert "SUPERSEDES" in schema.contents[0].text  # type: ignore[union-attr]
+            prompt = await client.get_prompt("memory_guidelines")
+            assert "supersedes" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+    _run(flow())
+
+
+def test_a_large_result_is_capped_with_a_more_marker(env: dict[str, str], ns: str) -> None:
+    async def flow() -> None:
+        async with _stdio(env, ["--max-result-chars", "1000"]) as client:
+            for n in range(8):
+                await _call(
+                    client,
+                    "add_memory",
+                    text=f"Project note {n}: the build server in rack {n} runs the nightly jobs",
+                )
+            result = await client.call_tool(
+                "search_memories", {"query": "build server nightly jobs", "limit": 8}
+            )
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert len(text) <= 1000
+            data = json.loads(text)
+            assert 1 <= len(data["results"]) < 8
+            assert data["more"].startswith(f"{8 - len(data['results'])} more results")
+
+    _run(flow())
