@@ -3,7 +3,8 @@ the shaping of answers (:mod:`graphmem.mcp.shape`), and graphmem's errors as too
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import logging
+from collections.abc import Callable, Coroutine, Mapping
 from functools import wraps
 from typing import Annotated, Any
 
@@ -12,9 +13,32 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.client.aio import AsyncMemory
 from graphmem.core.audit.times import moment
-from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError
+from graphmem.errors import (
+    ClientUsageError,
+    ConsolidationBusyError,
+    GraphmemError,
+    InvalidInputError,
+    NotFoundError,
+    TransactionTimeoutError,
+    TransientDatabaseError,
+    UndoRefusedError,
+)
 from graphmem.mcp.options import McpOptions
-from graphmem.mcp.shape import SHORT_ID, capped, ids_in, plain, replace_ids, short_ids
+from graphmem.mcp.shape import SHORT_ID, dumps, fitted, ids_in, plain, replace_ids, short_ids
+
+logger = logging.getLogger("graphmem.mcp")
+#: Id prefixes checked per read (the core takes at most 1,000 ids a call).
+_PREFIX_BATCH = 500
+#: Errors whose text is the caller's to read; other errors are the server's, and their detail
+#: (database codes, addresses, settings) goes to the server's log, not to the model.
+_CALLER_ERRORS = (
+    InvalidInputError,
+    ClientUsageError,
+    ConsolidationBusyError,
+    UndoRefusedError,
+    TransientDatabaseError,
+    TransactionTimeoutError,
+)
 
 Namespace = Annotated[
     str | None,
@@ -46,7 +70,7 @@ class MessageArg(BaseModel):
     id: str | None = Field(default=None, description="Your own id of the message.")
 
 
-Result = Awaitable[str]
+Result = Coroutine[Any, Any, str]
 
 
 def tool(fn: Callable[..., Result]) -> Callable[..., Result]:
@@ -56,8 +80,14 @@ def tool(fn: Callable[..., Result]) -> Callable[..., Result]:
     async def call(*args: Any, **kwargs: Any) -> str:
         try:
             return await fn(*args, **kwargs)
-        except GraphmemError as exc:
+        except _CALLER_ERRORS as exc:
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        except GraphmemError as exc:
+            logger.error("%s failed: %s: %s", fn.__name__, type(exc).__name__, exc)
+            raise ToolError(
+                f"{type(exc).__name__}: the memory server could not complete this call "
+                "(the detail is in the server's log)"
+            ) from None
 
     return call
 
@@ -93,17 +123,33 @@ class ToolBase:
     async def _one(self, item: str, ns: str) -> str:
         return (await self._ids([item], ns))[0]
 
-    async def _out(self, data: Mapping[str, Any], ns: str, items: str | None = None) -> str:
+    async def _out(
+        self, data: Mapping[str, Any], ns: str, items: str | None = None, *, tail: bool = False
+    ) -> str:
+        """The answer as compact JSON within the size cap, ids shortened where safe."""
         # Top-level lists stay even when empty: "results": [] says nothing was found.
         shaped = {k: plain(v) for k, v in data.items() if v is not None and v != {}}
+        shaped = fitted(shaped, self.options.max_chars, items, tail=tail)
         if not self.options.full_ids:
             found = ids_in(shaped)
             if found:
-                prefixes = sorted({i[:SHORT_ID] for i in found})
-                matches = await self.memory.match_ids(prefixes, ns=ns)
-                unique = {p: ids[0] for p, ids in matches.items() if len(ids) == 1}
-                shaped = replace_ids(shaped, short_ids(found, unique))
-        return capped(shaped, self.options.max_chars, items)
+                shaped = replace_ids(shaped, short_ids(found, await self._unique(found, ns)))
+        return dumps(shaped)
+
+    async def _unique(self, ids: set[str], ns: str) -> dict[str, str]:
+        """The short prefixes of ``ids`` that name one id in the namespace. Only a read: when
+        it fails, ids stay whole, so that an answer after a committed write still comes."""
+        prefixes = sorted({i[:SHORT_ID] for i in ids})
+        unique: dict[str, str] = {}
+        try:
+            for start in range(0, len(prefixes), _PREFIX_BATCH):
+                batch = prefixes[start : start + _PREFIX_BATCH]
+                matches = await self.memory.match_ids(batch, ns=ns)
+                unique.update({p: found[0] for p, found in matches.items() if len(found) == 1})
+        except GraphmemError as exc:
+            logger.warning("ids left whole: %s", exc)
+            return {}
+        return unique
 
     @staticmethod
     def _time(name: str, value: str | None) -> Any:
@@ -125,6 +171,10 @@ def hit_data(hit: Any) -> dict[str, Any]:
     item.update(body)
     if hit.via != "search":
         item["via"] = hit.via
+        # Which fact the search matched (a superseded one) or referenced this one.
+        through = hit.superseded_match or hit.referenced_from
+        if through:
+            item["found_through"] = through
     sources = plain(hit.provenance)
     if sources:
         item["from_messages"] = sources.get("episode_ids", [])

@@ -65,6 +65,8 @@ def tool_selection(spec: str, *, read_only: bool) -> tuple[str, ...]:
         raise ClientUsageError("--tools names no tool")
     if read_only:
         chosen = [name for name in chosen if name in READ_TOOLS]
+        if not chosen:
+            raise ClientUsageError(f"--read-only leaves none of the tools {spec!r}: they all write")
     return tuple(name for name in ALL_TOOLS if name in chosen)
 
 
@@ -89,6 +91,8 @@ class McpOptions:
                 raise ClientUsageError(str(exc)) from None
         if not 1_000 <= self.max_chars <= 1_000_000:
             raise ClientUsageError("the result size cap must be 1,000 to 1,000,000 characters")
+        if not self.tools:
+            raise ClientUsageError("a server needs at least one tool")
         unknown = [t for t in self.tools if t not in ALL_TOOLS]
         if unknown:
             raise ClientUsageError(f"unknown tools: {', '.join(unknown)}")

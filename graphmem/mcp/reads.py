@@ -85,12 +85,15 @@ class ReadTools(ToolBase):
     ) -> str:
         """A ready-to-read block of what memory holds on a topic, within a token budget:
         pinned facts first, then the relevant ones, with dates and open contradictions
-        marked. Use it to prime an answer; use search_memories for ids."""
+        marked. Use it to prime an answer; use search_memories for ids. A budget larger than
+        the server's result cap allows is lowered to fit it."""
         ns = self._ns(namespace)
+        # About 4 characters a token, and room for the ids beside the block.
+        budget = min(budget_tokens, max(self.options.max_chars // 6, 50))
         block = await self.memory.context(
             query,
             ns=ns,
-            budget_tokens=budget_tokens,
+            budget_tokens=budget,
             as_of=self._time("as_of", as_of),
             valid_at=self._time("valid_at", valid_at),
             track_access=not self.options.read_only,
@@ -99,8 +102,11 @@ class ReadTools(ToolBase):
             "context": block.text,
             "tokens": block.tokens,
             "facts": list(block.fact_ids),
+            "messages": list(block.episode_ids),
             "omitted": block.omitted,
         }
+        if budget < budget_tokens:
+            data["budget_tokens"] = budget
         return await self._out(data, ns)
 
     @tool
@@ -132,7 +138,8 @@ class ReadTools(ToolBase):
             "forgotten": list(timeline.forgotten),
             "events": [{"at": e.at, "event": e.kind, "what": e.words} for e in timeline.events],
         }
-        return await self._out(data, ns, "events")
+        # Over the cap, the newest events stay: they say why the belief is what it is now.
+        return await self._out(data, ns, "events", tail=True)
 
     @tool
     async def list_beliefs(
@@ -166,16 +173,21 @@ class ReadTools(ToolBase):
         two times."""
         ns = self._ns(namespace)
         diff = await self.memory.audit.diff(since, until, ns=ns)
-        changes = [{"change": "believed", **plain(c)} for c in diff.believed]
-        changes += [plain(c) for c in diff.retired]
-        changes += [{"change": "forgotten", **plain(e)} for e in diff.forgotten]
-        changes += [
-            {"change": "contradiction opened", **plain(c)} for c in diff.contradictions_opened
+        timed: list[tuple[Any, dict[str, Any]]] = [
+            *((c.at, {"change": "believed", **plain(c)}) for c in diff.believed),
+            *((c.at, plain(c)) for c in diff.retired),
+            *((e.erased_at, {"change": "forgotten", **plain(e)}) for e in diff.forgotten),
+            *(
+                (c.at, {"change": "contradiction opened", **plain(c)})
+                for c in diff.contradictions_opened
+            ),
+            *(
+                (c.resolved_at or c.at, {"change": "contradiction resolved", **plain(c)})
+                for c in diff.contradictions_resolved
+            ),
         ]
-        changes += [
-            {"change": "contradiction resolved", **plain(c)} for c in diff.contradictions_resolved
-        ]
-        changes.sort(key=lambda c: str(c.get("at") or c.get("erased_at") or ""))
+        timed.sort(key=lambda pair: pair[0])
+        changes = [change for _, change in timed]
         data = {"since": diff.since, "until": diff.until, "changes": changes}
         return await self._out(data, ns, "changes")
 

@@ -5,6 +5,7 @@ size cap that drops list items from the end with a clear ``more`` marker."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -33,14 +34,16 @@ _NOISE = frozenset(
     }
 )
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,3})?\d*(Z|[+-]\d\d:\d\d)$")
 #: Characters an id is shortened to where that prefix names one id in the namespace.
 SHORT_ID = 8
-_CLIP = 600
+#: Fields whose values are the caller's own data: passed on as stored.
+_VERBATIM = frozenset({"metadata"})
 
 
 def plain(value: Any) -> Any:
-    """A model, mapping or list as JSON-ready data without noise, empty or absent fields."""
+    """A model, mapping or list as JSON-ready data without noise, empty or absent fields;
+    times to the millisecond, with ``Z`` for UTC; a ``metadata`` value as stored."""
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
     if isinstance(value, Mapping):
@@ -48,7 +51,8 @@ def plain(value: Any) -> Any:
         for key, item in value.items():
             if key in _NOISE:
                 continue
-            item = plain(item)
+            if key not in _VERBATIM:
+                item = plain(item)
             if item is None or item == [] or item == {} or item == ():
                 continue
             out[key] = item
@@ -61,7 +65,7 @@ def plain(value: Any) -> Any:
         match = _TIME.match(value)
         if match:
             zone = "Z" if match.group(3) in ("Z", "+00:00") else match.group(3)
-            return match.group(1) + zone
+            return match.group(1) + (match.group(2) or "") + zone
     return value
 
 
@@ -100,11 +104,13 @@ def short_ids(ids: Iterable[str], unique_in_graph: Mapping[str, str]) -> dict[st
 
 
 def replace_ids(data: Any, mapping: Mapping[str, str]) -> Any:
-    """The data with each full id, as a value or within a sentence, in its short form."""
+    """The data with each full id, as a value, a key or within a sentence, in its short form."""
     if isinstance(data, str):
         return _UUID.sub(lambda m: mapping.get(m.group(0), m.group(0)), data)
     if isinstance(data, Mapping):
-        return {key: replace_ids(value, mapping) for key, value in data.items()}
+        return {
+            replace_ids(key, mapping): replace_ids(value, mapping) for key, value in data.items()
+        }
     if isinstance(data, list):
         return [replace_ids(value, mapping) for value in data]
     return data
@@ -114,51 +120,75 @@ def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def capped(data: dict[str, Any], max_chars: int, items: str | None = None) -> str:
-    """The result as JSON of at most ``max_chars`` characters: items of the list ``items``
-    dropped from the end (``more`` says how many and what to do), then long strings
-    clipped (``clipped`` says so)."""
-    text = dumps(data)
-    if len(text) <= max_chars:
-        return text
-    listed = data.get(items) if items else None
-    if items and isinstance(listed, list) and listed:
-        keep_low, keep_high = 0, len(listed)
-        while keep_low < keep_high:  # the most items that fit
-            middle = (keep_low + keep_high + 1) // 2
-            if len(dumps(_trimmed(data, items, listed, middle))) <= max_chars:
-                keep_low = middle
-            else:
-                keep_high = middle - 1
-        data = _trimmed(data, items, listed, max(keep_low, 1))
-        text = dumps(data)
-        if len(text) <= max_chars:
-            return text
-    data = {**_clipped(data), "clipped": f"strings cut at {_CLIP} characters to fit the cap"}
-    text = dumps(data)
-    if len(text) <= max_chars:
-        return text
-    return dumps(
-        {
-            "error": "the result does not fit the size cap",
-            "more": f"{len(text):,} characters; ask for fewer items or one at a time",
-        }
-    )
+def fitted(
+    data: dict[str, Any], max_chars: int, items: str | None = None, *, tail: bool = False
+) -> dict[str, Any]:
+    """The result cut to at most ``max_chars`` characters of JSON. Scalars always stay.
+    Lists keep the same share of their items, as large as fits (``items``, the main list,
+    keeps at least one), from the start or, with ``tail``, from the end; ``more`` says what
+    was left out. Then the longest strings are cut to the room left (``clipped`` says so)."""
+    if len(dumps(data)) <= max_chars:
+        return data
+    lists = {k: v for k, v in data.items() if isinstance(v, list) and v}
+
+    def attempt(share: float) -> dict[str, Any]:
+        out = {k: v for k, v in data.items() if k != "more"}
+        dropped = {}
+        for key, whole in lists.items():
+            keep = math.ceil(share * len(whole))
+            if key == items:
+                keep = max(keep, 1)
+            out[key] = whole[len(whole) - keep :] if tail else whole[:keep]
+            dropped[key] = len(whole) - keep
+        counts = ", ".join(f"{n} more {k}" for k, n in dropped.items() if n)
+        if counts:
+            out["more"] = f"{counts} not shown (size cap); ask for fewer or narrow the request"
+        return out
+
+    low, high = 0.0, 1.0
+    for _ in range(20):  # the largest share that fits, to about one part in a million
+        middle = (low + high) / 2
+        if len(dumps(attempt(middle))) <= max_chars:
+            low = middle
+        else:
+            high = middle
+    out = attempt(low)
+    for _ in range(8):  # the longest strings cut to the room left
+        excess = len(dumps(out)) - max_chars
+        if excess <= 0:
+            return out
+        out = {**_clip_longest(out, excess + 40), "clipped": "long texts were cut to fit the cap"}
+    return {k: v for k, v in out.items() if not isinstance(v, list | dict)} | {
+        "more": "the result does not fit the size cap; ask for fewer items"
+    }
 
 
-def _trimmed(data: dict[str, Any], key: str, listed: list[Any], keep: int) -> dict[str, Any]:
-    left = len(listed) - keep
-    out = {**data, key: listed[:keep]}
-    if left:
-        out["more"] = f"{left} more {key} not shown (size cap); ask for fewer or narrow the request"
-    return out
+def _clip_longest(data: Any, cut: int) -> Any:
+    """The data with its longest string shortened by ``cut`` characters (and an ellipsis)."""
+    longest: list[str] = [""]
 
+    def find(item: Any) -> None:
+        if isinstance(item, str):
+            if len(item) > len(longest[0]):
+                longest[0] = item
+        elif isinstance(item, Mapping):
+            for value in item.values():
+                find(value)
+        elif isinstance(item, list):
+            for value in item:
+                find(value)
 
-def _clipped(data: Any) -> Any:
-    if isinstance(data, str) and len(data) > _CLIP:
-        return data[:_CLIP] + "…"
-    if isinstance(data, Mapping):
-        return {key: _clipped(value) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_clipped(value) for value in data]
-    return data
+    find(data)
+    target = longest[0]
+    shorter = target[: max(len(target) - cut, 0)] + "…"
+
+    def swap(item: Any) -> Any:
+        if isinstance(item, str):
+            return shorter if item is target else item
+        if isinstance(item, Mapping):
+            return {key: swap(value) for key, value in item.items()}
+        if isinstance(item, list):
+            return [swap(value) for value in item]
+        return item
+
+    return swap(data)

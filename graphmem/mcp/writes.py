@@ -211,7 +211,8 @@ class WriteTools(ToolBase):
     ) -> str:
         """Tidy memory: merge duplicates and supersede outdated facts among what was added
         since the last run (proposed by the server's LLM or heuristic, checked, applied in
-        one transaction, undoable). A dry run unless `confirm` is true."""
+        one transaction, undoable). A dry run unless `confirm` is true; the confirmed run asks
+        the proposer again, so what it applies can differ from the dry run's report."""
         ns = self._ns(namespace)
         result = await self.memory.consolidate(ns=ns, force=True, dry_run=not confirm)
         data = {

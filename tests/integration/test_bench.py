@@ -143,3 +143,32 @@ def test_the_consolidation_benchmark_merges_what_it_planted_and_counts_llm_token
     text = render_consolidation_markdown(report)
     assert "per 100 new facts" in text and "| heuristic, new facts |" in text
     assert any("LLM dry run" in line for line in lines)
+
+
+def test_the_mcp_benchmark_times_both_paths_on_the_same_questions(
+    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    from graphmem.bench.mcp import McpBenchOptions, render_mcp_markdown, run_mcp_bench
+
+    lines: list[str] = []
+    options = McpBenchOptions(facts=120, queries=6, warmup=2, server="configured", seed=4)
+    try:
+        report = run_mcp_bench(
+            options,
+            settings=test_settings,
+            target=graph.target,
+            embedder=embedder,
+            progress=lines.append,
+        )
+    finally:
+        graph.driver.execute_query(
+            "MATCH (n) WHERE n.ns STARTS WITH 'bench-mcp-' DETACH DELETE n",
+            database_=graph.database,
+        )
+    assert sorted(report.latency) == ["direct", "mcp", "mcp_full_ids"]
+    for p in report.latency.values():
+        assert 0 < p.p50 <= p.p95 <= p.max
+    assert report.mean_results == 10.0  # k=10 through MCP, as direct
+    text = render_mcp_markdown(report)
+    assert "| search_memories over MCP |" in text and "| AsyncMemory.recall (direct) |" in text
+    assert any("timed searches" in line for line in lines)

@@ -20,6 +20,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from graphmem.client.graph import Graph
+from graphmem.errors import InvalidInputError
 from graphmem.mcp.options import CORE_TOOLS, READ_TOOLS, WRITE_TOOLS
 from tests.helpers import cli_env, free_port
 
@@ -197,6 +198,11 @@ def test_read_only_refuses_every_write_tool(env: dict[str, str], graph: Graph, n
             assert [r["text"] for r in found["results"]] == ["The office is in Leeds"]
             beliefs = await _call(client, "list_beliefs", as_of="now")
             assert [b["text"] for b in beliefs["beliefs"]] == ["The office is in Leeds"]
+            context = await _call(client, "get_context", query="office")
+            assert "Leeds" in context["context"]
+            assert (await _call(client, "get_memory", id=fact["id"]))["memory"]["id"] == fact["id"]
+            history = await _call(client, "get_history", id=fact["id"])
+            assert history["believed_now"] == fact["id"]
         # Reads in read-only mode stamp no access either.
         assert _export(graph, ns) == before
 
@@ -206,8 +212,12 @@ def test_read_only_refuses_every_write_tool(env: dict[str, str], graph: Graph, n
 def test_all_tools_contradictions_messages_review_and_resources(
     env: dict[str, str], graph: Graph, ns: str
 ) -> None:
+    other = f"{ns}-other"
+
     async def flow() -> None:
-        async with _stdio(env, ["--tools", "all", "--full-ids"]) as client:
+        async with _stdio(
+            env, ["--tools", "all", "--full-ids", "--allow-namespace", other]
+        ) as client:
             tea = (await _call(client, "add_memory", text="Dana drinks tea"))["memory"]
             assert len(tea["id"]) == 36
             coffee = await _call(
@@ -250,8 +260,71 @@ def test_all_tools_contradictions_messages_review_and_resources(
             changed = await _call(client, "what_changed", since="1 hours ago")
             kinds = [c["change"] for c in changed["changes"]]
             assert "contradiction opened" in kinds and "contradiction resolved" in kinds
+            # Review flags: a fact that references one superseded since is flagged.
+            desk = (await _call(client, "add_memory", text="Dana sits at desk 12"))["memory"]
+            note = await _call(
+                client, "add_memory", text="Desk 12 is by the window", references=[desk["id"]]
+            )
+            await _call(client, "add_memory", text="Dana sits at desk 30", supersedes=[desk["id"]])
+            flags = await _call(client, "list_review_flags")
+            assert [f["flagged_id"] for f in flags["flags"]] == [note["memory"]["id"]]
+            closed = await _call(client, "confirm_review", id=note["memory"]["id"], reason="ok")
+            assert len(closed["closed"]) == 1
+            assert (await _call(client, "list_review_flags"))["flags"] == []
+            # Contradictions between two facts already stored.
+            a = (await _call(client, "add_memory", text="The launch is on Monday"))["memory"]
+            b = (await _call(client, "add_memory", text="The launch is on Friday"))["memory"]
+            marked = await _call(client, "mark_contradiction", id_a=a["id"], id_b=b["id"])
+            assert len(marked["marked"]) == 2
+            assert len((await _call(client, "list_contradictions"))["contradictions"]) == 1
+            # Valid time and what was believed at a past time.
+            await _call(
+                client,
+                "add_memory",
+                text="Dana worked at Initech",
+                valid_from="2020-01-01",
+                valid_to="2022-01-01",
+            )
+            then = await _call(
+                client, "search_memories", query="Dana Initech", valid_at="2021-06-01"
+            )
+            assert "Dana worked at Initech" in [r["text"] for r in then["results"]]
+            later = await _call(
+                client, "search_memories", query="Dana Initech", valid_at="2023-01-01"
+            )
+            assert "Dana worked at Initech" not in [r["text"] for r in later["results"]]
+            past = await _call(client, "list_beliefs", as_of=tea["recorded_at"])
+            assert [f["text"] for f in past["beliefs"]] == ["Dana drinks tea"]
+            # An id of another namespace is not found here; a partly bad list writes nothing.
+            elsewhere = await _call(client, "add_memory", text="Zed", namespace=other)
+            before = _export(graph, ns)
+            assert "NotFoundError" in await _error(
+                client, "get_memory", id=elsewhere["memory"]["id"]
+            )
+            assert "NotFoundError" in await _error(
+                client,
+                "add_memory",
+                text="The launch moved to Tuesday",
+                supersedes=[a["id"], elsewhere["memory"]["id"]],
+            )
+            assert _export(graph, ns) == before
+            # Consolidation: a dry run by default, then applied.
+            await _call(client, "add_memory", text="Dana's badge number is 5521")
+            await _call(client, "add_memory", text="dana's badge number is 5521.")
             dry = await _call(client, "consolidate")
-            assert dry["status"] in ("dry_run", "skipped")
+            assert dry["status"] == "dry_run" and dry["applied"]
+            assert _export(graph, ns) != before  # the two facts above
+            before = _export(graph, ns)
+            assert (await _call(client, "consolidate"))["status"] == "dry_run"
+            assert _export(graph, ns) == before
+            applied = await _call(client, "consolidate", confirm=True)
+            assert applied["status"] == "finished" and applied["run"]
+            assert [op["op"] for op in applied["applied"]] == ["MERGE"]
+            # Forget a conversation: a dry run, then for good.
+            sessions = await _call(client, "forget", session_id="s1", reason="asked")
+            assert sessions["dry_run"] is True and len(sessions["messages"]) == 1
+            gone = await _call(client, "forget", session_id="s1", reason="asked", confirm=True)
+            assert gone["messages"] == sessions["messages"] and gone["erasure"]
             # Resources and the prompt.
             resources = {str(r.uri) for r in (await client.list_resources()).resources}
             assert "graphmem://schema" in resources
@@ -283,3 +356,22 @@ def test_a_large_result_is_capped_with_a_more_marker(env: dict[str, str], ns: st
             assert data["more"].startswith(f"{8 - len(data['results'])} more results")
 
     _run(flow())
+
+
+def test_match_ids_finds_facts_messages_and_forgotten_ones_by_prefix(memory: Any, ns: str) -> None:
+    fact = memory.remember("Eve plays chess on Sundays")
+    said = memory.ingest(["Eve: see you at the club"]).episodes[0]
+    gone = memory.remember("Eve's door code is 4471")
+    memory.forget([gone.id], reason="asked to")
+    asked = [fact.id[:8], said.id[:11], gone.id[:8], fact.id, "0000000000"]
+    assert memory.match_ids(asked) == {
+        fact.id[:8]: [fact.id],
+        said.id[:11]: [said.id],
+        gone.id[:8]: [gone.id],
+        fact.id: [fact.id],
+        "0000000000": [],
+    }
+    assert memory.match_ids([fact.id[:8]], ns=f"{ns}-elsewhere") == {fact.id[:8]: []}
+    for bad in ("abc", "ZZZZZZZZ", "0123456789abcdef0123456789abcdef01234", ""):
+        with pytest.raises(InvalidInputError):
+            memory.match_ids([bad])

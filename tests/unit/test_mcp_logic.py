@@ -1,0 +1,184 @@
+"""The MCP server's pure logic: its policy (tools, namespaces), the compact JSON of its
+results, and id prefixes. The database behaviour is tested in tests/integration/test_mcp.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from graphmem.errors import ClientUsageError, DatabaseError, InvalidInputError
+from graphmem.mcp.options import (
+    ALL_TOOLS,
+    CORE_TOOLS,
+    READ_TOOLS,
+    WRITE_TOOLS,
+    McpOptions,
+    tool_selection,
+)
+from graphmem.mcp.shape import dumps, fitted, ids_in, plain, replace_ids, short_ids
+from graphmem.mcp.tools import Tools
+
+A = "0a1b2c3d-0000-4000-8000-000000000001"
+B = "0a1b2c3d-1111-4000-8000-000000000002"
+C = "9f8e7d6c-2222-4000-8000-000000000003"
+
+
+def test_profiles_and_read_only() -> None:
+    assert tool_selection("core", read_only=False) == tuple(t for t in ALL_TOOLS if t in CORE_TOOLS)
+    assert set(tool_selection("all", read_only=False)) == set(ALL_TOOLS)
+    assert set(tool_selection("all", read_only=True)) == set(READ_TOOLS)
+    assert set(tool_selection("core", read_only=True)) == {
+        "search_memories",
+        "get_context",
+        "get_history",
+    }
+    assert tool_selection("core,list_contradictions, forget", read_only=False)[-1] == "forget"
+    for bad in ("everything", "core,drop_all", " , "):
+        with pytest.raises(ClientUsageError):
+            tool_selection(bad, read_only=False)
+    with pytest.raises(ClientUsageError, match="they all write"):
+        tool_selection("forget,add_memory", read_only=True)
+    with pytest.raises(ClientUsageError):
+        McpOptions(namespace="team", tools=())
+    assert set(READ_TOOLS).isdisjoint(WRITE_TOOLS)
+
+
+def test_the_namespace_policy() -> None:
+    options = McpOptions(namespace="team", allowed=("alice", "bob"))
+    assert options.namespace_for(None) == "team"
+    assert options.namespace_for("") == "team"
+    assert options.namespace_for("bob") == "bob"
+    with pytest.raises(InvalidInputError, match="'carol' is not open to this server"):
+        options.namespace_for("carol")
+    with pytest.raises(ClientUsageError):
+        McpOptions(namespace="bad namespace!")
+    with pytest.raises(ClientUsageError):
+        McpOptions(namespace="team", read_only=True, tools=CORE_TOOLS)
+    with pytest.raises(ClientUsageError):
+        McpOptions(namespace="team", max_chars=10)
+
+
+def test_plain_drops_noise_and_keeps_times_to_the_second() -> None:
+    data = plain(
+        {
+            "id": A,
+            "ns": "team",
+            "text_hash": "x",
+            "at": datetime(2026, 3, 1, 9, 30, 15, 123456, tzinfo=UTC),
+            "when": "2026-03-01T09:30:15.5+02:00",
+            "tags": [],
+            "reason": None,
+            "nested": [{"access_count": 3, "text": "kept"}],
+            "metadata": {"ns": "mine", "day": "2026-03-01T09:30:15.123456+00:00", "n": None},
+        }
+    )
+    assert data == {
+        "id": A,
+        "at": "2026-03-01T09:30:15.123Z",
+        "when": "2026-03-01T09:30:15.5+02:00",
+        "nested": [{"text": "kept"}],
+        # The caller's own data, as stored.
+        "metadata": {"ns": "mine", "day": "2026-03-01T09:30:15.123456+00:00", "n": None},
+    }
+
+
+def test_ids_are_shortened_only_where_one_id_has_the_prefix() -> None:
+    data = {"a": A, "b": B, "c": C, "words": f"replaced by {C} because"}
+    assert ids_in(data) == {A, B, C}
+    # A and B share their first 8 characters: both stay whole; C is unique in the graph.
+    mapping = short_ids(ids_in(data), {C[:8]: C, A[:8]: A})
+    assert mapping == {A: A, B: B, C: C[:8]}
+    assert replace_ids(data, mapping)["words"] == f"replaced by {C[:8]} because"
+    # A prefix the graph does not know (a run or erasure id) stays whole.
+    assert short_ids({C}, {}) == {C: C}
+
+
+def test_the_cap_drops_items_from_the_end_and_says_so() -> None:
+    items = [{"text": f"memory number {n} " + "x" * 80} for n in range(40)]
+    data = fitted({"results": items, "as_of": "now"}, 1_000, "results")
+    assert len(dumps(data)) <= 1_000 and data["as_of"] == "now"
+    kept = len(data["results"])
+    assert 1 <= kept < 40 and data["results"] == items[:kept]
+    assert data["more"].startswith(f"{40 - kept} more results not shown")
+    assert "more" not in fitted({"results": items[:2]}, 1_000, "results")
+    # tail: the last items stay (a history's newest events).
+    newest = fitted({"events": items}, 1_000, "events", tail=True)
+    assert newest["events"] == items[40 - len(newest["events"]) :]
+
+
+def test_the_cap_keeps_every_scalar_and_trims_every_list() -> None:
+    ids = [f"{n:08x}-0000-4000-8000-000000000000" for n in range(600)]
+    data = fitted(
+        {"dry_run": False, "erasure": "e-1", "facts": ids[:5], "messages": ids}, 2_000, "facts"
+    )
+    assert len(dumps(data)) <= 2_000
+    assert data["dry_run"] is False and data["erasure"] == "e-1"
+    # Every list keeps the same share (the main one at least one item).
+    assert data["facts"] == ids[: len(data["facts"])] and 1 <= len(data["facts"]) <= 5
+    assert data["messages"] == ids[: len(data["messages"])] and 0 < len(data["messages"]) < 600
+    assert f"{600 - len(data['messages'])} more messages" in data["more"]
+
+
+def test_one_long_text_is_cut_to_the_room_left() -> None:
+    text = "word " * 5_000
+    data = fitted({"context": text, "tokens": 5_000}, 16_000)
+    assert 15_000 < len(dumps(data)) <= 16_000
+    assert data["context"].endswith("…") and data["tokens"] == 5_000 and data["clipped"]
+
+
+class _Memory:
+    """Only what the id resolution asks of the client."""
+
+    def __init__(self, known: list[str]) -> None:
+        self.known = known
+        self.asked: list[int] = []
+
+    async def match_ids(self, prefixes: list[str], *, ns: str) -> dict[str, list[str]]:
+        return {p: [k for k in self.known if k.startswith(p)][:3] for p in prefixes}
+
+
+def test_an_ambiguous_or_unknown_prefix_is_refused() -> None:
+    tools = Tools(_Memory([A, B, C]), McpOptions(namespace="team"))  # type: ignore[arg-type]
+
+    async def resolve(ids: list[str]) -> Any:
+        return await tools._ids(ids, "team")
+
+    assert asyncio.run(resolve([C[:8], A])) == [C, A]
+    with pytest.raises(InvalidInputError, match="names several memories"):
+        asyncio.run(resolve([A[:8]]))
+    with pytest.raises(InvalidInputError, match="starts with"):
+        asyncio.run(resolve(["ffffffff"]))
+
+
+class _Failing(_Memory):
+    async def stats(self, *, ns: str) -> Any:
+        raise DatabaseError("Neo.DatabaseError.General.UnknownError: disk at /data/x is full")
+
+    async def match_ids(self, prefixes: list[str], *, ns: str) -> dict[str, list[str]]:
+        self.asked.append(len(prefixes))
+        if len(prefixes) > 500:
+            raise InvalidInputError("too many")
+        return {p: [k for k in self.known if k.startswith(p)] for p in prefixes}
+
+
+def test_errors_become_tool_errors_and_the_server_keeps_its_internals() -> None:
+    tools = Tools(_Failing([]), McpOptions(namespace="team", tools=ALL_TOOLS))  # type: ignore[arg-type]
+    with pytest.raises(ToolError, match="InvalidInputError: namespace 'x' is not open"):
+        asyncio.run(tools.memory_stats(namespace="x"))
+    with pytest.raises(ToolError) as failed:
+        asyncio.run(tools.memory_stats())
+    assert "DatabaseError" in str(failed.value) and "/data" not in str(failed.value)
+
+
+def test_ids_of_a_large_answer_are_checked_in_batches() -> None:
+    ids = [f"{n:08x}-0000-4000-8000-000000000000" for n in range(1_200)]
+    memory = _Failing(ids)
+    tools = Tools(memory, McpOptions(namespace="team", max_chars=1_000_000))  # type: ignore[arg-type]
+    text = asyncio.run(tools._out({"facts": ids}, "team"))
+    assert memory.asked == [500, 500, 200]
+    assert json.loads(text)["facts"] == [i[:8] for i in ids]
