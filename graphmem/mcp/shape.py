@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -69,22 +69,21 @@ def plain(value: Any) -> Any:
     return value
 
 
+def strings(data: Any) -> Iterator[str]:
+    """Every string value in the data, at any depth."""
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, Mapping):
+        for value in data.values():
+            yield from strings(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from strings(value)
+
+
 def ids_in(data: Any) -> set[str]:
     """Every full id (a UUID) in the data, as a value or within a sentence."""
-    found: set[str] = set()
-
-    def walk(item: Any) -> None:
-        if isinstance(item, str):
-            found.update(_UUID.findall(item))
-        elif isinstance(item, Mapping):
-            for value in item.values():
-                walk(value)
-        elif isinstance(item, list):
-            for value in item:
-                walk(value)
-
-    walk(data)
-    return found
+    return {found for text in strings(data) for found in _UUID.findall(text)}
 
 
 def short_ids(ids: Iterable[str], unique_in_graph: Mapping[str, str]) -> dict[str, str]:
@@ -165,21 +164,7 @@ def fitted(
 
 def _clip_longest(data: Any, cut: int) -> Any:
     """The data with its longest string shortened by ``cut`` characters (and an ellipsis)."""
-    longest: list[str] = [""]
-
-    def find(item: Any) -> None:
-        if isinstance(item, str):
-            if len(item) > len(longest[0]):
-                longest[0] = item
-        elif isinstance(item, Mapping):
-            for value in item.values():
-                find(value)
-        elif isinstance(item, list):
-            for value in item:
-                find(value)
-
-    find(data)
-    target = longest[0]
+    target = max(strings(data), key=len, default="")
     shorter = target[: max(len(target) - cut, 0)] + "…"
 
     def swap(item: Any) -> Any:
