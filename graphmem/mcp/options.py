@@ -3,7 +3,6 @@ which tools are exposed, whether writes are allowed, and how large a result may 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from graphmem.errors import ClientUsageError, InvalidInputError
@@ -110,8 +109,3 @@ class McpOptions:
                 f"namespace {requested!r} is not open to this server (allowed: {allowed})"
             )
         return requested
-
-
-def unique(values: Iterable[str]) -> tuple[str, ...]:
-    """The values in their first order, each once."""
-    return tuple(dict.fromkeys(values))
