@@ -48,7 +48,6 @@ TIMES = (
     "ISO 8601 with a zone ('2026-03-01T12:00:00Z'), a date ('2026-03-01', midnight UTC), "
     "'now', 'today', 'yesterday' or 'N minutes|hours|days|weeks ago'."
 )
-Time = Annotated[str | None, Field(description=TIMES)]
 Ids = Annotated[
     list[str] | None,
     Field(description="Memory ids, as shown in results (a shown prefix is enough)."),

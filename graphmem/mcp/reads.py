@@ -9,7 +9,6 @@ from pydantic import Field
 from graphmem.mcp.base import (
     TIMES,
     Namespace,
-    Time,
     ToolBase,
     fact_data,
     hit_data,
@@ -79,8 +78,12 @@ class ReadTools(ToolBase):
         budget_tokens: Annotated[
             int, Field(ge=50, le=32_000, description="Tokens the block may take.")
         ] = 1_500,
-        as_of: Time = None,
-        valid_at: Time = None,
+        as_of: Annotated[
+            str | None, Field(description="From what was believed then: " + TIMES)
+        ] = None,
+        valid_at: Annotated[
+            str | None, Field(description="Only what was true in the world then: " + TIMES)
+        ] = None,
         namespace: Namespace = None,
     ) -> str:
         """A ready-to-read block of what memory holds on a topic, within a token budget:
@@ -146,7 +149,7 @@ class ReadTools(ToolBase):
         self,
         as_of: Annotated[str, Field(description="The time: " + TIMES)],
         query: Annotated[str | None, Field(description="Rank by this topic.")] = None,
-        limit: Annotated[int, Field(ge=1, le=200)] = 50,
+        limit: Annotated[int, Field(ge=1, le=200, description="Facts at most.")] = 50,
         namespace: Namespace = None,
     ) -> str:
         """Audit: everything believed at a past time (transaction time), newest first or
@@ -208,7 +211,7 @@ class ReadTools(ToolBase):
         self,
         id: Annotated[str | None, Field(description="Only this memory's flags.")] = None,
         include_closed: Annotated[bool, Field(description="Also closed flags.")] = False,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        limit: Annotated[int, Field(ge=1, le=500, description="Flags at most.")] = 50,
         namespace: Namespace = None,
     ) -> str:
         """Memories flagged for review because something they depend on changed (a

@@ -9,11 +9,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from graphmem.mcp.base import (
+    TIMES,
     Ids,
     MessageArg,
     Namespace,
     Reason,
-    Time,
     ToolBase,
     fact_data,
     tool,
@@ -45,8 +45,12 @@ class WriteTools(ToolBase):
         ] = None,
         references: Ids = None,
         reason: Reason = None,
-        valid_from: Time = None,
-        valid_to: Time = None,
+        valid_from: Annotated[
+            str | None, Field(description="When it became true in the world: " + TIMES)
+        ] = None,
+        valid_to: Annotated[
+            str | None, Field(description="When it stopped being true, if it has: " + TIMES)
+        ] = None,
         tags: Annotated[list[str] | None, Field(description="Labels to filter by.")] = None,
         source: Annotated[str | None, Field(description="Where it comes from.")] = None,
         namespace: Namespace = None,
