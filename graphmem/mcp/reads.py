@@ -18,7 +18,8 @@ from graphmem.mcp.shape import plain
 
 
 class ReadTools(ToolBase):
-    """Search, context, history and audits: nothing they do changes the graph."""
+    """Search, context, history and audits: they change nothing but the access counts that
+    searches keep (not on a read-only server)."""
 
     # --- reading ------------------------------------------------------------------------------
     @tool
