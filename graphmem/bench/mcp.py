@@ -13,6 +13,7 @@ the caller; warm-up calls run first and are not counted.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -26,6 +27,7 @@ from graphmem import __version__
 from graphmem.bench.report import MachineInfo, Percentiles
 from graphmem.bench.runner import machine_info
 from graphmem.bench.synthetic import generate_facts, generate_queries
+from graphmem.bench.timing import fact_item, plan_batches
 from graphmem.embed.embedder import Embedder
 from graphmem.embed.loading import load_embedder
 from graphmem.servers.connection import Neo4jTarget
@@ -114,14 +116,9 @@ async def _run(
     async with AsyncMemory(settings, target=target, embedder=embedder, ns=ns) as memory:
         say(f"storing {len(facts):,} synthetic facts in {ns}")
         ids: dict[int, str] = {}
-        for start in range(0, len(facts), options.batch_size):
-            batch = facts[start : start + options.batch_size]
-            items = [
-                {"text": f.text, "supersedes": [ids[f.updates]] if f.updates in ids else []}
-                for f in batch
-            ]
-            stored = await memory.remember_many(items)
-            ids.update({f.index: s.id for f, s in zip(batch, stored, strict=True)})
+        for batch in plan_batches(facts, options.batch_size):
+            stored = await memory.remember_many([fact_item(facts[i], ids) for i in batch])
+            ids.update(zip(batch, (fact.id for fact in stored), strict=True))
         say("starting graphmem mcp twice (short ids, --full-ids) over stdio")
         env = _child_env(settings, target)
         async with AsyncExitStack() as stack:
@@ -149,7 +146,7 @@ async def _run(
                     if name == "mcp":
                         if answer.is_error:
                             raise RuntimeError(f"search_memories failed: {answer.content}")
-                        results += answer.content[0].text.count('"kind":')
+                        results += len(json.loads(answer.content[0].text)["results"])
     return McpBenchReport(
         graphmem_version=__version__,
         started_at=started,

@@ -59,7 +59,8 @@ def chunks(count: int, size: int) -> Iterator[range]:
         yield range(start, min(start + size, count))
 
 
-def _fact_item(fact: SyntheticFact, ids: dict[int, str]) -> dict[str, Any]:
+def fact_item(fact: SyntheticFact, ids: dict[int, str]) -> dict[str, Any]:
+    """The ``remember_many`` item of a synthetic fact; an update supersedes the stored fact."""
     item: dict[str, Any] = {"text": fact.text, "tags": [fact.topic], "source": "graphmem bench"}
     if fact.updates is not None:
         item["supersedes"] = [ids[fact.updates]]
@@ -164,7 +165,7 @@ def write_facts(
     tick = ticker(say, label, len(facts), "facts")
     meter = Meter(pid)
     for batch in batches:
-        items = [_fact_item(facts[i], ids) for i in batch]
+        items = [fact_item(facts[i], ids) for i in batch]
         rows = None if vectors is None else vectors[np.asarray(batch, dtype=np.intp)]
         with meter.timing():
             created = memory.remember_many(items, ns=ns, vectors=rows)

@@ -249,11 +249,7 @@ def _consolidation(
     run_options = ConsolidationBenchOptions(
         facts=size,
         new=max(size // 10, 1),
-        seed=options.seed,
-        batch_size=options.batch_size,
-        server=options.server,
-        heap=options.heap,
-        pagecache=options.pagecache,
+        **_run_fields(options),
     )
     report = run_consolidation_bench(run_options, settings=settings, progress=_say)
     stem = f"consolidation-{report.started_at:%Y%m%dT%H%M%SZ}"
@@ -265,6 +261,12 @@ def _consolidation(
         sys.exit(1)
 
 
+def _run_fields(options: BenchOptions | PeerOptions) -> dict[str, Any]:
+    """What the consolidation and MCP benchmarks take from the command's options as they are."""
+    fields = ("seed", "batch_size", "server", "heap", "pagecache")
+    return {name: getattr(options, name) for name in fields}
+
+
 def _mcp(
     options: BenchOptions | PeerOptions, settings: Any, out: Path | None, as_json: bool
 ) -> None:
@@ -274,11 +276,7 @@ def _mcp(
         facts=options.sizes[0],
         queries=options.queries,
         warmup=options.warmup,
-        seed=options.seed,
-        batch_size=options.batch_size,
-        server=options.server,
-        heap=options.heap,
-        pagecache=options.pagecache,
+        **_run_fields(options),
     )
     report = run_mcp_bench(run_options, settings=settings, progress=_say)
     stem = f"mcp-{report.started_at:%Y%m%dT%H%M%SZ}"

@@ -155,11 +155,6 @@ class ToolBase:
         return None if value is None else moment(name, value)
 
 
-def fact_data(fact: Any) -> dict[str, Any]:
-    data: dict[str, Any] = plain(fact)
-    return data
-
-
 def hit_data(hit: Any) -> dict[str, Any]:
     item: dict[str, Any] = {"id": hit.id, "kind": "message" if hit.kind == "episode" else "fact"}
     item["score"] = round(hit.score, 3)

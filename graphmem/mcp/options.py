@@ -3,7 +3,7 @@ which tools are exposed, whether writes are allowed, and how large a result may 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from graphmem.errors import ClientUsageError, InvalidInputError
 from graphmem.models import check_namespace
@@ -80,7 +80,6 @@ class McpOptions:
     read_only: bool = False
     full_ids: bool = False
     max_chars: int = DEFAULT_MAX_CHARS
-    namespaces: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         for ns in (self.namespace, *self.allowed):
@@ -97,7 +96,11 @@ class McpOptions:
             raise ClientUsageError(f"unknown tools: {', '.join(unknown)}")
         if self.read_only and any(t in WRITE_TOOLS for t in self.tools):
             raise ClientUsageError("a read-only server exposes no writing tool")
-        object.__setattr__(self, "namespaces", frozenset((self.namespace, *self.allowed)))
+
+    @property
+    def namespaces(self) -> frozenset[str]:
+        """Every namespace a call may name."""
+        return frozenset((self.namespace, *self.allowed))
 
     def namespace_for(self, requested: str | None) -> str:
         """The namespace a call works in: the default one, or the one it names if allowed."""

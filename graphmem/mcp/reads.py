@@ -10,7 +10,6 @@ from graphmem.mcp.base import (
     TIMES,
     Namespace,
     ToolBase,
-    fact_data,
     hit_data,
     tool,
 )
@@ -138,7 +137,7 @@ class ReadTools(ToolBase):
         data = {
             "explanation": explanation.text,
             "believed_now": timeline.head_id,
-            "versions": [fact_data(f) for f in timeline.facts],
+            "versions": [plain(f) for f in timeline.facts],
             "forgotten": list(timeline.forgotten),
             "events": [{"at": e.at, "event": e.kind, "what": e.words} for e in timeline.events],
         }
@@ -159,7 +158,7 @@ class ReadTools(ToolBase):
         beliefs = await self.memory.audit.beliefs(as_of, query=query, limit=limit, ns=ns)
         data = {
             "as_of": beliefs.as_of,
-            "beliefs": [fact_data(f) for f in beliefs.facts],
+            "beliefs": [plain(f) for f in beliefs.facts],
             "forgotten": list(beliefs.forgotten),
             "truncated": beliefs.truncated,
         }

@@ -15,8 +15,8 @@ from mcp_types import ToolAnnotations
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.mcp.guide import INSTRUCTIONS, UPDATING_MEMORY, schema_text
-from graphmem.mcp.options import McpOptions
-from graphmem.mcp.tools import Tools, is_read
+from graphmem.mcp.options import READ_TOOLS, McpOptions
+from graphmem.mcp.tools import Tools
 from graphmem.store.cypher import analyst_queries
 
 Transport = Literal["stdio", "http"]
@@ -34,7 +34,7 @@ def build_server(memory: AsyncMemory, options: McpOptions) -> MCPServer:
     )
     tools = Tools(memory, options)
     for name, fn in tools.functions().items():
-        read = is_read(name)
+        read = name in READ_TOOLS
         server.add_tool(
             fn,
             name=name,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from graphmem.mcp.base import Result
-from graphmem.mcp.options import READ_TOOLS
 from graphmem.mcp.reads import ReadTools
 from graphmem.mcp.writes import WriteTools
 
@@ -17,7 +16,3 @@ class Tools(ReadTools, WriteTools):
     def functions(self) -> dict[str, Callable[..., Result]]:
         """The tools this server exposes, by name, in the options' order."""
         return {name: getattr(self, name) for name in self.options.tools}
-
-
-def is_read(name: str) -> bool:
-    return name in READ_TOOLS

@@ -15,7 +15,6 @@ from graphmem.mcp.base import (
     Namespace,
     Reason,
     ToolBase,
-    fact_data,
     tool,
 )
 from graphmem.mcp.shape import plain
@@ -61,10 +60,10 @@ class WriteTools(ToolBase):
         conflicts and you cannot tell which is right, pass `contradicts`. `valid_from` and
         `valid_to` say when it is or was true in the world."""
         ns = self._ns(namespace)
+        given = {"supersedes": supersedes, "contradicts": contradicts, "references": references}
+        resolved = iter(await self._ids([i for ids in given.values() for i in ids or []], ns))
         fields: dict[str, Any] = {
-            "supersedes": await self._ids(supersedes or [], ns),
-            "contradicts": await self._ids(contradicts or [], ns),
-            "references": await self._ids(references or [], ns),
+            **{key: [next(resolved) for _ in ids or []] for key, ids in given.items()},
             "reason": reason,
             "valid_from": self._time("valid_from", valid_from),
             "valid_to": self._time("valid_to", valid_to),
@@ -72,7 +71,7 @@ class WriteTools(ToolBase):
             "source": source,
         }
         fact = await self.memory.remember(text, ns=ns, **fields)
-        data = {"memory": fact_data(fact)}
+        data = {"memory": plain(fact)}
         if fields["supersedes"]:
             data["superseded"] = fields["supersedes"]
         return await self._out(data, ns)
@@ -108,7 +107,7 @@ class WriteTools(ToolBase):
         data = {
             "stored": [e.id for e in result.episodes],
             "duplicates": list(result.duplicates),
-            "facts": [fact_data(f) for f in result.facts],
+            "facts": [plain(f) for f in result.facts],
         }
         return await self._out(data, ns, "facts")
 
@@ -124,7 +123,7 @@ class WriteTools(ToolBase):
         and context but stays in the history. To erase it for good, use forget."""
         ns = self._ns(namespace)
         fact = await self.memory.retract(await self._one(id, ns), reason=reason, ns=ns)
-        return await self._out({"retracted": fact_data(fact)}, ns)
+        return await self._out({"retracted": plain(fact)}, ns)
 
     @tool
     async def forget(
@@ -188,7 +187,7 @@ class WriteTools(ToolBase):
         ns = self._ns(namespace)
         a, b = await self._ids([id_a, id_b], ns)
         facts = await self.memory.contradict(a, b, reason=reason, ns=ns)
-        return await self._out({"marked": [fact_data(f) for f in facts]}, ns)
+        return await self._out({"marked": [plain(f) for f in facts]}, ns)
 
     @tool
     async def resolve_contradiction(
@@ -203,7 +202,7 @@ class WriteTools(ToolBase):
         ns = self._ns(namespace)
         kept, dropped = await self._ids([keep, other], ns)
         facts = await self.memory.resolve(kept, dropped, keep=kept, reason=reason, ns=ns)
-        return await self._out({"kept": fact_data(facts[0]), "superseded": fact_data(facts[1])}, ns)
+        return await self._out({"kept": plain(facts[0]), "superseded": plain(facts[1])}, ns)
 
     @tool
     async def consolidate(

@@ -131,10 +131,7 @@ def test_the_consolidation_benchmark_merges_what_it_planted_and_counts_llm_token
             progress=lines.append,
         )
     finally:
-        graph.driver.execute_query(
-            "MATCH (n) WHERE n.ns STARTS WITH 'bench-consolidate-' DETACH DELETE n",
-            database_=graph.database,
-        )
+        _drop_namespaces(graph, "bench-consolidate-")
     assert report.new_facts == 40 and report.planted_duplicates == 4
     assert report.merged >= report.planted_duplicates  # the planted repeats, at least
     assert report.heuristic.total > 0 and report.heuristic.read > 0
@@ -161,10 +158,7 @@ def test_the_mcp_benchmark_times_both_paths_on_the_same_questions(
             progress=lines.append,
         )
     finally:
-        graph.driver.execute_query(
-            "MATCH (n) WHERE n.ns STARTS WITH 'bench-mcp-' DETACH DELETE n",
-            database_=graph.database,
-        )
+        _drop_namespaces(graph, "bench-mcp-")
     assert sorted(report.latency) == ["direct", "mcp", "mcp_full_ids"]
     for p in report.latency.values():
         assert 0 < p.p50 <= p.p95 <= p.max
@@ -172,3 +166,12 @@ def test_the_mcp_benchmark_times_both_paths_on_the_same_questions(
     text = render_mcp_markdown(report)
     assert "| search_memories over MCP |" in text and "| AsyncMemory.recall (direct) |" in text
     assert any("timed searches" in line for line in lines)
+
+
+def _drop_namespaces(graph: Graph, prefix: str) -> None:
+    """Remove what a benchmark left in the test graph under its namespaces."""
+    graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+        prefix=prefix,
+        database_=graph.database,
+    )
