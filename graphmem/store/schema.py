@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import neo4j
 
-from graphmem.embed.identity import legacy_mismatch_hint
+from graphmem.embed.identity import legacy_mismatch_hint, precision_mismatch_hint
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.store import db
 from graphmem.store.cypher import query
@@ -348,7 +348,11 @@ def check_embedder(
         model, dimension = state["embedder_model"], int(state["embedding_dimension"])
         if dimension != embedder.dimension or model != embedder.model_id:
             # A graph recorded under a local model's folder name, before identities by content.
-            hint = legacy_mismatch_hint(model, embedder) if dimension == embedder.dimension else ""
+            hint = (
+                legacy_mismatch_hint(model, embedder) or precision_mismatch_hint(model, embedder)
+                if dimension == embedder.dimension
+                else ""
+            )
             raise EmbedderMismatchError(
                 graph_model=model,
                 graph_dimension=dimension,

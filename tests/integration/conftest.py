@@ -13,7 +13,7 @@ import pytest
 from graphmem.bench.llm_stub import StubLLMServer
 from graphmem.client import AsyncMemory, Memory
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 from tests.history import History, build_history, stub_answers
 from tests.history import llm_settings as history_settings
@@ -72,7 +72,7 @@ def memory(
     request: pytest.FixtureRequest,
     graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
 ) -> Iterator[Client]:
     """A connected client (sync or async) whose default namespace is this test's own."""
@@ -85,7 +85,7 @@ def memory(
 
 @pytest.fixture
 def client_factory(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> Iterator[Callable[..., Client]]:
     """Builds more clients (closed at the end), for tests that need other options."""
     made: list[Client] = []
@@ -110,9 +110,7 @@ def client_factory(
 
 
 @pytest.fixture(scope="module")
-def history(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
-) -> History:
+def history(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> History:
     """The scripted history of :mod:`tests.history`, written once per module into a namespace
     of its own (its LLM a stub server that replays the script's answers)."""
     ns = f"history-{uuid.uuid4().hex[:12]}"

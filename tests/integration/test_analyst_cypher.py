@@ -16,7 +16,7 @@ import pytest
 
 from graphmem.bench.llm_stub import StubLLMServer
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.errors import InvalidInputError
 from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import CypherQuery, analyst_queries
@@ -899,9 +899,7 @@ def test_every_library_query_is_confined_to_its_namespace(
 
 
 @pytest.fixture(scope="module")
-def erased(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
-) -> dict[str, Any]:
+def erased(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> dict[str, Any]:
     """A namespace where the middle of a SUPERSEDES chain and one of two messages a fact came
     from are forgotten, and the flag that left is confirmed."""
     ns = f"erased-{uuid.uuid4().hex[:12]}"

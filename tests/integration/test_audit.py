@@ -13,7 +13,7 @@ import pytest
 
 from graphmem.client.graph import Graph
 from graphmem.core.audit.words import when
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.settings import GraphmemSettings
 from tests.history import REASONS, TEXTS, VALID, History
@@ -26,7 +26,7 @@ def auditor(
     history: History,
     graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
 ) -> Iterator[Client]:
     """A client of each kind on the history's namespace; ``auditor.audit`` works for both."""
     client = make_client(
@@ -382,7 +382,7 @@ def test_the_async_audit_is_awaitable(
     history: History,
     graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
 ) -> None:
     from graphmem.client import AsyncMemory
 

@@ -10,7 +10,7 @@ from graphmem.bench.render import render_markdown
 from graphmem.bench.report import BenchOptions, BenchReport, Percentiles
 from graphmem.bench.runner import run_bench
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 
 
@@ -24,7 +24,7 @@ def progress() -> list[str]:
 def report(
     graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     progress: list[str],
 ) -> Iterator[BenchReport]:
     result = run_bench(
@@ -112,7 +112,7 @@ def test_recall_runs_before_the_neo4j_only_twins_are_written(
 
 
 def test_the_consolidation_benchmark_merges_what_it_planted_and_counts_llm_tokens(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     from graphmem.bench.consolidation import (
         ConsolidationBenchOptions,
@@ -143,7 +143,7 @@ def test_the_consolidation_benchmark_merges_what_it_planted_and_counts_llm_token
 
 
 def test_the_mcp_benchmark_times_both_paths_on_the_same_questions(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     from graphmem.bench.mcp import McpBenchOptions, render_mcp_markdown, run_mcp_bench
 

@@ -17,7 +17,7 @@ from graphmem.bench.peer_graphiti import run_peer_bench
 from graphmem.bench.peer_report import PeerOptions, PeerReport
 from graphmem.bench.report import BenchOptions, BenchReport
 from graphmem.bench.runner import run_bench
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.servers.local import LocalNeo4jServer
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -61,9 +61,7 @@ def _assert_server_gone(lines: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def bench(
-    test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
-) -> tuple[BenchReport, list[str]]:
+def bench(test_settings: GraphmemSettings, embedder: Embedder) -> tuple[BenchReport, list[str]]:
     lines: list[str] = []
     options = BenchOptions(
         sizes=(100,),
@@ -122,7 +120,7 @@ def test_the_bench_describes_its_server_then_deletes_it(
 
 
 def test_the_peer_bench_waits_for_its_server_then_deletes_it(
-    test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     lines: list[str] = []
     options = PeerOptions(

@@ -10,15 +10,13 @@ from click.testing import CliRunner, Result
 
 from graphmem.cli import main
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from tests.helpers import cli_env
 from tests.history import REASONS, TEXTS, History
 
 
 @pytest.fixture
-def cli(
-    graph: Graph, history: History, embedder: SentenceTransformerEmbedder, monkeypatch: Any
-) -> Any:
+def cli(graph: Graph, history: History, embedder: Embedder, monkeypatch: Any) -> Any:
     monkeypatch.setattr("graphmem.cli.root.embedder_for", lambda settings, **_: embedder)
     env = cli_env(graph, history.ns)
 

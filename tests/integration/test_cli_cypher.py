@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from graphmem.cli import main
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 from tests.helpers import cli_env
 
@@ -44,9 +44,7 @@ TEXTS = {
 
 
 @pytest.fixture(scope="module")
-def seeded(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
-) -> Seeded:
+def seeded(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> Seeded:
     ns = "cli-cypher"
     with Memory(test_settings, target=graph.target, embedder=embedder, ns=ns) as memory:
         ids = {
@@ -71,7 +69,7 @@ def seeded(
 def cli(
     graph: Graph,
     seeded: Seeded,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Invoke:
     monkeypatch.setattr("graphmem.cli.root.embedder_for", lambda settings, **_: embedder)

@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from graphmem.cli import main
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from tests.helpers import cli_env
 
 Invoke = Callable[..., Result]
@@ -27,7 +27,7 @@ Invoke = Callable[..., Result]
 def cli(
     graph: Graph,
     ns: str,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Invoke:
     """Runs `graphmem ...` against the test server with this test's namespace as default.

@@ -17,7 +17,7 @@ from graphmem.client import AsyncMemory, Memory
 from graphmem.client import graph as graph_module
 from graphmem.client.graph import Graph
 from graphmem.core.writes import fact_rows
-from graphmem.embed.embedder import SentenceTransformerEmbedder, Vectors, check_vectors
+from graphmem.embed.embedder import Embedder, Vectors, check_vectors
 from graphmem.models import Fact, FactInput, RecallResult
 from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import query
@@ -41,7 +41,7 @@ class _AxisEmbedder:
 def test_concurrent_recalls_ranking_the_same_facts_differently_do_not_deadlock(
     graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -81,7 +81,7 @@ class _GatedModelId:
     """The test embedder, but once ``armed``, reading its model id (which the schema work does,
     in its worker thread) signals ``entered`` and waits for ``release``."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner, self.dimension = inner, inner.dimension
         self.armed, self.entered, self.release = False, threading.Event(), threading.Event()
 
@@ -99,7 +99,7 @@ class _GatedModelId:
 def test_a_first_call_cancelled_while_connecting_leaves_no_connection_open(
     graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -141,7 +141,7 @@ def test_a_first_call_cancelled_while_connecting_leaves_no_connection_open(
 class _GatedEmbedder:
     """The test embedder, but a text starting with "wait" blocks until ``release`` is set."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner, self.started, self.release = inner, threading.Event(), threading.Event()
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
@@ -153,7 +153,7 @@ class _GatedEmbedder:
 
 
 def test_a_close_interrupted_while_waiting_for_calls_leaves_the_client_usable(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     # close() waits for the calls in flight; Ctrl-C (KeyboardInterrupt) during that wait must
     # not leave the client closing for ever, with every later call waiting for it.
@@ -204,7 +204,7 @@ def _blocked_on_a_lock(graph: Graph, statement: str) -> bool:
 def test_a_recall_stamping_a_fact_that_a_write_links_to_is_not_deadlocked(
     graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -239,7 +239,7 @@ def test_a_recall_stamping_a_fact_that_a_write_links_to_is_not_deadlocked(
 
 
 def test_closing_an_async_client_waits_for_a_connect_under_way(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     # close() while connect() opens the connection: close waits for it and then closes it,
     # rather than return at once and leave the connection opened after it behind (with the
@@ -266,7 +266,7 @@ def test_closing_an_async_client_waits_for_a_connect_under_way(
 
 
 def test_closing_a_client_waits_for_a_connect_under_way(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     gated = _GatedModelId(embedder)
     client = Memory(test_settings, target=graph.target, embedder=gated, ns=ns)

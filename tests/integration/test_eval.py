@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.evaluation.configs import Configuration
 from graphmem.evaluation.format import EvalMessage, EvalQuestion
 from graphmem.evaluation.report import render_markdown, render_suite
@@ -80,7 +80,7 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def report(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> Iterator[EvalReport]:
     lines: list[str] = []
     result = run_eval(
@@ -214,7 +214,7 @@ def _asked_at_own_turn() -> DataSet:
 
 
 def test_several_sets_side_by_side_each_question_seeing_only_its_past(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     """Two sets in one run: each reported under its name, the held-out one apart; a question
     naming its own turn is recalled (and ranked by every baseline) as of that turn, so neither

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
 from graphmem.core.recall.fulltext import lucene_query
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.models import Fact
 from graphmem.settings import GraphmemSettings
 
@@ -26,7 +26,7 @@ TEXTS = [
 def _write(
     graph: Graph,
     settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
     texts: list[str],
 ) -> list[Fact]:
@@ -52,7 +52,7 @@ def _search(graph: Graph, procedure: str, **params: Any) -> list[dict[str, Any]]
 
 
 def test_write_then_read_back_through_both_index_procedures(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     written = _write(graph, test_settings, embedder, ns, TEXTS)
     assert [f.text for f in written] == TEXTS
@@ -96,7 +96,7 @@ def test_write_then_read_back_through_both_index_procedures(
 
 
 def test_index_hits_filtered_by_namespace_stay_inside_it(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     other = ns + "-other"
     _write(graph, test_settings, embedder, ns, TEXTS[:2])
@@ -121,7 +121,7 @@ def test_any_user_text_is_a_valid_fulltext_query(graph: Graph, text: str) -> Non
 
 
 def test_lucene_syntax_in_user_text_is_taken_literally(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     texts = ["The budget is 2+2 million (approx.) for project:alpha", "Nothing to see here"]
     _write(graph, test_settings, embedder, ns, texts)

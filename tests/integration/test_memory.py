@@ -22,7 +22,7 @@ from graphmem.client.graph import Graph
 from graphmem.core.plans import Transaction, Work
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed import tokens
-from graphmem.embed.embedder import EmbedderWrapper, SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder, EmbedderWrapper
 from graphmem.embed.tokens import TokenCounter
 from graphmem.errors import (
     ClientUsageError,
@@ -481,7 +481,7 @@ def test_as_of_with_valid_at_judges_validity_as_believed_then(memory: Client) ->
 def test_an_update_is_found_through_what_it_replaced_beside_a_crowded_namespace(
     memory: Client,
     client_factory: Callable[..., Client],
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
     path: str,
 ) -> None:
@@ -522,7 +522,7 @@ def test_an_update_is_found_through_what_it_replaced_beside_a_crowded_namespace(
 def test_recall_scores_exactly_when_the_vector_index_returns_fewer_than_asked_but_holds_more(
     memory: Client,
     client_factory: Callable[..., Client],
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     graph: Graph,
     ns: str,
 ) -> None:
@@ -554,7 +554,7 @@ def test_recall_scores_exactly_when_the_vector_index_returns_fewer_than_asked_bu
 
 
 def test_linear_fusion_scores_a_fulltext_match_by_its_cosine_whatever_k(
-    memory: Client, embedder: SentenceTransformerEmbedder
+    memory: Client, embedder: Embedder
 ) -> None:
     question = "where does the user work"
     query_vector = np.asarray(embedder.embed((question,)), dtype=np.float64)[0]
@@ -847,7 +847,7 @@ def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
 
 
 def test_a_question_naming_a_speaker_finds_what_that_speaker_said(
-    memory: Client, embedder: SentenceTransformerEmbedder, graph: Graph, ns: str
+    memory: Client, embedder: Embedder, graph: Graph, ns: str
 ) -> None:
     """An episode is embedded, and gated, with its speaker: what Melanie said seldom names
     her, so a question about her would otherwise find only messages that greet her."""
@@ -1399,7 +1399,7 @@ def test_a_message_stored_without_an_external_id_takes_the_first_one_it_is_sent_
 class _RecordingEmbedder(EmbedderWrapper):
     """The shared embedder, recording when it is asked to load its model and to embed."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         super().__init__(inner)
         self.calls: list[str] = []
 
@@ -1415,7 +1415,7 @@ class _RecordingEmbedder(EmbedderWrapper):
 def test_a_batch_is_embedded_in_one_call(
     memory: Client,
     client_factory: Callable[..., Client],
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
 ) -> None:
     sizes: list[int] = []
@@ -1435,7 +1435,7 @@ def test_a_batch_is_embedded_in_one_call(
 def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
     memory: Client,
     client_factory: Callable[..., Client],
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
 ) -> None:
     recording = _RecordingEmbedder(embedder)
@@ -1459,7 +1459,7 @@ def test_recall_loads_the_model_after_its_checks_and_before_timing_the_query(
 class _EmbedderWithALoadOfItsOwn:
     """An embedder of the caller's whose ``load`` means something else (and takes an argument)."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
@@ -1473,7 +1473,7 @@ class _EmbedderWithALoadOfItsOwn:
 def test_a_callers_embedder_is_never_asked_to_load(
     memory: Client,
     client_factory: Callable[..., Client],
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
 ) -> None:
     client = client_factory(memory.kind, embedder=_EmbedderWithALoadOfItsOwn(embedder), ns=ns)
@@ -1744,7 +1744,7 @@ def test_context_lines_cannot_be_forged_through_stored_labels(memory: Client) ->
 
 
 def test_an_async_client_refuses_another_event_loop(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     client = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
     first = asyncio.new_event_loop()
@@ -1767,7 +1767,7 @@ def test_an_async_client_refuses_another_event_loop(
 
 
 def test_an_async_client_whose_event_loop_ended_can_be_closed_in_another(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     client = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
     assert asyncio.run(client.stats()).facts == 0  # that loop ends with the client connected
@@ -1786,7 +1786,7 @@ def test_an_async_client_whose_event_loop_ended_can_be_closed_in_another(
 class _GatedEmbedder:
     """The test embedder, but a text starting with "wait" blocks until ``release`` is set."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner, self.started, self.release = inner, threading.Event(), threading.Event()
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
@@ -1798,7 +1798,7 @@ class _GatedEmbedder:
 
 
 def test_closing_a_client_waits_for_its_calls_in_flight(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     gated = _GatedEmbedder(embedder)
     client = Memory(test_settings, target=graph.target, embedder=gated, ns=ns)
@@ -1821,7 +1821,7 @@ def test_closing_a_client_waits_for_its_calls_in_flight(
 
 
 def test_closing_an_async_client_waits_for_its_calls_in_flight(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder, ns: str
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
 ) -> None:
     gated = _GatedEmbedder(embedder)
     client = AsyncMemory(test_settings, target=graph.target, embedder=gated, ns=ns)
@@ -2012,7 +2012,7 @@ def test_bad_input_is_a_typed_error_and_changes_nothing(
 class _BrokenEmbedder:
     """The test embedder's model and dimension, but vectors that break the contract."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder, damage: Callable[[Any], Any]) -> None:
+    def __init__(self, inner: Embedder, damage: Callable[[Any], Any]) -> None:
         self.inner, self.damage = inner, damage
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
@@ -2032,7 +2032,7 @@ class _BrokenEmbedder:
 )
 def test_an_embedder_that_breaks_its_contract_is_a_typed_error_and_writes_nothing(
     client_factory: Callable[..., Client],
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     graph: Graph,
     ns: str,
     kind: str,
@@ -2105,7 +2105,7 @@ def test_an_update_found_directly_and_through_what_it_replaced_ranks_with_both(
 def test_a_fact_that_replaced_several_is_found_through_any_of_them(
     memory: Client,
     client_factory: Callable[..., Client],
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     ns: str,
 ) -> None:
     # Hash-seeded vectors under the graph's model name: only the words can pass the gate.

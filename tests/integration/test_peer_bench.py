@@ -12,13 +12,13 @@ from graphmem.bench.peer_graphiti import run_peer_bench
 from graphmem.bench.peer_report import PeerOptions, PeerReport, render_peer_markdown
 from graphmem.bench.report import Percentiles
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 
 
 @pytest.fixture(scope="module")
 def report(
-    graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> Iterator[PeerReport]:
     lines: list[str] = []
     result = run_peer_bench(

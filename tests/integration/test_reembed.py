@@ -20,7 +20,7 @@ from graphmem.cli import main
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
 from graphmem.core.reembed import reembed, reembed_plan
-from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder, Vectors
+from graphmem.embed.embedder import Embedder, Vectors
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import query
@@ -69,7 +69,7 @@ def _index_dimensions(graph: Graph) -> dict[str, int]:
 
 
 def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
-    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
     # A client of the old model, connected before the run and left connected throughout.
@@ -187,7 +187,7 @@ def test_reembed_moves_the_graph_to_another_model_and_resumes_after_a_stop(
 def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only_then(
     fresh_graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
@@ -314,7 +314,7 @@ def _cursor(graph: Graph) -> list[str] | None:
 def test_the_command_gives_its_claim_up_when_it_is_terminated(
     fresh_graph: Graph,
     test_settings: GraphmemSettings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     signum: signal.Signals,
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
@@ -348,7 +348,7 @@ def test_the_command_gives_its_claim_up_when_it_is_terminated(
 
 
 def test_a_reembedding_left_unfinished_on_an_older_schema_is_finished_by_the_new_code(
-    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
     _plants(graph, test_settings, embedder, 5)
@@ -380,7 +380,7 @@ def test_a_reembedding_left_unfinished_on_an_older_schema_is_finished_by_the_new
 
 
 def test_an_episode_is_embedded_again_with_its_speaker_as_ingest_embeds_it(
-    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     """With --again, a graph already on the model is embedded again (as after episodes came
     to be embedded with their speaker); an episode is embedded as ingest embeds it."""
@@ -425,7 +425,7 @@ def test_an_episode_is_embedded_again_with_its_speaker_as_ingest_embeds_it(
 
 
 def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused_before_anything(
-    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: SentenceTransformerEmbedder
+    fresh_graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
     graph, db = fresh_graph, fresh_graph.database
     _plants(graph, test_settings, embedder, 2)

@@ -76,10 +76,10 @@ def test_a_recall_config_may_be_a_mapping(client: type[Memory | AsyncMemory]) ->
 def test_the_default_embedder_loads_its_model_on_first_use(
     client: type[Memory | AsyncMemory],
 ) -> None:
-    from graphmem.embed.embedder import SentenceTransformerEmbedder
     from graphmem.embed.identity import DEFAULT_MODEL_ID
+    from graphmem.embed.onnx_embedder import OnnxEmbedder
 
     made = client(load_settings())
-    assert isinstance(made.embedder, SentenceTransformerEmbedder)
-    assert (made.embedder.model_id, made.embedder.dimension) == (DEFAULT_MODEL_ID, 384)
+    assert isinstance(made.embedder, OnnxEmbedder)
+    assert (made.embedder.model_id, made.embedder.dimension) == (f"{DEFAULT_MODEL_ID}@int8", 384)
     assert not made.embedder.loaded
