@@ -11,16 +11,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphmem.cli import root
-from graphmem.cli.cypher_values import (
-    cell,
-    describe_params,
-    parse_options,
-    plain,
-    plain_rows,
-    query_params,
-    to_csv,
-    to_jsonl,
-)
 from graphmem.cli.output import json_option, note_json, render_table
 from graphmem.cli.root import main, ns_option, settings_of
 from graphmem.errors import (
@@ -72,13 +62,15 @@ def first_sentence(text: str) -> str:
 
 def header_data(query: CypherQuery) -> dict[str, Any]:
     """A query's header as JSON: what ``graphmem cypher list --json`` prints for it."""
+    from graphmem.cli import cypher_values as values  # loads neo4j
+
     return {
         "name": query.name,
         "mode": query.mode,
         "description": query.description,
         "params": [{"name": p, "type": query.param_types.get(p)} for p in query.params],
         "returns": [c.strip() for c in query.returns.split(",") if c.strip()],
-        "example": plain(query.example),
+        "example": values.plain(query.example),
         "path": str(query.path) if query.path else None,
     }
 
@@ -113,6 +105,8 @@ def list_queries(ctx: click.Context, as_json: bool) -> None:
     \b
         graphmem cypher list --json
     """
+    from graphmem.cli import cypher_values as values  # loads neo4j
+
     queries = sorted(_library().values(), key=lambda q: q.name)
     if as_json:
         click.echo(json.dumps([header_data(q) for q in queries], indent=2, ensure_ascii=False))
@@ -120,7 +114,7 @@ def list_queries(ctx: click.Context, as_json: bool) -> None:
     rows = [
         {
             "name": q.name,
-            "params": describe_params(q),
+            "params": values.describe_params(q),
             "returns": q.returns,
             "description": first_sentence(q.description),
         }
@@ -232,12 +226,13 @@ def run(
         graphmem cypher run ./my_query.cypher -p since=2026-03-01 --csv
         graphmem cypher run -q 'MATCH (f:Fact {ns: $ns}) RETURN f.text LIMIT $n' -p n=5
     """
+    from graphmem.cli import cypher_values as values  # loads neo4j
     from graphmem.core.checks import namespace
 
     if (target is None) == (text is None):
         raise click.UsageError("give a TARGET (a query's name or a .cypher file) or -q, not both")
     try:
-        options = parse_options(param_options)
+        options = values.parse_options(param_options)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-p' / '--param'") from None
     settings = settings_of(ctx)
@@ -247,7 +242,9 @@ def run(
     body = query.text if query is not None else str(text)
     if not body.strip():
         raise InvalidInputError("the query is empty")
-    params = query_params(query, body, options, ns=namespace(ns, settings.namespace), limit=limit)
+    params = values.query_params(
+        query, body, options, ns=namespace(ns, settings.namespace), limit=limit
+    )
     from graphmem.client.graph import Graph
 
     with Graph.open(settings, root.embedder_for(settings), apply_schema=False) as graph:
@@ -259,13 +256,13 @@ def run(
                 "more time with --timeout, or narrow it"
             ) from exc
     columns = list(rows.columns)
-    data = plain_rows(columns, rows.records)
+    data = values.plain_rows(columns, rows.records)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     elif as_jsonl:
-        click.echo(to_jsonl(data), nl=False)
+        click.echo(values.to_jsonl(data), nl=False)
     elif as_csv:
-        click.echo(to_csv(columns, data), nl=False)
+        click.echo(values.to_csv(columns, data), nl=False)
     else:
         click.echo(_table(columns, data))
     if rows.truncated:
@@ -277,10 +274,12 @@ def run(
 
 
 def _table(columns: list[str], data: list[dict[str, Any]]) -> str:
+    from graphmem.cli import cypher_values as values  # loads neo4j
+
     if not columns:
         return "(no columns)"
     if not data:
         return "  ".join(c.upper() for c in columns) + "\n(no rows)"
-    shown = [{c: None if row[c] is None else cell(row[c]) for c in columns} for row in data]
+    shown = [{c: None if row[c] is None else values.cell(row[c]) for c in columns} for row in data]
     count = f"({len(data)} row{'s' if len(data) != 1 else ''})"
     return render_table(shown, columns) + "\n" + count

@@ -16,6 +16,7 @@ from graphmem.core.audit.times import moment
 from graphmem.errors import (
     ClientUsageError,
     ConsolidationBusyError,
+    EmbeddingError,
     GraphmemError,
     InvalidInputError,
     NotFoundError,
@@ -81,6 +82,12 @@ def tool(fn: Callable[..., Result]) -> Callable[..., Result]:
             return await fn(*args, **kwargs)
         except _CALLER_ERRORS as exc:
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        except EmbeddingError as exc:
+            logger.error("%s failed: EmbeddingError: %s", fn.__name__, exc)
+            raise ToolError(
+                "EmbeddingError: the memory server's embedding model could not be loaded or "
+                "run, so nothing was searched or written (the detail is in the server's log)"
+            ) from None
         except GraphmemError as exc:
             logger.error("%s failed: %s: %s", fn.__name__, type(exc).__name__, exc)
             raise ToolError(

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import TextResource
@@ -14,11 +16,14 @@ from mcp_types import ToolAnnotations
 
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
+from graphmem.embed.embedder import load_model
+from graphmem.errors import GraphmemError
 from graphmem.mcp.guide import INSTRUCTIONS, UPDATING_MEMORY, schema_text
 from graphmem.mcp.options import READ_TOOLS, McpOptions
 from graphmem.mcp.tools import Tools
 from graphmem.store.cypher import analyst_queries
 
+logger = logging.getLogger("graphmem.mcp")
 Transport = Literal["stdio", "http"]
 _DESTRUCTIVE = frozenset({"forget", "delete_memory", "resolve_contradiction", "consolidate"})
 
@@ -76,14 +81,76 @@ def build_server(memory: AsyncMemory, options: McpOptions) -> MCPServer:
     return server
 
 
+#: Seconds after start at which the warm-up begins if no host has listed the tools by then.
+WARM_UP_AFTER = 2.0
+
+
+class WarmUp:
+    """Connects the client and loads its embedding model in the background, once the host's
+    handshake is over: when the tools are first listed or called (MCP middleware), or
+    :data:`WARM_UP_AFTER` seconds after start, whichever comes first. Until then the CPU is
+    the handshake's, so a host that starts a server per chat gets its tool list at once.
+
+    A call that comes before the warm-up ends waits for what it needs: the client connects
+    on a call's first transaction (calls share one connection) and the embedder loads on its
+    first embedding (calls share one load). A warm-up that fails is logged; the calls try
+    again and report the error themselves."""
+
+    def __init__(self, memory: AsyncMemory) -> None:
+        self._memory = memory
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        result = await call_next(ctx)
+        if getattr(ctx, "method", None) in ("tools/list", "tools/call"):
+            self.start()
+        return result
+
+    async def _run(self) -> None:
+        memory = self._memory
+
+        async def connect() -> None:
+            try:
+                await memory.connect()
+            except GraphmemError as exc:
+                logger.error("not connected yet (each call tries again): %s", exc)
+
+        async def load() -> None:
+            try:
+                await asyncio.to_thread(load_model, memory.embedder)
+            except GraphmemError as exc:
+                logger.error("the embedding model did not load (each call tries again): %s", exc)
+
+        await asyncio.gather(connect(), load())
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
 @asynccontextmanager
-async def warm_memory(memory: AsyncMemory) -> AsyncIterator[AsyncMemory]:
-    """The client connected and its embedding model loaded before the first call."""
-    async with memory:
-        load = getattr(memory.embedder, "load", None)
-        if callable(load):
-            await asyncio.to_thread(load)
+async def warm_memory(
+    memory: AsyncMemory, server: MCPServer | None = None, *, after: float = WARM_UP_AFTER
+) -> AsyncIterator[AsyncMemory]:
+    """The client, warmed up in the background (:class:`WarmUp`) once ``server``'s host has
+    listed its tools or ``after`` seconds have passed, and closed at the end."""
+    warm_up = WarmUp(memory)
+    if server is not None:
+        server.middleware.append(warm_up)
+    timer = asyncio.get_running_loop().call_later(after, warm_up.start)
+    try:
         yield memory
+    finally:
+        timer.cancel()
+        await warm_up.stop()
+        await memory.close()
 
 
 async def serve(
@@ -97,7 +164,7 @@ async def serve(
 ) -> None:
     """Serve until the host closes stdio or the HTTP server is stopped."""
     server = build_server(memory, options)
-    async with warm_memory(memory):
+    async with warm_memory(memory, server):
         if transport == "stdio":
             await server.run_stdio_async()
         else:

@@ -9,8 +9,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -19,9 +20,13 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from graphmem.client.aio import AsyncMemory
 from graphmem.client.graph import Graph
-from graphmem.errors import InvalidInputError
-from graphmem.mcp.options import CORE_TOOLS, READ_TOOLS, WRITE_TOOLS
+from graphmem.embed.embedder import Embedder, EmbedderWrapper, Vectors
+from graphmem.errors import EmbeddingError, InvalidInputError
+from graphmem.mcp.options import CORE_TOOLS, READ_TOOLS, WRITE_TOOLS, McpOptions, tool_selection
+from graphmem.mcp.server import build_server, warm_memory
+from graphmem.settings import GraphmemSettings
 from tests.helpers import cli_env, free_port
 
 
@@ -375,3 +380,72 @@ def test_match_ids_finds_facts_messages_and_forgotten_ones_by_prefix(memory: Any
     for bad in ("abc", "ZZZZZZZZ", "0123456789abcdef0123456789abcdef01234", ""):
         with pytest.raises(InvalidInputError):
             memory.match_ids([bad])
+
+
+class _GatedLoad(EmbedderWrapper):
+    """The real embedder, whose model load waits for ``gate`` (or fails with ``error``)."""
+
+    def __init__(
+        self, inner: Embedder, gate: threading.Event, error: Exception | None = None
+    ) -> None:
+        super().__init__(inner)
+        self.gate, self.error, self.loaded = gate, error, False
+
+    def load(self) -> None:
+        self.gate.wait(60)
+        if self.error is not None:
+            raise self.error
+        self.loaded = True
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.load()
+        return self.inner.embed(texts)
+
+
+def _gated_server(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str, gated: _GatedLoad
+) -> tuple[AsyncMemory, Any]:
+    memory = AsyncMemory(test_settings, target=graph.target, embedder=gated, ns=ns)
+    options = McpOptions(namespace=ns, tools=tool_selection("core", read_only=False))
+    return memory, build_server(memory, options)
+
+
+def test_the_handshake_and_tool_list_do_not_wait_for_the_model(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
+) -> None:
+    gate = threading.Event()
+    gated = _GatedLoad(embedder, gate)
+    memory, server = _gated_server(graph, test_settings, embedder, ns, gated)
+
+    async def scenario() -> None:
+        async with warm_memory(memory, server), Client(server) as client:
+            listed = await client.list_tools()  # answered while the model is still loading
+            assert {tool.name for tool in listed.tools} == set(CORE_TOOLS)
+            assert not gated.loaded
+            search = asyncio.create_task(client.call_tool("search_memories", {"query": "tea"}))
+            await asyncio.sleep(0.5)
+            assert not search.done()  # the first call that embeds waits for the model
+            gate.set()
+            result = await search
+            assert not result.is_error and gated.loaded
+
+    _run(scenario())
+
+
+def test_a_model_that_fails_to_load_is_a_clear_tool_error(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
+) -> None:
+    gate = threading.Event()
+    gate.set()
+    failing = _GatedLoad(embedder, gate, EmbeddingError("the model files are damaged"))
+    memory, server = _gated_server(graph, test_settings, embedder, ns, failing)
+
+    async def scenario() -> None:
+        async with warm_memory(memory, server), Client(server) as client:
+            assert (await client.list_tools()).tools
+            text = await _error(client, "search_memories", query="tea")
+            assert "EmbeddingError: the memory server's embedding model" in text
+            # A call that needs no embedding still works.
+            await _call(client, "forget", reason="cleanup", session_id="no-such-session")
+
+    _run(scenario())
