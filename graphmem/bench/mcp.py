@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphmem import __version__
 from graphmem.bench.report import MachineInfo, Percentiles
 from graphmem.bench.runner import machine_info
+from graphmem.bench.startup import child_env
 from graphmem.bench.synthetic import generate_facts, generate_queries
 from graphmem.bench.timing import fact_item, plan_batches
 from graphmem.embed.embedder import Embedder
@@ -82,18 +83,6 @@ def run_mcp_bench(
     )
 
 
-def _child_env(settings: GraphmemSettings, target: Neo4jTarget) -> dict[str, str]:
-    env = {
-        "GRAPHMEM_NEO4J_URI": target.uri,
-        "GRAPHMEM_NEO4J_USER": target.user,
-        "GRAPHMEM_NEO4J_PASSWORD": target.password.get_secret_value(),
-        "GRAPHMEM_NEO4J_DATABASE": target.database,
-    }
-    if settings.embedding_model:
-        env["GRAPHMEM_EMBEDDING_MODEL"] = settings.embedding_model
-    return env
-
-
 async def _run(
     options: McpBenchOptions,
     settings: GraphmemSettings,
@@ -120,7 +109,7 @@ async def _run(
             stored = await memory.remember_many([fact_item(facts[i], ids) for i in batch])
             ids.update(zip(batch, (fact.id for fact in stored), strict=True))
         say("starting graphmem mcp twice (short ids, --full-ids) over stdio")
-        env = _child_env(settings, target)
+        env = child_env(settings, target)
         async with AsyncExitStack() as stack:
             clients = {}
             for name, extra in (("mcp", []), ("mcp_full_ids", ["--full-ids"])):

@@ -22,6 +22,8 @@ def _measured(target: TargetResult) -> str:
     at least 0.85 shows as 0.8496, not 0.85, beside FAIL)."""
     if target.unit == "ratio":
         decimals, unit = 2, ""
+    elif target.unit == "cosine":
+        decimals, unit = 4, ""
     elif target.unit == "ms":
         decimals, unit = (1 if target.measured < 100 else 0), " ms"
     else:
@@ -43,7 +45,7 @@ def _measured(target: TargetResult) -> str:
 
 def _threshold(target: TargetResult) -> str:
     sign = "≥" if target.comparison == ">=" else "≤"
-    if target.unit == "ratio":
+    if target.unit in ("ratio", "cosine"):
         return f"{sign} {target.threshold:.2f}"
     if target.unit == "ms":
         return f"{sign} {format_ms(target.threshold)} ms"
@@ -119,6 +121,52 @@ def _cpu_section(report: BenchReport) -> list[str]:
     return lines
 
 
+def _backends_section(report: BenchReport) -> list[str]:
+    """Each backend's ceiling on the same texts, against torch's speed and vectors."""
+    comparison = report.backends
+    if comparison is None:
+        return []
+    torch = comparison.get("torch", "fp32")
+    rows = []
+    for b in comparison.backends:
+        speedup = (
+            f"{b.ceiling.per_second / torch.ceiling.per_second:.2f}x"
+            if torch is not None and torch.ceiling.per_second > 0
+            else "-"
+        )
+        cosine = (
+            f"{b.cosine_mean:.4f} / {b.cosine_min:.4f}"
+            if b.cosine_mean is not None and b.cosine_min is not None
+            else "-"
+        )
+        rows.append(
+            [
+                f"{b.backend} {b.precision}",
+                b.model_id,
+                format_count(b.ceiling.per_second),
+                speedup,
+                cosine,
+                _cpu_ms(b.ceiling.cpu.client_seconds if b.ceiling.cpu else None, b.ceiling.items),
+            ]
+        )
+    lines = ["", f"## Embedding backends ({format_count(comparison.texts)} texts)", ""]
+    lines += markdown_table(
+        [
+            "backend",
+            "model id",
+            "texts/s",
+            "vs torch",
+            "cosine to torch (mean / least)",
+            "CPU ms per text",
+        ],
+        "llrrrr",
+        rows,
+    )
+    if comparison.skipped:
+        lines += ["", f"The torch backend was not measured: {comparison.skipped}."]
+    return lines
+
+
 def targets_table(targets: Sequence[TargetResult]) -> list[str]:
     """The Markdown rows of a report's target checks."""
     return markdown_table(
@@ -147,8 +195,8 @@ def render_markdown(report: BenchReport) -> str:
         "",
         f"- machine: {machine.cpus} CPUs{threads}, {machine.platform}, Python {machine.python}",
         f"- {server.describe()}",
-        f"- embedder: {embedder.model_id} ({embedder.dimension}-d, {embedder.device}, "
-        f"batch {embedder.batch_size})",
+        f"- embedder: {embedder.model_id} ({embedder.dimension}-d, "
+        f"{embedder.backend or 'own'} on {embedder.device}, batch {embedder.batch_size or '-'})",
         f"- ingest batch {opts.batch_size:,} facts; updates {opts.update_share:.0%}; "
         f"untimed warm-up {opts.warmup_facts:,} facts; seed {opts.seed}; "
         f"graphmem {report.graphmem_version}",
@@ -184,6 +232,7 @@ def render_markdown(report: BenchReport) -> str:
     for r in report.sizes:
         lines.append(f"- {format_count(r.size)} facts: {_split(r)}")
     lines += _cpu_section(report)
+    lines += _backends_section(report)
     lines += ["", f"## Recall latency (ms, k={opts.k})", ""]
     rows = []
     for r in report.sizes:

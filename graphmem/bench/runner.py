@@ -5,6 +5,9 @@ For each size, in one run against one Neo4j, with a fresh namespace per size and
 1. **embedding ceiling**: texts per second through ``embedder.embed`` alone, in the ingest
    batch size; the vectors are kept for phase 5. Every size's ceiling is measured first,
    before anything is written, so that no background work of the server runs beside it;
+   then the model's backends are compared on the first size's texts (torch, ONNX float32,
+   ONNX int8: each one's ceiling, and the cosine of each ONNX vector to torch's, see
+   :mod:`graphmem.bench.backends`);
 2. **end-to-end ingest**: facts per second through :meth:`Memory.remember_many`, embedding
    included; updates are written with ``supersedes`` naming the fact they replace;
 3. **episodes**: messages per second through :meth:`Memory.ingest` (a tenth of the size);
@@ -46,6 +49,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from graphmem import __version__
+from graphmem.bench.backends import compare_backends
 from graphmem.bench.report import (
     BenchOptions,
     BenchReport,
@@ -56,6 +60,7 @@ from graphmem.bench.report import (
     ServerInfo,
     SizeResult,
     Throughput,
+    backend_targets,
     evaluate_targets,
 )
 from graphmem.bench.synthetic import (
@@ -286,11 +291,14 @@ def server_info(
 
 
 def embedder_info(embedder: Embedder, settings: GraphmemSettings) -> EmbedderInfo:
+    inner = getattr(embedder, "inner", embedder)
+    backend = getattr(inner, "backend", None)
     return EmbedderInfo(
         model_id=embedder.model_id,
         dimension=embedder.dimension,
-        device=settings.embedding_device,
-        batch_size=settings.embedding_batch_size,
+        device="cpu" if backend == "onnx" else settings.embedding_device,
+        batch_size=getattr(inner, "batch_size", None),
+        backend=backend,
     )
 
 
@@ -370,6 +378,10 @@ def _run(
         # Every ceiling is measured before anything is written, so that no background work of
         # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.
         sizes = [_prepare_size(embedder, size, options, pid, say) for size in options.sizes]
+        backends = None
+        if options.backend_texts:
+            texts = [fact.text for fact in sizes[0].facts[: options.backend_texts]]
+            backends = compare_backends(settings, texts, options.batch_size, say, pid=pid)
         results = []
         if options.warmup_facts:
             _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
@@ -388,7 +400,8 @@ def _run(
         embedder=embedder_info(embedder, settings),
         namespace_prefix=prefix,
         sizes=results,
-        targets=evaluate_targets(results, cpus=machine.cpus),
+        backends=backends,
+        targets=evaluate_targets(results, cpus=machine.cpus) + backend_targets(backends),
     )
 
 

@@ -88,7 +88,7 @@ COMMAND_TREE = {
         [
             *_SERVER,
             *("--batch-size", "--consolidation", "--fail-on-miss", "--out", "--peer"),
-            *("--mcp", "--queries", "--seed"),
+            *("--backend-texts", "--mcp", "--queries", "--runs", "--seed", "--startup"),
             *("--sizes", "--warmup", "--warmup-facts"),
         ]
     ),
