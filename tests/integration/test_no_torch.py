@@ -13,10 +13,14 @@ import textwrap
 from graphmem.client.graph import Graph
 from tests.helpers import cli_env
 
-#: Run first in the child: any import of these raises ImportError, as where they are not
-#: installed; each attempt is written to stderr, so that a caught attempt still shows.
+#: Run first in the child: any import of torch, sentence-transformers or transformers raises
+#: ImportError, as where they are not installed, and each attempt is written to stderr, so
+#: that a caught attempt still shows; the other heavy packages the child imported are written
+#: to stderr at exit as ``heavy: [...]``.
 _BLOCK = textwrap.dedent(
     """
+    import atexit
+    import json
     import sys
 
     class _Blocker:
@@ -28,7 +32,13 @@ _BLOCK = textwrap.dedent(
                 raise ImportError(f"{name} is blocked in this test")
             return None
 
+    def _heavy():
+        loaded = {m.split(".")[0] for m in sys.modules}
+        heavy = sorted(loaded & {"onnxruntime", "onnx", "tokenizers", "neo4j", "mcp"})
+        sys.stderr.write(f"heavy: {json.dumps(heavy)}\\n")
+
     sys.meta_path.insert(0, _Blocker())
+    atexit.register(_heavy)
     """
 )
 
@@ -69,6 +79,11 @@ def test_remember_and_recall_without_torch(graph: Graph, ns: str) -> None:
     assert answer["heavy"] == []
 
 
+def _heavy(stderr: str) -> list[str]:
+    line = next(line for line in stderr.splitlines() if line.startswith("heavy: "))
+    return list(json.loads(line.removeprefix("heavy: ")))
+
+
 def test_the_commands_import_nothing_heavy(graph: Graph, ns: str) -> None:
     command = _BLOCK + textwrap.dedent(
         """
@@ -76,16 +91,27 @@ def test_the_commands_import_nothing_heavy(graph: Graph, ns: str) -> None:
         main(sys.argv[1:])
         """
     )
-    for args in (
-        ["--help"],
-        ["remember", "The user likes green tea.", "--ns", ns],
-        ["recall", "what does the user drink", "--ns", ns, "--json"],
-        ["stats", "--ns", ns],
-    ):
+    expected = {
+        # Neither the database driver nor an embedder for the help.
+        ("--help",): [],
+        # The driver, no embedder: stats embeds nothing.
+        ("stats", "--ns", ns): ["neo4j"],
+        # The ONNX embedder and its tokenizer, never torch.
+        ("remember", "The user likes green tea.", "--ns", ns): [
+            "neo4j",
+            "onnxruntime",
+            "tokenizers",
+        ],
+        ("recall", "what does the user drink", "--ns", ns, "--json"): [
+            "neo4j",
+            "onnxruntime",
+            "tokenizers",
+        ],
+    }
+    for args, heavy in expected.items():
         done = _child(graph, ns, command, *args)
         assert done.returncode == 0, (args, done.stderr)
         assert "blocked import" not in done.stderr, args
-    recalled = _child(
-        graph, ns, command, "recall", "what does the user drink", "--ns", ns, "--json"
-    )
-    assert "green tea" in recalled.stdout
+        assert _heavy(done.stderr) == heavy, args
+        if args[0] == "recall":
+            assert "green tea" in done.stdout
