@@ -1,12 +1,16 @@
 """Turn a BERT sentence-transformers model into an ONNX graph, without PyTorch.
 
 The weights are read from the model's ``model.safetensors`` with numpy, and the graph is
-written with the ``onnx`` package: the embeddings and their layer norm, then per layer ONNX
-Runtime's fused ``Attention``, ``SkipLayerNormalization`` and ``BiasGelu`` operators (the
-graph ONNX Runtime's own BERT optimiser produces), then the pooling the model's
-``1_Pooling/config.json`` names (mean or CLS) and L2 normalisation. The int8 variant
-quantises the weights of every matrix product and attention block dynamically
-(``onnxruntime.quantization.quantize_dynamic``).
+written with the ``onnx`` package: the embeddings and their layer norm, then per layer the
+query/key/value projection, ONNX Runtime's ``MultiHeadAttention``, ``SkipLayerNormalization``
+and ``BiasGelu`` operators and the feed-forward products, then the pooling the model's
+``1_Pooling/config.json`` names (mean or CLS) and L2 normalisation.
+
+In ``int8`` every matrix product has int8 weights (one scale per output channel) and int8
+activations with one scale per token, computed as the graph runs (``MatMulIntegerToFloat``),
+and the word embeddings are int8 with one scale per row. Per token, not per batch: ONNX
+Runtime's own dynamic quantisation scales a whole batch at once, so that a text's vector
+would depend on the texts it is batched with; here it never does.
 
 Only what this module understands is built: ``model_type`` ``bert`` with absolute position
 embeddings and the erf GELU, a Transformer and a Pooling module with optional Normalize. For
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
     import onnx
 
 #: Changes whenever the graph this module writes changes, so that cached graphs are rebuilt.
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 
 Precision = Literal["int8", "fp32"]
 
@@ -158,10 +162,92 @@ def read_safetensors(path: Path) -> dict[str, npt.NDArray[Any]]:
     return tensors
 
 
-def build_graph(plan: BertPlan) -> onnx.ModelProto:
-    """The float32 ONNX graph of the model: inputs ``input_ids`` and ``attention_mask``
-    (int64, batch by sequence), output ``sentence_embedding`` (float32, unit rows)."""
-    from onnx import TensorProto, helper, numpy_helper
+class _GraphWriter:
+    """The nodes and initializers of a graph being written, with the one helper that differs
+    between the precisions: :meth:`linear`."""
+
+    def __init__(self, precision: Precision) -> None:
+        self.precision = precision
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+
+    def const(self, name: str, value: npt.ArrayLike) -> str:
+        from onnx import numpy_helper
+
+        self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], output: str, ms: bool = False, **attrs: Any) -> str:
+        from onnx import helper
+
+        domain = _MS if ms else None
+        self.nodes.append(helper.make_node(op, inputs, [output], domain=domain, **attrs))
+        return output
+
+    def linear(self, x: str, weight: npt.NDArray[np.float32], name: str) -> str:
+        """``x @ weight.T`` (``weight`` as a torch Linear stores it: out by in features), without
+        the bias, which the operator after it adds. In int8 the weights are quantised per output
+        channel and each token's activations per token (its own scale, symmetric, stored as
+        uint8 around 128), so that a text's vector never depends on the texts batched with it."""
+        matrix = np.ascontiguousarray(weight.T)
+        if self.precision == "fp32":
+            return self.node("MatMul", [x, self.const(f"{name}_w", matrix)], name)
+        from onnx import TensorProto
+
+        inputs, outputs = matrix.shape
+        scale = np.maximum(np.abs(matrix).max(axis=0), 1e-8) / 127.0
+        quantised = np.round(matrix / scale).astype(np.int8)
+        rows = self.node("Reshape", [x, self.const(f"{name}_rows", [-1, inputs])], f"{name}_x")
+        peak = self.node("ReduceMax", [self.node("Abs", [rows], f"{name}_abs"), "one"],
+                         f"{name}_peak", keepdims=1)  # fmt: skip
+        peak = self.node("Max", [peak, "tiny"], f"{name}_safe_peak")
+        to_int = self.node("Div", ["int_range", peak], f"{name}_to_int")
+        row_scale = self.node("Div", [peak, "int_range"], f"{name}_row_scale")
+        levels = self.node("Round", [self.node("Mul", [rows, to_int], f"{name}_scaled")],
+                           f"{name}_levels")  # fmt: skip
+        shifted = self.node("Add", [levels, "uint8_zero"], f"{name}_shifted")
+        as_uint8 = self.node("Cast", [shifted], f"{name}_q", to=TensorProto.UINT8)
+        product = self.node(
+            "MatMulIntegerToFloat",
+            [
+                as_uint8,
+                self.const(f"{name}_wq", quantised),
+                "unit",
+                self.const(f"{name}_ws", scale.astype(np.float32)),
+                "uint8_zero_point",
+            ],
+            f"{name}_product",
+            ms=True,
+        )
+        flat = self.node("Mul", [product, row_scale], f"{name}_flat")
+        shape = self.node("Concat", ["batch_and_sequence", self.const(f"{name}_width",
+                          [outputs])], f"{name}_shape", axis=0)  # fmt: skip
+        return self.node("Reshape", [flat, shape], name)
+
+    def embedding(self, table: npt.NDArray[np.float32], ids: str) -> str:
+        """The rows of ``table`` for ``ids``; in int8, each row quantised with its own scale."""
+        if self.precision == "fp32":
+            return self.node("Gather", [self.const("word_embeddings", table), ids], "words")
+        from onnx import TensorProto
+
+        scale = np.maximum(np.abs(table).max(axis=1, keepdims=True), 1e-8) / 127.0
+        quantised = self.const("word_embeddings_q", np.round(table / scale).astype(np.int8))
+        scales = self.const("word_embeddings_s", scale.astype(np.float32))
+        rows = self.node("Cast", [self.node("Gather", [quantised, ids], "words_q")],
+                         "words_f", to=TensorProto.FLOAT)  # fmt: skip
+        return self.node("Mul", [rows, self.node("Gather", [scales, ids], "words_s")], "words")
+
+
+_MS = "com.microsoft"
+
+
+def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProto:
+    """The ONNX graph of the model in ``precision``: inputs ``input_ids`` and
+    ``attention_mask`` (int64, batch by sequence), output ``sentence_embedding`` (float32,
+    unit rows). Layer norms, attention (softmax over the masked scores), GELU, pooling and
+    normalisation run in float32 in both precisions; int8 quantises the matrix products and
+    the word embeddings (:meth:`_GraphWriter.linear`)."""
+    from onnx import TensorProto, helper
 
     raw = read_safetensors(plan.weights)
     prefix = "bert." if "bert.embeddings.word_embeddings.weight" in raw else ""
@@ -172,129 +258,115 @@ def build_graph(plan: BertPlan) -> onnx.ModelProto:
         except KeyError:
             raise EmbeddingError(f"the model weights lack {prefix + name}") from None
 
-    initializers: list[onnx.TensorProto] = []
-    nodes: list[onnx.NodeProto] = []
-
-    def const(name: str, value: npt.NDArray[Any]) -> str:
-        initializers.append(numpy_helper.from_array(np.asarray(value), name))
-        return name
-
-    def node(
-        op: str, inputs: list[str], outputs: list[str], domain: str = "", **attrs: Any
-    ) -> None:
-        nodes.append(helper.make_node(op, inputs, outputs, domain=domain or None, **attrs))
-
-    ms = "com.microsoft"
+    g = _GraphWriter(precision)
+    for name, value in (
+        ("zero", np.array([0], dtype=np.int64)),
+        ("one", np.array([1], dtype=np.int64)),
+        ("two", np.array([2], dtype=np.int64)),
+        ("tiny", np.array(1e-9, dtype=np.float32)),
+        ("int_range", np.array(127.0, dtype=np.float32)),
+        ("uint8_zero", np.array(128.0, dtype=np.float32)),
+        ("uint8_zero_point", np.array(128, dtype=np.uint8)),
+        ("unit", np.array(1.0, dtype=np.float32)),
+    ):
+        g.const(name, value)
     # Embeddings: words + positions + token type 0 (single sentences), then layer norm.
-    word = const("word_embeddings", weight("embeddings.word_embeddings.weight"))
     positions = weight("embeddings.position_embeddings.weight")
-    token_type = weight("embeddings.token_type_embeddings.weight")[0]
-    const("position_embeddings", positions + token_type)
-    const("zero", np.array([0], dtype=np.int64))
-    const("one", np.array([1], dtype=np.int64))
-    node("Shape", ["input_ids"], ["ids_shape"])
-    node("Slice", ["ids_shape", "one", "ids_shape_end"], ["seq_len"])
-    const("ids_shape_end", np.array([2], dtype=np.int64))
-    node("Slice", ["position_embeddings", "zero", "seq_len", "zero"], ["positions"])
-    node("Gather", [word, "input_ids"], ["words"])
-    node("Add", ["words", "positions"], ["embedded"])
-    node(
+    g.const("positions_table", positions + weight("embeddings.token_type_embeddings.weight")[0])
+    ids_shape = g.node("Shape", ["input_ids"], "ids_shape")
+    g.node("Slice", [ids_shape, "zero", "two"], "batch_and_sequence")
+    length = g.node("Slice", [ids_shape, "one", "two"], "sequence_length")
+    g.node("Slice", ["positions_table", "zero", length, "zero"], "positions")
+    words = g.embedding(weight("embeddings.word_embeddings.weight"), "input_ids")
+    hidden = g.node(
         "LayerNormalization",
         [
-            "embedded",
-            const("emb_ln_w", weight("embeddings.LayerNorm.weight")),
-            const("emb_ln_b", weight("embeddings.LayerNorm.bias")),
+            g.node("Add", [words, "positions"], "embedded"),
+            g.const("emb_ln_w", weight("embeddings.LayerNorm.weight")),
+            g.const("emb_ln_b", weight("embeddings.LayerNorm.bias")),
         ],
-        ["hidden_0"],
+        "hidden_0",
         axis=-1,
         epsilon=plan.eps,
     )
-    node("Cast", ["attention_mask"], ["mask_int"], to=TensorProto.INT32)
-    hidden = "hidden_0"
+    mask = g.node("Cast", ["attention_mask"], "key_padding_mask", to=TensorProto.INT32)
     for i in range(plan.layers):
         layer = f"encoder.layer.{i}."
-        qkv_w = np.concatenate(
-            [weight(layer + f"attention.self.{p}.weight").T for p in ("query", "key", "value")],
-            axis=1,
+
+        def w(name: str, layer: str = layer) -> npt.NDArray[np.float32]:
+            return weight(layer + name)
+
+        parts = ("query", "key", "value")
+        qkv = g.linear(
+            hidden, np.concatenate([w(f"attention.self.{p}.weight") for p in parts]), f"l{i}_qkv"
         )
-        qkv_b = np.concatenate(
-            [weight(layer + f"attention.self.{p}.bias") for p in ("query", "key", "value")]
+        split = g.const(f"l{i}_split", np.array([plan.hidden] * 3, dtype=np.int64))
+        g.nodes.append(
+            helper.make_node("Split", [qkv, split], [f"l{i}_q", f"l{i}_k", f"l{i}_v"], axis=2)
         )
-        node(
-            "Attention",
-            [hidden, const(f"l{i}_qkv_w", qkv_w), const(f"l{i}_qkv_b", qkv_b), "mask_int"],
-            [f"l{i}_context"],
-            domain=ms,
+        context = g.node(
+            "MultiHeadAttention",
+            [
+                f"l{i}_q",
+                f"l{i}_k",
+                f"l{i}_v",
+                g.const(
+                    f"l{i}_qkv_b", np.concatenate([w(f"attention.self.{p}.bias") for p in parts])
+                ),
+                mask,
+            ],
+            f"l{i}_context",
+            ms=True,
             num_heads=plan.heads,
         )
-        node(
-            "MatMul",
-            [
-                f"l{i}_context",
-                const(f"l{i}_out_w", weight(layer + "attention.output.dense.weight").T),
-            ],
-            [f"l{i}_attn"],
-        )
-        node(
+        attended = g.linear(context, w("attention.output.dense.weight"), f"l{i}_attn")
+        middle = g.node(
             "SkipLayerNormalization",
             [
-                f"l{i}_attn",
+                attended,
                 hidden,
-                const(f"l{i}_ln1_w", weight(layer + "attention.output.LayerNorm.weight")),
-                const(f"l{i}_ln1_b", weight(layer + "attention.output.LayerNorm.bias")),
-                const(f"l{i}_out_b", weight(layer + "attention.output.dense.bias")),
+                g.const(f"l{i}_ln1_w", w("attention.output.LayerNorm.weight")),
+                g.const(f"l{i}_ln1_b", w("attention.output.LayerNorm.bias")),
+                g.const(f"l{i}_out_b", w("attention.output.dense.bias")),
             ],
-            [f"l{i}_mid"],
-            domain=ms,
+            f"l{i}_mid",
+            ms=True,
             epsilon=plan.eps,
         )
-        node(
-            "MatMul",
-            [f"l{i}_mid", const(f"l{i}_ff1_w", weight(layer + "intermediate.dense.weight").T)],
-            [f"l{i}_ff1"],
-        )
-        node(
-            "BiasGelu",
-            [f"l{i}_ff1", const(f"l{i}_ff1_b", weight(layer + "intermediate.dense.bias"))],
-            [f"l{i}_act"],
-            domain=ms,
-        )
-        node(
-            "MatMul",
-            [f"l{i}_act", const(f"l{i}_ff2_w", weight(layer + "output.dense.weight").T)],
-            [f"l{i}_ff2"],
-        )
-        node(
+        widened = g.linear(middle, w("intermediate.dense.weight"), f"l{i}_ff1")
+        active = g.node(
+            "BiasGelu", [widened, g.const(f"l{i}_ff1_b", w("intermediate.dense.bias"))],
+            f"l{i}_act", ms=True,
+        )  # fmt: skip
+        narrowed = g.linear(active, w("output.dense.weight"), f"l{i}_ff2")
+        hidden = g.node(
             "SkipLayerNormalization",
             [
-                f"l{i}_ff2",
-                f"l{i}_mid",
-                const(f"l{i}_ln2_w", weight(layer + "output.LayerNorm.weight")),
-                const(f"l{i}_ln2_b", weight(layer + "output.LayerNorm.bias")),
-                const(f"l{i}_ff2_b", weight(layer + "output.dense.bias")),
+                narrowed,
+                middle,
+                g.const(f"l{i}_ln2_w", w("output.LayerNorm.weight")),
+                g.const(f"l{i}_ln2_b", w("output.LayerNorm.bias")),
+                g.const(f"l{i}_ff2_b", w("output.dense.bias")),
             ],
-            [f"hidden_{i + 1}"],
-            domain=ms,
+            f"hidden_{i + 1}",
+            ms=True,
             epsilon=plan.eps,
         )
-        hidden = f"hidden_{i + 1}"
     # Pooling over the real tokens (mean) or the first one (CLS), then unit length.
     if plan.pooling == "mean":
-        node("Cast", ["attention_mask"], ["mask_float"], to=TensorProto.FLOAT)
-        node("Unsqueeze", ["mask_float", const("axis_2", np.array([2], dtype=np.int64))], ["m3"])
-        node("Mul", [hidden, "m3"], ["masked"])
-        node("ReduceSum", ["masked", "one"], ["summed"], keepdims=0)
-        node("ReduceSum", ["mask_float", "one"], ["counts"], keepdims=1)
-        node("Max", ["counts", const("tiny", np.array(1e-9, dtype=np.float32))], ["safe_counts"])
-        node("Div", ["summed", "safe_counts"], ["pooled"])
+        weights = g.node("Cast", ["attention_mask"], "mask_float", to=TensorProto.FLOAT)
+        masked = g.node("Mul", [hidden, g.node("Unsqueeze", [weights, "two"], "mask_3d")], "masked")
+        summed = g.node("ReduceSum", [masked, "one"], "summed", keepdims=0)
+        counts = g.node("ReduceSum", [weights, "one"], "counts", keepdims=1)
+        pooled = g.node("Div", [summed, g.node("Max", [counts, "tiny"], "safe_counts")], "pooled")
     else:
-        node("Gather", [hidden, const("first", np.array(0, dtype=np.int64))], ["pooled"], axis=1)
-    node("ReduceL2", ["pooled", "one"], ["norms"], keepdims=1)
-    node("Max", ["norms", const("tiny_norm", np.array(1e-12, dtype=np.float32))], ["safe_norms"])
-    node("Div", ["pooled", "safe_norms"], ["sentence_embedding"])
+        first = g.const("first", np.array(0, dtype=np.int64))
+        pooled = g.node("Gather", [hidden, first], "pooled", axis=1)
+    norms = g.node("ReduceL2", [pooled, "one"], "norms", keepdims=1)
+    g.node("Div", [pooled, g.node("Max", [norms, "tiny"], "safe_norms")], "sentence_embedding")
 
     graph = helper.make_graph(
-        nodes,
+        g.nodes,
         "graphmem_sentence_embedding",
         [
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
@@ -307,11 +379,11 @@ def build_graph(plan: BertPlan) -> onnx.ModelProto:
                 "sentence_embedding", TensorProto.FLOAT, ["batch", plan.hidden]
             )
         ],
-        initializers,
+        g.initializers,
     )
     model = helper.make_model(
         graph,
-        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(ms, 1)],
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(_MS, 1)],
         producer_name="graphmem",
         producer_version=str(BUILDER_VERSION),
     )
@@ -379,33 +451,8 @@ def cached_graph(
 
 
 def _serialised(plan: BertPlan, precision: Precision) -> bytes:
-    """The graph's bytes: float32, or with int8 weights (per output channel) in every matrix
-    product, attention block and the word embeddings, activations quantised dynamically."""
-    model = build_graph(plan)
-    if precision == "fp32":
-        return bytes(model.SerializeToString())
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    with (
-        tempfile.TemporaryDirectory(prefix="graphmem-onnx-") as work,
-        _quiet_quantiser(),
-    ):
-        source, target = Path(work, "fp32.onnx"), Path(work, "int8.onnx")
-        onnx.save(model, source)
-        quantize_dynamic(
-            source,
-            target,
-            # The word embeddings too (Gather): a 23 MB graph instead of 58 MB, at no cost
-            # in agreement with the float vectors.
-            op_types_to_quantize=["MatMul", "Attention", "Gather"],
-            per_channel=True,
-            weight_type=QuantType.QInt8,
-            # The fused operators are ONNX Runtime's own, which ONNX's shape inference does
-            # not type: their outputs are float32.
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
-        return target.read_bytes()
+    """The graph's bytes in ``precision``."""
+    return bytes(build_graph(plan, precision).SerializeToString())
 
 
 def _verified(graph: Path, manifest: Path) -> str | None:
@@ -419,25 +466,6 @@ def _verified(graph: Path, manifest: Path) -> str | None:
     except OSError:
         return None
     return digest if digest == record.get("sha256") else None
-
-
-@contextlib.contextmanager
-def _quiet_quantiser() -> Iterator[None]:
-    """The quantiser's advice to pre-process the model (through the root logger) kept out of
-    graphmem's output: the graph it is given is already the fused one."""
-    import logging
-
-    root = logging.getLogger()
-    level = root.level
-    # logging.warning() configures a stderr handler on a root logger that has none.
-    placeholder = logging.NullHandler()
-    root.addHandler(placeholder)
-    root.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        root.setLevel(level)
-        root.removeHandler(placeholder)
 
 
 @contextlib.contextmanager

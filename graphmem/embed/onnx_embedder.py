@@ -5,9 +5,10 @@ from the model's own weights once and caches (:mod:`graphmem.embed.onnx_build`),
 
 In ``fp32`` the vectors are those of the sentence-transformers backend (cosine 1.0 to six
 places), so the graph records the same model identity. ``int8`` (the default) quantises the
-weights for about three times the speed; its vectors differ slightly (mean cosine to the
-float vectors about 0.993), so it records its own identity, ``<model id>@int8``, and a graph
-moves between the two with ``graphmem reembed``.
+matrix products (weights per output channel, activations per token) for two to three times
+torch's speed; its vectors differ slightly (mean cosine to the float vectors about 0.997), so
+it records its own identity, ``<model id>@int8``, and a graph moves between the two with
+``graphmem reembed``. In both, a text's vector does not depend on the texts batched with it.
 """
 
 from __future__ import annotations

@@ -91,9 +91,23 @@ def test_the_report_describes_the_run(report: BenchReport) -> None:
     assert report.namespace_prefix.startswith("bench-")
     assert all(ns.startswith(report.namespace_prefix) for ns in report.sizes[0].namespaces.values())
     assert {t.status for t in report.targets} <= {"pass", "fail", "n/a"}
-    assert len(report.targets) == 3
+    assert len(report.targets) == 6  # three per size, three for the backends
     text = render_markdown(report)
     assert "## Recall latency" in text and report.namespace_prefix in text
+    assert "## Embedding backends (300 texts)" in text
+
+
+def test_the_backends_are_compared_on_the_same_texts(report: BenchReport) -> None:
+    backends = report.backends
+    assert backends is not None and backends.texts == 300 and backends.skipped is None
+    torch, fp32, int8 = backends.backends
+    assert (torch.backend, fp32.backend, int8.backend) == ("torch", "onnx", "onnx")
+    assert (fp32.precision, int8.precision) == ("fp32", "int8")
+    assert torch.cosine_mean is None  # the reference
+    assert fp32.cosine_min is not None and fp32.cosine_min > 0.9999
+    assert fp32.model_id == torch.model_id and int8.model_id == f"{torch.model_id}@int8"
+    assert int8.cosine_mean is not None and int8.cosine_mean >= 0.99
+    assert all(b.ceiling.items == 300 and b.ceiling.per_second > 0 for b in backends.backends)
 
 
 def test_recall_runs_before_the_neo4j_only_twins_are_written(

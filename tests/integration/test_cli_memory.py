@@ -619,7 +619,8 @@ try:
     main(sys.argv[1:], prog_name="graphmem")
 except SystemExit as exit:
     code = exit.code
-print("model loaded:", "sentence_transformers" in sys.modules, file=sys.stderr)
+loaded = {"onnxruntime", "sentence_transformers"} & set(sys.modules)
+print("model loaded:", bool(loaded), file=sys.stderr)
 sys.exit(code)
 """
 
@@ -628,7 +629,7 @@ def test_commands_that_embed_nothing_never_load_the_model(
     cli: Invoke, graph: Graph, ns: str
 ) -> None:
     """`get`, `history`, `stats` and refused `remember`, `recall` and `context` calls run
-    without loading PyTorch."""
+    without loading the embedding model's runtime (ONNX Runtime, or PyTorch)."""
     fact_id = _json(cli("remember", "The user keeps bees.", "--json"))["id"]
     env = {**os.environ, **cli_env(graph, ns)}
 

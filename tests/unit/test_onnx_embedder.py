@@ -17,7 +17,7 @@ from graphmem.embed.identity import (
     precision_mismatch_hint,
 )
 from graphmem.embed.loading import chosen_backend, embedder_from_settings
-from graphmem.embed.onnx_build import BertPlan, onnx_plan, read_safetensors
+from graphmem.embed.onnx_build import BertPlan, Precision, onnx_plan, read_safetensors
 from graphmem.embed.onnx_embedder import OnnxEmbedder
 from graphmem.errors import ConfigurationError, EmbedderMismatchError, EmbeddingError
 from graphmem.settings import load_settings
@@ -81,13 +81,18 @@ def test_int8_onnx_agrees_with_torch_within_the_quality_bar(
     assert question @ google > question @ lisbon
 
 
-def test_batches_and_order_do_not_change_a_vector(cache: Path) -> None:
-    small = OnnxEmbedder(precision="fp32", batch_size=3, cache_dir=cache)
-    whole = OnnxEmbedder(precision="fp32", batch_size=64, cache_dir=cache)
-    reversed_texts = TEXTS[::-1]
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_a_text_gets_the_same_vector_whatever_it_is_batched_with(
+    cache: Path, precision: Precision
+) -> None:
+    """int8 too: activations are scaled per token, never per batch, so neither the batch's
+    other texts nor its padding move a vector."""
+    small = OnnxEmbedder(precision=precision, batch_size=3, cache_dir=cache)
+    whole = OnnxEmbedder(precision=precision, batch_size=64, cache_dir=cache)
     a = small.embed(TEXTS)
-    b = whole.embed(reversed_texts)[::-1]
-    assert np.abs(a - b).max() < 1e-4
+    b = whole.embed(TEXTS[::-1])[::-1]
+    alone = np.vstack([whole.embed([text]) for text in TEXTS])
+    assert np.abs(a - b).max() < 1e-4 and np.abs(a - alone).max() < 1e-4
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-3)
 
 
