@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import onnx
 
 #: Changes whenever the graph this module writes changes, so that cached graphs are rebuilt.
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3
 
 Precision = Literal["int8", "fp32"]
 
@@ -259,16 +259,20 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
             raise EmbeddingError(f"the model weights lack {prefix + name}") from None
 
     g = _GraphWriter(precision)
-    for name, value in (
+    constants: list[tuple[str, npt.NDArray[Any]]] = [
         ("zero", np.array([0], dtype=np.int64)),
         ("one", np.array([1], dtype=np.int64)),
         ("two", np.array([2], dtype=np.int64)),
         ("tiny", np.array(1e-9, dtype=np.float32)),
-        ("int_range", np.array(127.0, dtype=np.float32)),
-        ("uint8_zero", np.array(128.0, dtype=np.float32)),
-        ("uint8_zero_point", np.array(128, dtype=np.uint8)),
-        ("unit", np.array(1.0, dtype=np.float32)),
-    ):
+    ]
+    if precision == "int8":
+        constants += [
+            ("int_range", np.array(127.0, dtype=np.float32)),
+            ("uint8_zero", np.array(128.0, dtype=np.float32)),
+            ("uint8_zero_point", np.array(128, dtype=np.uint8)),
+            ("unit", np.array(1.0, dtype=np.float32)),
+        ]
+    for name, value in constants:
         g.const(name, value)
     # Embeddings: words + positions + token type 0 (single sentences), then layer norm.
     positions = weight("embeddings.position_embeddings.weight")
