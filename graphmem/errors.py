@@ -221,6 +221,12 @@ class MessageConflictError(InvalidInputError):
         self.conflicts: tuple[MessageConflictError, ...] = (self,)
 
 
+class QueryMemoryError(InvalidInputError):
+    """A query of the caller's (on the guarded read path) needed more memory than one
+    transaction may use (``db.memory.transaction.max``) or than Neo4j's heap holds; Neo4j
+    stopped it and rolled it back, nothing changed, and asking again will not help."""
+
+
 class QueryRefusedError(InvalidInputError):
     """The guarded read path refused a query before running it: its plan writes, or uses
     ``LOAD CSV``, an administration command or a procedure outside the allow-list.

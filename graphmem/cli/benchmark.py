@@ -58,15 +58,15 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     help="Fact counts to measure, comma-separated (10k and 100k also work).",
 )
 @click.option(
-    "--queries", type=click.IntRange(min=1), default=200, show_default=True,
+    "--queries", type=click.IntRange(1, 1_000_000), default=200, show_default=True,
     help="Recall queries measured per size (after the warm-up queries).",
 )  # fmt: skip
 @click.option(
-    "--warmup", type=click.IntRange(min=0), default=20, show_default=True,
+    "--warmup", type=click.IntRange(0, 100_000), default=20, show_default=True,
     help="Unmeasured recall queries run first.",
 )  # fmt: skip
 @click.option(
-    "--warmup-facts", type=click.IntRange(min=0), default=20_000, show_default=True,
+    "--warmup-facts", type=click.IntRange(0, 10_000_000), default=20_000, show_default=True,
     help="Facts written untimed (random vectors) before the first size, to warm Neo4j up.",
 )  # fmt: skip
 @click.option(
@@ -74,7 +74,7 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
     help="Facts per remember_many call (and texts per embed call for the ceiling).",
 )  # fmt: skip
 @click.option(
-    "--backend-texts", type=click.IntRange(min=0), default=5_000, show_default=True,
+    "--backend-texts", type=click.IntRange(0, 1_000_000), default=5_000, show_default=True,
     help="Texts each embedding backend (torch, ONNX float32, ONNX int8) embeds for the "
     "comparison of their speed and vectors; 0 skips it.",
 )  # fmt: skip

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphmem.cli.output import emit, output_options, render_mapping, render_table
+from graphmem.cli.output import FiniteFloat, emit, output_options, render_mapping, render_table
 from graphmem.cli.root import clip, fact_data, item_mapping, main, memory_for, ns_option
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def _result_table(data: dict[str, Any]) -> str:
 @click.option("--watch", is_flag=True, help="Keep running: try again every --every seconds.")
 @click.option(
     "--every",
-    type=click.FloatRange(min=1),
+    type=FiniteFloat(min=1, max=86_400),
     default=60.0,
     show_default=True,
     help="Seconds between attempts with --watch.",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphmem.cli import root
-from graphmem.cli.output import json_option, note_json, render_table
+from graphmem.cli.output import FiniteFloat, json_option, note_json, render_table
 from graphmem.cli.root import main, ns_option, settings_of
 from graphmem.errors import (
     ConfigurationError,
@@ -177,7 +177,7 @@ def _output(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(0, MAX_WAIT_SECONDS, min_open=True),
+    type=FiniteFloat(0, MAX_WAIT_SECONDS, min_open=True),
     metavar="SECONDS",
     help="Stop the query after this long (default: GRAPHMEM_READ_TIMEOUT).",
 )
@@ -191,6 +191,13 @@ def _output(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 @click.option(
     "--csv", "as_csv", is_flag=True, callback=_output, help="Print CSV with a header line."
 )
+@click.option(
+    "--raw-csv",
+    is_flag=True,
+    help="With --csv, write text cells that start with =, +, -, @, a tab or a carriage return "
+    "as they are, instead of with a ' before them (which keeps a spreadsheet from running "
+    "them as formulas).",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -203,6 +210,7 @@ def run(
     as_json: bool,
     as_jsonl: bool,
     as_csv: bool,
+    raw_csv: bool,
 ) -> None:
     """Run a library query, a .cypher file or a query text (-q) on the guarded read path.
 
@@ -262,7 +270,7 @@ def run(
     elif as_jsonl:
         click.echo(values.to_jsonl(data), nl=False)
     elif as_csv:
-        click.echo(values.to_csv(columns, data), nl=False)
+        click.echo(values.to_csv(columns, data, escape=not raw_csv), nl=False)
     else:
         click.echo(_table(columns, data))
     if rows.truncated:

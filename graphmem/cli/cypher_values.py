@@ -13,8 +13,6 @@ and as text otherwise; ``-p name:type=value`` names the type instead.
 from __future__ import annotations
 
 import base64
-import csv
-import io
 import json
 import math
 import re
@@ -28,6 +26,7 @@ import neo4j.spatial
 import neo4j.time
 
 from graphmem._text import brief
+from graphmem.cli.output import csv_text
 from graphmem.core.audit.times import moment
 from graphmem.errors import InvalidInputError
 from graphmem.store.cypher import PARAM_TYPES, CypherQuery, used_params
@@ -86,8 +85,17 @@ def _no_constant(text: str) -> Any:
     raise ValueError(f"{text} is not a JSON number")
 
 
+#: The most levels of lists and objects a parameter's JSON may nest.
+MAX_JSON_DEPTH = 32
+
+
+class _TooDeep(ValueError):
+    """JSON nested deeper than :data:`MAX_JSON_DEPTH`."""
+
+
 def _json(text: str) -> Any:
-    """Strict JSON: no ``NaN`` or ``Infinity``, no key twice in an object."""
+    """Strict JSON: no ``NaN`` or ``Infinity``, no key twice in an object, at most
+    :data:`MAX_JSON_DEPTH` levels of nesting (:class:`_TooDeep`, a ``ValueError``)."""
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         keys = [key for key, _ in items]
@@ -96,7 +104,36 @@ def _json(text: str) -> Any:
             raise ValueError(f"the key {twice[0]!r} is given twice")
         return dict(items)
 
-    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=pairs)
+    too_deep = _TooDeep(f"lists and objects nest more than {MAX_JSON_DEPTH} levels deep")
+    # Cheap first: the deepest run of brackets bounds the nesting from above.
+    if _bracket_depth(text) > MAX_JSON_DEPTH:
+        raise too_deep
+    try:
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=pairs)
+    except RecursionError:
+        raise too_deep from None
+
+
+def _bracket_depth(text: str) -> int:
+    """The nesting of ``[`` and ``{`` in ``text`` outside JSON strings."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def typed_value(name: str, kind: str, raw: str) -> Any:
@@ -159,6 +196,8 @@ def untyped_value(raw: str) -> Any:
         return _json(raw)
     except json.JSONDecodeError:
         return raw
+    except _TooDeep as exc:
+        raise InvalidInputError(f"a parameter's JSON value: {exc}") from None
     except ValueError as exc:
         if "given twice" in str(exc):
             raise InvalidInputError(f"a parameter's JSON object: {exc}") from None
@@ -290,13 +329,22 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
-    """The rows as CSV with a header line."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([cell(row.get(column)) for column in columns] for row in rows)
-    return out.getvalue()
+def to_csv(
+    columns: Sequence[str], rows: Sequence[Mapping[str, Any]], *, escape: bool = True
+) -> str:
+    """The rows as CSV with a header line; with ``escape``, text cells a spreadsheet would
+    run as a formula are defused (:func:`~graphmem.cli.output.csv_cell`)."""
+    return csv_text(
+        columns, ([_csv_value(row.get(column)) for column in columns] for row in rows),
+        escape=escape,
+    )  # fmt: skip
+
+
+def _csv_value(value: Any) -> Any:
+    """A number stays a number (``-2`` is data, not a formula); anything else its text."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return cell(value)
 
 
 def to_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import click
 
 from graphmem.cli.output import emit, output_options, render_mapping, render_table
-from graphmem.cli.root import clip, main, memory_for, ns_option
-from graphmem.errors import InvalidInputError
+from graphmem.cli.root import clip, main, memory_for, ns_option, settings_of
+from graphmem.errors import ConfigurationError, InvalidInputError
+from graphmem.servers.physical import find_words
 
 
 def _forget_table(data: dict[str, Any]) -> str:
@@ -52,10 +55,33 @@ def _verify_table(data: dict[str, Any]) -> str:
         "checked": ", ".join(data["checks"]),
         "result": "clean: nothing found" if clean else f"{len(data['findings'])} finding(s)",
     }
+    physical = data.get("physical")
+    if physical is not None:
+        head["on disk"] = (
+            "the words are in no file of the local server"
+            if not physical
+            else f"the words remain in {len(physical)} file(s)"
+        )
     parts = [render_mapping(head)]
     if data["findings"]:
         parts.append("\n" + render_table(data["findings"], ["check", "where", "detail"]))
+    if physical:
+        parts.append("\n" + render_table(physical, ["path", "kind", "count"]))
     return "\n".join(parts)
+
+
+def _data_dir(ctx: click.Context) -> Path:
+    """The local server's data directory, for --physical."""
+    settings = settings_of(ctx)
+    if settings.neo4j_mode != "local":
+        raise ConfigurationError(
+            "--physical reads the local server's files, but GRAPHMEM_NEO4J_URI is "
+            f"{settings.neo4j_uri!r}: on another server, check its transaction log retention "
+            "and checkpoints instead (docs: Forget, 'On disk')"
+        )
+    from graphmem.servers.local import LocalNeo4jServer
+
+    return LocalNeo4jServer(settings).home / "data"
 
 
 @main.command()
@@ -70,7 +96,7 @@ def _verify_table(data: dict[str, Any]) -> str:
 )
 @click.option(
     "--batch-size",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10_000),
     default=500,
     show_default=True,
     help="Nodes per unit; each unit is erased in one transaction.",
@@ -83,6 +109,12 @@ def _verify_table(data: dict[str, Any]) -> str:
     "session or erasure id erased (exit 1 if anything is found).",
 )
 @click.option("--text", help="With --verify: the erased words, searched for as well.")
+@click.option(
+    "--physical",
+    is_flag=True,
+    help="With --verify and --text, on the local server: also search the server's files "
+    "(store, indexes, transaction logs) for the words and say where they remain.",
+)
 @ns_option
 @output_options
 @click.pass_context
@@ -98,6 +130,7 @@ def forget(
     batch_size: int,
     verify: str | None,
     text: str | None,
+    physical: bool,
     ns: str | None,
     as_json: bool,
 ) -> None:
@@ -111,6 +144,9 @@ def forget(
     interruption, run the same command again.
 
     --verify ID|SOURCE searches the namespace for what was erased and prints what it finds.
+    With --text and --physical, on the local server it also searches the server's files for
+    the words: they leave the transaction log at the first checkpoint after its file rotates
+    (GRAPHMEM_LOCAL_NEO4J_TX_LOG_SIZE, GRAPHMEM_LOCAL_NEO4J_CHECKPOINT_SECONDS).
 
     Example:
 
@@ -122,14 +158,23 @@ def forget(
     if verify is not None:
         if ids or source or session or everything or dry_run:
             raise click.UsageError("--verify takes no other target and no --dry-run")
+        if physical and text is None:
+            raise click.UsageError("--physical needs --text: the words to look for on disk")
+        files = _data_dir(ctx) if physical else None
         with memory_for(ctx, ns) as memory:
             report = memory.verify_forgotten(verify, text=text)
-        emit(report.model_dump(mode="json"), as_json=as_json, table=_verify_table)
-        if not report.clean:
+        data = report.model_dump(mode="json")
+        clean = report.clean
+        if files is not None and text is not None:
+            found = find_words(files, [text])
+            data["physical"] = [asdict(f) for f in found]
+            clean = clean and not found
+        emit(data, as_json=as_json, table=_verify_table)
+        if not clean:
             ctx.exit(1)
         return
-    if text is not None:
-        raise click.UsageError("--text goes with --verify")
+    if text is not None or physical:
+        raise click.UsageError("--text and --physical go with --verify")
     if reason is None:
         raise InvalidInputError("forget needs --reason: it is kept on every tombstone")
     with memory_for(ctx, ns) as memory:

@@ -43,6 +43,22 @@ from graphmem.errors import ConfigurationError
     help="core (add_memory, search_memories, get_context, get_history, forget), all, or a "
     "comma-separated list of tool names.",
 )
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    metavar="HOST[:PORT]",
+    multiple=True,
+    help="Over HTTP, another Host header value to accept, exactly as clients send it "
+    "(repeatable; default: the bound address and port only).",
+)
+@click.option(
+    "--allow-origin",
+    "allowed_origins",
+    metavar="URL",
+    multiple=True,
+    help="Over HTTP, another Origin to accept from browsers, exactly (scheme://host[:port]; "
+    "repeatable; default: http:// and the allowed hosts).",
+)
 @click.option("--read-only", is_flag=True, help="Expose only the tools that read and audit.")
 @click.option(
     "--full-ids", is_flag=True, help="Show whole ids instead of 8-character unique prefixes."
@@ -62,6 +78,8 @@ def mcp_command(
     port: int,
     namespace: str | None,
     allowed: tuple[str, ...],
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
     tools: str,
     read_only: bool,
     full_ids: bool,
@@ -71,8 +89,10 @@ def mcp_command(
 
     The server keeps one connection and the embedding model warm between calls. It is bound
     to one namespace (and those --allow-namespace adds); --read-only leaves out every tool
-    that writes. Nothing but the protocol goes to stdout. Host configurations:
-    docs/guides/mcp.md.
+    that writes. Nothing but the protocol goes to stdout. Over HTTP, a request whose Host is
+    not the bound address (or an --allow-host) or whose Origin is not an allowed one is
+    refused (421, 403), which keeps web pages from reaching the server through DNS
+    rebinding. Host configurations: docs/guides/mcp.md.
 
     Example:
 
@@ -83,6 +103,7 @@ def mcp_command(
         graphmem mcp --transport http --port 8765 --read-only
     """
     try:
+        from graphmem.mcp.edge import edge_policy
         from graphmem.mcp.options import McpOptions, tool_selection
         from graphmem.mcp.server import serve
     except ImportError as exc:
@@ -100,16 +121,35 @@ def mcp_command(
         full_ids=full_ids,
         max_chars=max_result_chars,
     )
-    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
-        click.echo(
-            f"graphmem mcp: listening on {host} without authentication; anyone who reaches "
-            "it can use this memory",
-            err=True,
-        )
+    edge = None
+    if transport == "http":
+        edge = edge_policy(host, port, allowed_hosts, allowed_origins)
+        if not _loopback(host):
+            click.echo(
+                f"graphmem mcp: listening on {host} without authentication; anyone who "
+                "reaches it can use this memory",
+                err=True,
+            )
+    elif allowed_hosts or allowed_origins:
+        raise click.UsageError("--allow-host and --allow-origin are for --transport http")
     memory = AsyncMemory(
         settings,
         ns=options.namespace,
         embedder=embedder_for(settings),
         apply_schema=not read_only,
     )
-    asyncio.run(serve(memory, options, transport=transport, host=host, port=port))  # type: ignore[arg-type]
+    asyncio.run(
+        serve(memory, options, transport=transport, host=host, port=port, edge=edge)  # type: ignore[arg-type]
+    )
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (or localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -3,9 +3,12 @@ machines, and errors as one line or, after ``--json``, as a JSON object on stder
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -154,3 +157,43 @@ def writable_dir(ctx: click.Context, param: click.Parameter, value: Path | None)
     except OSError as exc:
         raise click.BadParameter(f"cannot write into {value}: {exc.strerror or exc}") from None
     return value
+
+
+#: What a spreadsheet takes for the start of a formula (OWASP's CSV injection rule): a cell of
+#: text that starts with one of these is written with a ``'`` before it.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows as text: ``'`` before a text that starts
+    like a formula (``=HYPERLINK(...)``, ``+cmd|...``, ``-2+3``, ``@SUM(...)``, or a tab or a
+    carriage return before one)."""
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = True) -> str:
+    """CSV with a header line, lines ended by CRLF (RFC 4180, which also makes the writer
+    quote a cell holding a carriage return). Text cells that start like a formula are escaped
+    (:func:`csv_cell`) unless ``escape`` is off; numbers and the header are written as
+    they are."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(
+            [csv_cell(value) if escape and isinstance(value, str) else value for value in row]
+        )
+    return out.getvalue()
+
+
+class FiniteFloat(click.FloatRange):
+    """A number within a range that is also finite: ``nan``, ``inf`` and ``-inf``, which
+    click's own float types accept (``nan`` passes every bound), are refused."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from graphmem.cli.output import emit, output_options, render_mapping, render_table
+from graphmem.cli.output import FiniteFloat, emit, output_options, render_mapping, render_table
 from graphmem.cli.root import clip, fact_data, item_mapping, main, memory_for, ns_option, number
 from graphmem.core.recall.scope import FILTER_OPTIONS, FilterOption
 
@@ -31,7 +31,7 @@ def _click_option(spec: FilterOption) -> Callable[[F], F]:
     if spec.kind in ("flag", "negated"):
         return click.option(spec.flag, spec.option, is_flag=True, default=None, help=spec.help)
     if spec.kind == "number":
-        return click.option(spec.flag, spec.option, type=float, help=spec.help)
+        return click.option(spec.flag, spec.option, type=FiniteFloat(-1.0, 1.0), help=spec.help)
     return click.option(spec.flag, spec.option, metavar="ISO", help=spec.help)
 
 

@@ -107,7 +107,7 @@ def remember(
 )
 @click.option(
     "--batch-size",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10_000),
     default=256,
     show_default=True,
     help="New messages per write transaction.",

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphmem.core.forget.flags import flag_changed
-from graphmem.core.forget.hashing import stamp
+from graphmem.core.forget.hashing import lock_texts, stamp
 from graphmem.core.plans import Rows, Run, VectorParam, Work
 from graphmem.embed.embedder import Vectors
 from graphmem.errors import (
@@ -131,6 +131,7 @@ def fact_work(
         if guard is not None:
             key = yield from guard()
         stamp(rows, key, ns, "text")
+        yield from lock_texts(ns, [row["erasure_hash"] for row in rows])
         if targets:
             yield Run(query("fact_lock"), {"ns": ns, "ids": targets})
             found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})

@@ -26,6 +26,7 @@ from graphmem.errors import (
 )
 from graphmem.mcp.options import McpOptions
 from graphmem.mcp.shape import SHORT_ID, dumps, fitted, ids_in, plain, replace_ids, short_ids
+from graphmem.models.fields import MAX_CALL_BYTES, MAX_CALL_ITEMS
 
 logger = logging.getLogger("graphmem.mcp")
 #: Id prefixes checked per read (the core takes at most 1,000 ids a call).
@@ -71,6 +72,21 @@ class MessageArg(BaseModel):
 
 
 Result = Coroutine[Any, Any, str]
+
+
+def check_call_size(items: int, text_bytes: int) -> None:
+    """Refuse a call carrying more than :data:`MAX_CALL_ITEMS` items or
+    :data:`MAX_CALL_BYTES` bytes of text, before anything is done with it."""
+    if items > MAX_CALL_ITEMS:
+        raise InvalidInputError(
+            f"{items:,} items in one call; at most {MAX_CALL_ITEMS:,}: send them in several "
+            "calls (nothing was stored)"
+        )
+    if text_bytes > MAX_CALL_BYTES:
+        raise InvalidInputError(
+            f"{text_bytes:,} bytes of text in one call; at most {MAX_CALL_BYTES:,}: send them "
+            "in several calls (nothing was stored)"
+        )
 
 
 def tool(fn: Callable[..., Result]) -> Callable[..., Result]:

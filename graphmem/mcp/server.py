@@ -18,6 +18,7 @@ from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError
+from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
 from graphmem.mcp.guide import INSTRUCTIONS, UPDATING_MEMORY, schema_text
 from graphmem.mcp.options import READ_TOOLS, McpOptions
 from graphmem.mcp.tools import Tools
@@ -161,11 +162,33 @@ async def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     path: str = "/mcp",
+    edge: EdgePolicy | None = None,
 ) -> None:
-    """Serve until the host closes stdio or the HTTP server is stopped."""
+    """Serve until the host closes stdio or the HTTP server is stopped. Over HTTP, every
+    request's ``Host`` and ``Origin`` are checked against ``edge`` (default: the bound
+    address, :func:`~graphmem.mcp.edge.edge_policy`)."""
     server = build_server(memory, options)
     async with warm_memory(memory, server):
         if transport == "stdio":
             await server.run_stdio_async()
         else:
-            await server.run_streamable_http_async(host=host, port=port, streamable_http_path=path)
+            await serve_http(server, host=host, port=port, path=path, edge=edge)
+
+
+async def serve_http(
+    server: MCPServer, *, host: str, port: int, path: str, edge: EdgePolicy | None = None
+) -> None:
+    """The MCP server's streamable HTTP app behind :class:`HostOriginCheck`, on uvicorn."""
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    policy = edge or edge_policy(host, port)
+    # The SDK's own check matches origins by prefix and knows only three loopback names;
+    # graphmem's, in front of it, matches exactly whatever the address.
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        host=host,
+    )
+    config = uvicorn.Config(HostOriginCheck(app, policy), host=host, port=port, log_level="warning")
+    await uvicorn.Server(config).serve()

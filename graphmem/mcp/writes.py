@@ -15,6 +15,7 @@ from graphmem.mcp.base import (
     Namespace,
     Reason,
     ToolBase,
+    check_call_size,
     tool,
 )
 from graphmem.mcp.shape import plain
@@ -91,8 +92,10 @@ class WriteTools(ToolBase):
         namespace: Namespace = None,
     ) -> str:
         """Store conversation messages verbatim (searchable as kind "message"); a message
-        sent again with the same id or content is not stored twice."""
+        sent again with the same id or content is not stored twice. At most 1,000 messages
+        and 4 MB of text a call: send a longer conversation in several calls."""
         ns = self._ns(namespace)
+        check_call_size(len(messages), sum(len(m.content.encode()) for m in messages))
         given = [
             {
                 "content": m.content,

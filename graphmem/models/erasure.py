@@ -13,7 +13,7 @@ from graphmem.models.results import ReviewMark
 class FlagMade(_Output):
     """A review flag an erasure made (or, in a dry run, would make): ``flagged`` rested on
     ``cause`` through ``relation`` (``references``, ``derived_with``, ``contradicts``,
-    ``derived_from``)."""
+    ``derived_from``), or holds the very same text (``same_text``)."""
 
     flagged: str
     cause: str
@@ -30,7 +30,9 @@ class ForgetResult(_Output):
     flags made on what rested on the erased nodes, ``runs_scrubbed`` the consolidation runs whose
     records lost the erased words. Words that stay elsewhere are listed, not touched:
     ``messages_kept`` (fact id → the messages it came from that were not forgotten) and
-    ``same_text_kept`` (fact id → believed facts with the very same text)."""
+    ``same_text_kept`` (fact id → believed facts with the very same text, each also flagged).
+    No remember or ingest in the namespace runs beside an erasure unit: one that stored the
+    same words before it is listed here, one after it finds the tombstone."""
 
     ns: str
     erasure: str

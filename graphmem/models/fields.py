@@ -31,6 +31,11 @@ MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 32
 MAX_IDS = 1_000
 MAX_K = 200
+#: The most items (messages, facts) one call over the network may carry, and the most UTF-8
+#: bytes of text in them: the MCP server and the REST service refuse bigger calls at once
+#: (the Python API takes any batch, written in transactions of its batch size).
+MAX_CALL_ITEMS = 1_000
+MAX_CALL_BYTES = 4 * 1024 * 1024
 
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
 

@@ -33,10 +33,13 @@ _REFUSED = "graphmem-local-neo4j: refused: "
 _MAVEN_TIMEOUT = 1800.0
 
 # The JVM options Neo4j's own launcher uses that matter for an embedded DBMS.
+#: Neo4j's own JVM options, but for -XX:+ExitOnOutOfMemoryError: a query that fills the heap
+#: (string or list values built by an expression, which the per-transaction memory limit does
+#: not count) fails with Neo.TransientError.General.OutOfMemoryError and the server goes on,
+#: instead of the whole server exiting.
 _JVM_OPTIONS = (
     "-XX:+UseG1GC",
     "-XX:-OmitStackTraceInFastThrow",
-    "-XX:+ExitOnOutOfMemoryError",
     "-Djdk.nio.maxCachedBufferSize=1024",
     "-Dio.netty.tryReflectionSetAccessible=true",
     "-Dlog4j2.disable.jmx=true",
@@ -204,10 +207,23 @@ def _train_class_archive(build: _Build, java: JavaRuntime, vector_merge_factor: 
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:
+def _write_conf(
+    path: Path,
+    pagecache: str,
+    vector_merge_factor: int,
+    *,
+    tx_log_size: str = "1m",
+    checkpoint_seconds: int = 60,
+    transaction_memory: str | None = None,
+) -> None:
     # Each write transaction adds a Lucene segment to the vector indexes and every vector
     # search visits each segment; a lower merge factor keeps fewer segments, for more merging.
+    # The transaction log keeps only what recovery needs (keep_none): a log file is pruned at
+    # the first checkpoint after it rotates, so erased words leave the disk within a bound.
+    # transaction_memory caps what one transaction may hold (a query of someone else's that
+    # would fill the heap stops with an error instead of taking the server down).
     path.parent.mkdir(parents=True, exist_ok=True)
+    limit = f"db.memory.transaction.max={transaction_memory}\n" if transaction_memory else ""
     path.write_text(
         "# Written by graphmem at every start; change GRAPHMEM_LOCAL_NEO4J_* instead.\n"
         "# Bolt (127.0.0.1 only) and authentication are fixed by the launcher.\n"
@@ -215,6 +231,12 @@ def _write_conf(path: Path, pagecache: str, vector_merge_factor: int) -> None:
         f"server.memory.pagecache.size={pagecache}\n"
         f"internal.dbms.index.vector.standard_merge_factor={vector_merge_factor}\n"
         "internal.server.bolt.thread_pool_shutdown_wait_time=1s\n"
-        "internal.server.bolt.connection_shutdown_wait_time=1s\n",
+        "internal.server.bolt.connection_shutdown_wait_time=1s\n"
+        "db.tx_log.rotation.retention_policy=keep_none\n"
+        f"db.tx_log.rotation.size={tx_log_size}\n"
+        f"db.checkpoint.interval.time={checkpoint_seconds}s\n"
+        # Transactions past their time limit are found within 100 ms (Neo4j's default: 2 s).
+        "db.transaction.monitor.check.interval=100ms\n"
+        f"{limit}",
         encoding="utf-8",
     )

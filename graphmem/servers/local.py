@@ -191,6 +191,9 @@ class LocalNeo4jServer:
                 self.conf_file,
                 self.settings.local_neo4j_pagecache,
                 self.settings.local_neo4j_vector_merge_factor,
+                tx_log_size=self.settings.local_neo4j_tx_log_size,
+                checkpoint_seconds=self.settings.local_neo4j_checkpoint_seconds,
+                transaction_memory=self.settings.local_transaction_memory,
             )
             state = self._spawn(build, remove_unknown_users=remove_unknown_users)
             try:

@@ -11,6 +11,7 @@ from graphmem.settings.common import (
     MAX_WAIT_SECONDS,
     LocalNeo4jVersion,
     SettingsBase,
+    memory_bytes,
     memory_size,
 )
 
@@ -40,6 +41,22 @@ class LocalServerSettings(SettingsBase):
             "fewer segments make vector search faster, for more merging after writes."
         ),
     )
+    local_neo4j_tx_log_size: str = Field(
+        "1m",
+        description="Size at which the local server's transaction log rotates (at least 128k); "
+        "erased words leave the disk at the first checkpoint after their log file rotates.",
+    )
+    local_neo4j_checkpoint_seconds: int = Field(
+        60,
+        ge=1,
+        le=86_400,
+        description="Seconds between the local server's checkpoints, which prune rotated logs.",
+    )
+    local_neo4j_transaction_memory: str | None = Field(
+        None,
+        description="Most heap one transaction may use on the local server (a query over it "
+        "stops with an error); default: a quarter of the heap.",
+    )
     local_neo4j_project: Path | None = Field(
         None, description="The Maven project to build; default: the one shipped with graphmem."
     )
@@ -61,6 +78,27 @@ class LocalServerSettings(SettingsBase):
     @classmethod
     def _check_size(cls, value: str) -> str:
         return memory_size(value)
+
+    @field_validator("local_neo4j_tx_log_size")
+    @classmethod
+    def _check_log_size(cls, value: str) -> str:
+        size = memory_size(value)
+        if memory_bytes(size) < 128 * 1024:
+            raise ValueError(f"must be at least 128k (Neo4j's least rotation size); got {value!r}")
+        return size
+
+    @field_validator("local_neo4j_transaction_memory")
+    @classmethod
+    def _check_transaction_memory(cls, value: str | None) -> str | None:
+        return None if value is None else memory_size(value)
+
+    @property
+    def local_transaction_memory(self) -> str:
+        """The local server's per-transaction memory limit: the setting, or a quarter of the
+        heap."""
+        if self.local_neo4j_transaction_memory is not None:
+            return self.local_neo4j_transaction_memory
+        return f"{max(memory_bytes(self.local_neo4j_heap) // 4 // 2**20, 64)}m"
 
     @property
     def local_home(self) -> Path:

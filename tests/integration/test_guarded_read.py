@@ -16,6 +16,7 @@ import pytest
 from graphmem.client.graph import Graph
 from graphmem.errors import (
     InvalidInputError,
+    QueryMemoryError,
     QueryRefusedError,
     ResultTooLargeError,
     TransactionTimeoutError,
@@ -146,6 +147,34 @@ def test_bad_queries_are_invalid_input(graph: Graph) -> None:
             graph.read(text)
     with pytest.raises(InvalidInputError, match="positive timeout and row limit"):
         graph.read("RETURN 1", limit=0)
+    # A procedure or function the server does not have is the caller's mistake too.
+    for text in ("CALL no.such.procedure()", "RETURN no.such.function() AS x"):
+        with pytest.raises(InvalidInputError, match="Neo4j refused the query"):
+            graph.read(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        # A string doubled 40 times: 2^40 characters, past any heap (it once took the server
+        # down: the per-transaction limit does not count values an expression builds).
+        ("RETURN size(reduce(s = 'x', i IN range(1, 40) | s + s)) AS n", QueryMemoryError),
+        # A list of a billion numbers built by an expression.
+        ("RETURN size([x IN range(1, 1000000000) | x]) AS n", QueryMemoryError),
+        # Counted by the per-transaction memory limit.
+        ("UNWIND range(1, 100000000) AS x RETURN size(collect(x)) AS n", QueryMemoryError),
+        # A billion steps of arithmetic: stopped at the time limit.
+        ("RETURN reduce(s = 0, i IN range(1, 1000000000) | s + i) AS n", TransactionTimeoutError),
+    ],
+)
+def test_a_query_that_would_exhaust_the_server_stops_with_a_typed_error(
+    graph: Graph, text: str, error: type[Exception]
+) -> None:
+    began = time.monotonic()
+    with pytest.raises(error):
+        graph.read(text, timeout=5)
+    assert time.monotonic() - began < 5 + 2
+    assert graph.read("RETURN 1 AS ok").data() == [{"ok": 1}]  # the server answers afterwards
 
 
 def test_the_analyst_library_runs_on_the_guarded_path(graph: Graph, ns: str) -> None:

@@ -449,3 +449,95 @@ def test_a_model_that_fails_to_load_is_a_clear_tool_error(
             await _call(client, "forget", reason="cleanup", session_id="no-such-session")
 
     _run(scenario())
+
+
+def test_http_refuses_a_foreign_host_or_origin_on_any_loopback_address(
+    env: dict[str, str], ns: str
+) -> None:
+    """DNS rebinding: a page on another site reaches 127.0.0.2 under its own name; the server
+    bound there answers only its own Host, and only exact origins (not prefixes)."""
+    import httpx
+
+    port = free_port()
+    bound = f"127.0.0.2:{port}"
+    command = [sys.executable, "-m", "graphmem", "mcp", "--transport", "http"]
+    args = ["--host", "127.0.0.2", "--port", str(port), "--allow-origin", "https://app.example"]
+    child = subprocess.Popen(
+        [*command, *args], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert child.poll() is None, child.stderr.read()  # type: ignore[union-attr]
+            try:
+                socket.create_connection(("127.0.0.2", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not start in 120 s"
+                time.sleep(0.2)
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+
+        def status(**extra: str) -> int:
+            response = httpx.post(
+                f"http://{bound}/mcp", json=body, headers={**headers, **extra}, timeout=10
+            )
+            return response.status_code
+
+        assert status(Host=f"evil.example:{port}") == 421
+        assert status(Host=f"localhost:{port}") == 421  # not this address's name
+        for origin in (
+            "http://evil.example",
+            f"http://127.0.0.2:{port}@evil.example",
+            f"http://127.0.0.2:{port}.evil.example",
+            "https://app.example.evil",
+        ):
+            assert status(Origin=origin) == 403, origin
+        assert status() not in (403, 421)
+        assert status(Origin=f"http://{bound}") not in (403, 421)
+        assert status(Origin="https://app.example") not in (403, 421)
+
+        async def listed() -> None:
+            async with Client(f"http://{bound}/mcp") as client:
+                assert {t.name for t in (await client.list_tools()).tools} == set(CORE_TOOLS)
+
+        _run(listed())
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
+
+
+def test_a_wildcard_bind_needs_the_names_clients_use(env: dict[str, str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "mcp", "--transport", "http", "--host", "0.0.0.0"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1 and "--allow-host" in done.stderr
+
+
+def test_a_call_with_too_many_messages_is_refused_and_stores_nothing(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
+) -> None:
+    memory = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
+    options = McpOptions(namespace=ns, tools=tool_selection("all", read_only=False))
+    server = build_server(memory, options)
+
+    async def scenario() -> None:
+        async with warm_memory(memory, server), Client(server) as client:
+            many = [{"content": f"message {i}"} for i in range(1_001)]
+            text = await _error(client, "add_messages", messages=many)
+            assert "1,001 items in one call; at most 1,000" in text
+            big = [{"content": "x" * 100_000} for _ in range(50)]
+            text = await _error(client, "add_messages", messages=big)
+            assert "bytes of text in one call" in text
+            stats = await _call(client, "memory_stats")
+            assert stats["episodes"] == 0
+
+    _run(scenario())

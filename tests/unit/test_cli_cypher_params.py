@@ -288,7 +288,8 @@ def test_rows_as_cells_csv_and_json_lines() -> None:
     assert [cell(v) for v in rows[1].values()] == ["true", '{"k":"é"}', "t,u"]
     assert cell(None) == "" and cell(2.5) == "2.5"
     assert (
-        to_csv(["a", "b", "c"], rows) == 'a,b,c\n1,"[""x"",""y""]",\ntrue,"{""k"":""é""}","t,u"\n'
+        to_csv(["a", "b", "c"], rows)
+        == 'a,b,c\r\n1,"[""x"",""y""]",\r\ntrue,"{""k"":""é""}","t,u"\r\n'
     )
     lines = to_jsonl(rows).splitlines()
     assert [json.loads(line) for line in lines] == rows

@@ -48,3 +48,15 @@ def test_a_hit_found_through_what_it_replaced_is_not_labelled_a_reference() -> N
     assert "(ref)" in lines["f-ref"]
     assert "(ref)" not in lines["f-update"]
     assert "fact (update)" in lines["f-update"]
+
+
+def test_csv_text_escapes_formula_cells_only() -> None:
+    from graphmem.cli.output import csv_cell, csv_text
+
+    for formula in ("=1+1", "+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1"):
+        assert csv_cell(formula) == f"'{formula}"
+    assert csv_cell("plain =text") == "plain =text"
+    text = csv_text(["a", "b", "c"], [["=1+1", -2, "ok"]])
+    assert text == "a,b,c\r\n'=1+1,-2,ok\r\n"
+    assert csv_text(["a"], [["=1+1"]], escape=False) == "a\r\n=1+1\r\n"
+    assert csv_text(["a"], [["'\r=1"]]) == 'a\r\n"\'\r=1"\r\n'  # quoted: it holds a CR

@@ -56,6 +56,7 @@ PUBLIC_NAMES = [
     "Neo4jServerError",
     "Neo4jUnavailableError",
     "NotFoundError",
+    "QueryMemoryError",
     "QueryRefusedError",
     "RecallConfig",
     "RecallResult",
@@ -123,20 +124,22 @@ COMMAND_TREE = {
     "graphmem cypher run": sorted(
         [
             *("--csv", "--json", "--jsonl", "--limit", "--ns", "--param", "--query"),
-            *("--timeout", "-p", "-q", "TARGET"),
+            *("--raw-csv", "--timeout", "-p", "-q", "TARGET"),
         ]
     ),
     "graphmem cypher show": ["TARGET"],
     "graphmem forget": sorted(
         [
             *("--actor", "--all", "--batch-size", "--dry-run", "--json", "--ns", "--reason"),
-            *("--session", "--source", "--text", "--verify", "IDS"),
+            *("--physical", "--session", "--source", "--text", "--verify", "IDS"),
         ]
     ),
     "graphmem get": ["--json", "--ns", "ID"],
     "graphmem history": ["--json", "--ns", "ID"],
     "graphmem mcp": [
+        "--allow-host",
         "--allow-namespace",
+        "--allow-origin",
         "--full-ids",
         "--host",
         "--max-result-chars",

@@ -64,3 +64,23 @@ def forgotten_hashes(ns: str, hashes: list[str | None]) -> Work[dict[str, list[s
         return {}
     rows = yield Run(query("forgotten_texts"), {"ns": ns, "hashes": wanted})
     return {r["text_hash"]: r["erased_ids"] for r in rows}
+
+
+#: Hex digits of an erasure hash that name its lock bucket: 256 buckets per namespace.
+_BUCKET_DIGITS = 2
+#: Every bucket, in the order locks are taken; "none" is the bucket of texts written without an
+#: erasure key (a graph whose schema predates the key).
+ALL_BUCKETS = (*(f"{i:02x}" for i in range(16**_BUCKET_DIGITS)), "none")
+
+
+def lock_texts(ns: str, hashes: list[str | None] | None) -> Work[None]:
+    """Takes the text locks of ``hashes`` (erasure hashes; None: all of them, as an erasure
+    does) until the transaction ends (``text_locks``), in one order, so that a remember and a
+    forget of the same words never interleave: the forget sees the stored text, or the
+    remember sees the tombstone."""
+    if hashes is None:
+        buckets = list(ALL_BUCKETS)
+    else:
+        buckets = sorted({"none" if h is None else h[:_BUCKET_DIGITS] for h in hashes})
+    if buckets:
+        yield Run(query("text_locks"), {"ns": ns, "buckets": buckets})

@@ -26,7 +26,7 @@ from graphmem.core.checks import (
     checked_reason,
 )
 from graphmem.core.forget.flags import flag_changed
-from graphmem.core.forget.hashing import keyed_hash, namespace_key
+from graphmem.core.forget.hashing import keyed_hash, lock_texts, namespace_key
 from graphmem.core.forget.scrub import scrubbed
 from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work, single
 from graphmem.core.writes import API_ACTOR
@@ -223,6 +223,10 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     if not keys:
         raise SchemaError("the graph has no graphmem schema: run `graphmem init` first")
     key = namespace_key(keys[0]["erasure_key"], ns)
+    # No remember or ingest of any text of the namespace runs beside the erasure: one that
+    # committed before it is seen below (same_text), one after it sees the tombstones.
+    yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
+    yield from lock_texts(ns, None)
     nodes = yield Run(query("forget_nodes"), {"ns": ns, "facts": facts, "episodes": episodes})
     if not nodes:
         return done
@@ -231,6 +235,21 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     # A whole namespace leaves nothing to flag, and its exclusions would be every id in it.
     exclude = sorted(request.targets | set(erased)) if request.flag else []
     flags = yield from flag_changed(ns, "forgotten", actor, changed, exclude, create=request.flag)
+    if request.flag:
+        # The same words kept elsewhere (another fact or message with the very same text)
+        # are flagged: what was asked to be forgotten is still there.
+        copies = [
+            {"copy": s, "cause": n["id"]}
+            for n in nodes
+            for s in n["same_text"]
+            if s not in request.targets
+        ]
+        if copies:
+            (made,) = yield Run(
+                query("flag_same_text"),
+                {"ns": ns, "actor": actor, "reason": request.reason, "copies": copies},
+            )
+            flags += made["flags"]
     fact_nodes = [n for n in nodes if n["kind"] == "fact"]
     runs: set[str] = set()
     if fact_nodes:
@@ -273,7 +292,7 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     done.flagged += [FlagMade.model_validate(f) for f in flags]
     done.runs |= runs
     erased_set = set(erased)
-    for n in fact_nodes:
+    for n in nodes:
         kept = tuple(m for m in n["kept_messages"] if m not in erased_set)
         if kept:
             done.messages_kept[n["id"]] = kept
