@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 from graphmem.client import Memory
 from graphmem.embed.embedder import Embedder
@@ -19,7 +20,7 @@ from graphmem.settings import GraphmemSettings
 SECRET = "The user's safe deposit box number is 4417-0091 at the Lisbon branch."
 
 
-def _verify(env: dict[str, str], erased: str) -> tuple[int, dict[str, object]]:
+def _verify(env: dict[str, str], erased: str) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
         [sys.executable, "-m", "graphmem", "forget", "--verify", erased, "--text", SECRET,
          "--physical", "--ns", "physical", "--json"],
@@ -54,7 +55,7 @@ def test_erased_words_leave_the_disk_within_the_bound(
             status, report = _verify(env, fact.id)
             assert status == 1, report
             assert report["findings"] == []
-            kinds = {f["kind"] for f in report["physical"]}  # type: ignore[union-attr]
+            kinds = {f["kind"] for f in report["physical"]}
             assert "transaction log" in kinds and kinds <= {"transaction log", "store"}, kinds
             # Other writes fill the log past its rotation size; the next checkpoint prunes it.
             filler = [f"Unrelated note number {i}: " + "lorem ipsum " * 40 for i in range(300)]
