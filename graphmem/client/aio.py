@@ -429,7 +429,12 @@ class AsyncMemory(_ClientBase):
         return await self._run(self._core.retract(id, reason=reason, ns=ns))
 
     async def consolidate(
-        self, *, ns: str | None = None, force: bool = False, dry_run: bool = False
+        self,
+        *,
+        ns: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+        progress: Callable[[int, int], object] | None = None,
     ) -> ConsolidationResult:
         """See :meth:`Memory.consolidate`."""
         proposer, model = await asyncio.to_thread(self._proposer_label)
@@ -439,6 +444,7 @@ class AsyncMemory(_ClientBase):
             dry_run=dry_run,
             proposer=proposer,
             model=model,
+            progress=progress,
         )
         return await self._run(plan)
 

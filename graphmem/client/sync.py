@@ -363,8 +363,8 @@ class Memory(_ClientBase):
 
         Its options (:class:`~graphmem.core.recall.scope.ContextOptions`) are recall's, with
         ``k`` (hits recall may use) 20 by default, and ``pinned_limit`` (pinned facts shown at
-        most, default 50) and ``timezone`` (an IANA name such as ``"Europe/Lisbon"`` or a
-        tzinfo; the zone of the dates, default UTC).
+        most, default 50), ``timezone`` (an IANA name or a tzinfo; default UTC) and
+        ``short_ids`` (ids in the text by 8 characters where those name them alone).
         """
         return self._run(
             self._core.context(
@@ -418,12 +418,17 @@ class Memory(_ClientBase):
         return self._run(self._core.retract(id, reason=reason, ns=ns))
 
     def consolidate(
-        self, *, ns: str | None = None, force: bool = False, dry_run: bool = False
+        self,
+        *,
+        ns: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+        progress: Callable[[int, int], object] | None = None,
     ) -> ConsolidationResult:
         """One consolidation run: the gate (lock, minimum interval and new facts; ``force``
         passes all but the lock), then each cluster proposed, validated and applied in one
-        transaction; ``dry_run`` writes nothing. ConsolidationBusyError if another run holds
-        the namespace."""
+        transaction (``progress(done, total)`` after each); ``dry_run`` writes nothing.
+        ConsolidationBusyError if another run holds the namespace."""
         proposer, model = self._proposer_label()
         plan = self._core.consolidate(
             ns=ns,
@@ -431,6 +436,7 @@ class Memory(_ClientBase):
             dry_run=dry_run,
             proposer=proposer,
             model=model,
+            progress=progress,
         )
         return self._run(plan)
 

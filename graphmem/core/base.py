@@ -4,16 +4,21 @@ transaction that the graph still has this client's embedder)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graphmem.core.checks import namespace
-from graphmem.core.plans import Embed, Plan, Run, Work
+from graphmem.core.plans import Embed, Plan, Rows, Run, Transaction, Work, single
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed.embedder import Vectors, check_vectors
-from graphmem.errors import EmbeddingError
+from graphmem.errors import EmbeddingError, InvalidInputError, NotFoundError
 from graphmem.store.cypher import query
 from graphmem.store.schema import SCHEMA_KEY, check_embedder
+
+#: The characters of a whole id (a UUID), and what a shortened one looks like.
+FULL_ID_CHARS = 36
+ID_PREFIX = re.compile(r"[0-9a-f][0-9a-f-]{7,35}")
 
 
 class CoreBase:
@@ -41,6 +46,32 @@ class CoreBase:
     def _ns(self, ns: str | None) -> str:
         """The namespace a call names, else the client's default, checked."""
         return namespace(ns, self.default_ns)
+
+    def _full_ids(self, ns: str, ids: Sequence[str]) -> Plan[list[str]]:
+        """``ids`` with each shortened id (8 to 35 characters of 0-9, a-f and -, as MCP and
+        context show them) replaced by the one id of the namespace it starts: a fact's, a
+        message's or a forgotten one's. A prefix that starts none is a NotFoundError, one
+        that starts several an InvalidInputError naming them. Whole ids and anything else pass
+        as they are, and a call without a shortened id reads nothing."""
+        short = sorted({i for i in ids if len(i) < FULL_ID_CHARS and ID_PREFIX.fullmatch(i)})
+        if not short:
+            return list(ids)
+        params = {"ns": ns, "prefixes": short}
+        rows: Rows = yield Transaction("read", lambda: single(Run(query("id_prefix"), params)))
+        found = {row["prefix"]: row["ids"] for row in rows}
+        for prefix in short:
+            matches = found.get(prefix, [])
+            if not matches:
+                raise NotFoundError(
+                    f"no fact or message of namespace {ns!r} has an id starting with {prefix!r}",
+                    ids=(prefix,),
+                )
+            if len(matches) > 1:
+                raise InvalidInputError(
+                    f"the id prefix {prefix!r} starts several ids of namespace {ns!r} "
+                    f"({', '.join(matches)}{', ...' if len(matches) > 2 else ''}): give more of it"
+                )
+        return [found[i][0] if i in found else i for i in ids]
 
     def _guard(self) -> Work[str | None]:
         """Refuse to go on in this transaction unless the graph's embedder is this client's and

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import get_args
 
-from graphmem.core.base import CoreBase
+from graphmem.core.base import ID_PREFIX, CoreBase
 from graphmem.core.checks import checked_flag, checked_ids
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
 from graphmem.core.writes import check_targets, refuse_episode, refuse_forgotten
@@ -14,13 +13,11 @@ from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.models import Episode, Fact, FactHistory, FactStatus, NamespaceStats, SupersedesEdge
 from graphmem.store.cypher import query
 
-_ID_PREFIX = re.compile(r"[0-9a-f][0-9a-f-]{7,35}")
-
 
 class ReadPlans(CoreBase):
     def get(self, item_id: str, *, ns: str | None) -> Plan[Fact | Episode]:
         ns = self._ns(ns)
-        (item_id,) = checked_ids("id", [item_id])
+        (item_id,) = yield from self._full_ids(ns, checked_ids("id", [item_id]))
 
         def work() -> Work[Fact | Episode | None]:
             rows = yield Run(query("fact_get"), {"ns": ns, "ids": [item_id]})
@@ -41,7 +38,7 @@ class ReadPlans(CoreBase):
 
     def history(self, fact_id: str, *, ns: str | None) -> Plan[FactHistory]:
         ns = self._ns(ns)
-        (fact_id,) = checked_ids("id", [fact_id])
+        (fact_id,) = yield from self._full_ids(ns, checked_ids("id", [fact_id]))
 
         def work() -> Work[Rows]:
             rows = yield Run(query("fact_lineage"), {"ns": ns, "id": fact_id})
@@ -84,7 +81,7 @@ class ReadPlans(CoreBase):
         ns = self._ns(ns)
         wanted = checked_ids("prefixes", prefixes)
         for prefix in wanted:
-            if not _ID_PREFIX.fullmatch(prefix):
+            if not ID_PREFIX.fullmatch(prefix):
                 raise InvalidInputError(
                     f"{prefix!r} is not an id or a prefix of one (8 to 36 characters "
                     "of 0-9, a-f and -)"
@@ -112,7 +109,7 @@ class ReadPlans(CoreBase):
 
     def pin(self, fact_id: str, *, ns: str | None, pinned: bool = True) -> Plan[Fact]:
         ns = self._ns(ns)
-        (fact_id,) = checked_ids("id", [fact_id])
+        (fact_id,) = yield from self._full_ids(ns, checked_ids("id", [fact_id]))
         pinned = checked_flag("pinned", pinned)
 
         def work() -> Work[Rows]:

@@ -66,6 +66,7 @@ class RememberPlans(CoreBase):
         actor: str = API_ACTOR,
         allow_forgotten: bool = False,
     ) -> Plan[list[Fact]]:
+        inputs = yield from self._full_targets(ns, inputs)
         superseded: dict[str, int] = {}
         for i, item in enumerate(inputs):
             for old in item.supersedes:
@@ -81,3 +82,19 @@ class RememberPlans(CoreBase):
         work = fact_work(ns, inputs, rows, actor, self._guard, allow_forgotten=allow_forgotten)
         facts: list[Fact] = yield Transaction("write", work)
         return facts
+
+    def _full_targets(self, ns: str, inputs: Sequence[FactInput]) -> Plan[Sequence[FactInput]]:
+        """``inputs`` with the shortened ids they supersede, reference or contradict made
+        whole (:meth:`~graphmem.core.base.CoreBase._full_ids`)."""
+        fields = ("supersedes", "references", "contradicts")
+        named = [i for item in inputs for field in fields for i in getattr(item, field)]
+        full = yield from self._full_ids(ns, named)
+        if full == named:
+            return inputs
+        whole = dict(zip(named, full, strict=True))
+        return [
+            item.model_copy(
+                update={field: tuple(whole[i] for i in getattr(item, field)) for field in fields}
+            )
+            for item in inputs
+        ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -129,26 +129,67 @@ def _offset(moment: datetime) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
+#: How the times graphmem accepts are described in errors and help texts.
+TIME_FORMS = (
+    "an ISO-8601 time with a zone ('2026-03-01T09:00:00Z'), a date ('2026-03-01', midnight "
+    "UTC), 'now', 'today', 'yesterday' or 'N seconds|minutes|hours|days|weeks ago'"
+)
+_AGO = re.compile(r"(\d{1,6})\s*(second|minute|hour|day|week)s?\s+ago")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
+
+
+def friendly_time(text: str, now: datetime | None = None) -> datetime | None:
+    """``text`` as a time when it is one of the friendly forms (``now``, ``today``,
+    ``yesterday``, ``N units ago``, a date alone as midnight UTC), counted from ``now``
+    (default: this machine's clock); None for any other text (ISO 8601 is read elsewhere)."""
+    words = text.strip().lower()
+    clock = now or datetime.now(UTC)
+    today = clock.replace(hour=0, minute=0, second=0, microsecond=0)
+    if words == "now":
+        return clock
+    if words == "today":
+        return today
+    if words == "yesterday":
+        return today - timedelta(days=1)
+    ago = _AGO.fullmatch(words)
+    if ago is not None:
+        try:
+            return clock - timedelta(seconds=int(ago.group(1)) * _UNITS[ago.group(2)])
+        except OverflowError:
+            raise ValueError(f"{brief(text)} lies before the year 1") from None
+    if _DATE.fullmatch(words):
+        try:
+            day = date.fromisoformat(words)
+        except ValueError:
+            raise ValueError(f"{brief(text)} is not a date") from None
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return None
+
+
 def _datetime_or_text(value: Any) -> Any:
-    """Only a datetime or an ISO-8601 string is a time. A bare number, or a string of one
-    ('20250101', '.5', '1e9'), is refused: pydantic would read it as Unix time, so '20250101'
-    would become a day in 1970. A string may end in a bracketed zone id, as Neo4j writes
-    times."""
+    """A datetime, an ISO-8601 string or one of the friendly forms (:func:`friendly_time`) is
+    a time. A bare number, or a string of one ('20250101', '.5', '1e9'), is refused: pydantic
+    would read it as Unix time, so '20250101' would become a day in 1970. A string may end in
+    a bracketed zone id, as Neo4j writes times."""
     if isinstance(value, datetime):
         return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, str) and not _is_number(value):
+        friendly = friendly_time(value)
+        if friendly is not None:
+            return friendly
         return _zoned_time(value) or value
-    raise ValueError(
-        f"expected a datetime or an ISO-8601 string such as '2026-03-01T09:00:00+00:00', "
-        f"got {brief(value)}"
-    )
+    raise ValueError(f"expected a time: {TIME_FORMS}; got {brief(value)}")
 
 
 def _aware_utc(value: datetime) -> datetime:
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         raise ValueError(
-            "naive datetime (no time zone): give one with a zone, e.g. "
-            "datetime.now(timezone.utc) or '2026-03-01T09:00:00+00:00'"
+            "naive datetime (a time of day without a zone): give it a zone, as in "
+            "'2026-03-01T09:00:00Z' or '+01:00' (in Python, a datetime with tzinfo), or give "
+            "a date alone (midnight UTC) or '3 days ago'"
         )
     try:
         return value.astimezone(UTC)

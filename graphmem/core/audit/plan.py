@@ -206,7 +206,7 @@ class AuditPlans(RecallPlans):
 
     def _lineage(self, fact_id: str, ns: str | None) -> Plan[tuple[Timeline, Any]]:
         ns = self._ns(ns)
-        (fact_id,) = checked_ids("id", [fact_id])
+        (fact_id,) = yield from self._full_ids(ns, checked_ids("id", [fact_id]))
 
         def work() -> Work[tuple[Rows, Rows]]:
             rows = yield Run(query("audit_lineage"), {"ns": ns, "id": fact_id})

@@ -22,7 +22,7 @@ def _reason(reason: object) -> str:
 class AgentPlans(CoreBase):
     def contradict(self, a: str, b: str, *, reason: str | None, ns: str | None) -> Plan[list[Fact]]:
         ns = self._ns(ns)
-        a, b = checked_ids("id", [a, b])
+        a, b = yield from self._full_ids(ns, checked_ids("id", [a, b]))
         return (yield from self._agent_op("CONTRADICT", ns, (a, b), _reason(reason)))
 
     def resolve(
@@ -31,6 +31,7 @@ class AgentPlans(CoreBase):
         ns = self._ns(ns)
         a, b = checked_ids("id", [a, b])
         (keep,) = checked_ids("keep", [keep])
+        a, b, keep = yield from self._full_ids(ns, [a, b, keep])
         if keep not in (a, b):
             raise InvalidInputError(f"keep must be one of the two facts, {a!r} or {b!r}")
         loser = b if keep == a else a
@@ -38,7 +39,7 @@ class AgentPlans(CoreBase):
 
     def retract(self, fact_id: str, *, reason: str | None, ns: str | None) -> Plan[Fact]:
         ns = self._ns(ns)
-        (fact_id,) = checked_ids("id", [fact_id])
+        (fact_id,) = yield from self._full_ids(ns, checked_ids("id", [fact_id]))
         facts = yield from self._agent_op("RETRACT", ns, (fact_id,), _reason(reason))
         return facts[0]
 

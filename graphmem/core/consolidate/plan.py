@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -28,8 +29,8 @@ from graphmem.core.consolidate.progress import Gate, Outcome, Records
 from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
 from graphmem.core.consolidate.undo import RunPlans
 from graphmem.core.consolidate.validate import parse_operations, validate_plan
-from graphmem.core.plans import Plan, Propose, Rows, Run, Transaction, Work, single
-from graphmem.errors import ConsolidationBusyError
+from graphmem.core.plans import Plan, Progress, Propose, Rows, Run, Transaction, Work, single
+from graphmem.errors import ConsolidationBusyError, InvalidInputError
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
     AppliedOperation,
@@ -54,9 +55,14 @@ class ConsolidatePlans(RunPlans):
         dry_run: bool = False,
         proposer: str,
         model: str | None,
+        progress: Callable[[int, int], object] | None = None,
     ) -> Plan[ConsolidationResult]:
         ns = self._ns(ns)
         force, dry_run = checked_flag("force", force), checked_flag("dry_run", dry_run)
+        if progress is not None and not callable(progress):
+            raise InvalidInputError(
+                "progress must be a callable taking the clusters done and the clusters in all"
+            )
         config = self.consolidation
         run_id = str(uuid.uuid4())
         started = time.perf_counter()
@@ -120,7 +126,9 @@ class ConsolidatePlans(RunPlans):
             outcome.pending.refuse(gave_up)
         status, error, closed = "failed", None, False
         try:
-            yield from self._run(ns, run_id, gate.watermark, gate.skip(config), dry_run, outcome)
+            yield from self._run(
+                ns, run_id, gate.watermark, gate.skip(config), dry_run, outcome, progress
+            )
             status = "partial" if outcome.failed else "finished"
         except GeneratorExit:
             closed = True  # abandoned by its driver: nothing more can be run
@@ -177,6 +185,7 @@ class ConsolidatePlans(RunPlans):
         skip: set[str],
         dry_run: bool,
         outcome: Outcome,
+        progress: Callable[[int, int], object] | None = None,
     ) -> Plan[None]:
         config = self.consolidation
         clock = time.perf_counter()
@@ -241,6 +250,8 @@ class ConsolidatePlans(RunPlans):
             clock = time.perf_counter()
             yield from self._cluster(ns, run_id, cluster, proposal, members, dry_run, outcome)
             outcome.timings["apply"] += round(time.perf_counter() - clock, 4)
+            if progress is not None:
+                yield Progress(_clusters_done(progress, index, len(clusters)), 1)
 
     def _cluster(
         self,
@@ -339,3 +350,10 @@ def _refreshed(cluster: Cluster, rows: Rows) -> Cluster:
         if e["source"] in numbers and e["target"] in numbers
     )
     return cluster.model_copy(update={"facts": tuple(facts), "edges": edges})
+
+
+def _clusters_done(
+    progress: Callable[[int, int], object], done: int, total: int
+) -> Callable[[int], object]:
+    """The report of a Progress step after cluster ``done`` of ``total``."""
+    return lambda _count: progress(done, total)

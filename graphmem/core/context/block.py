@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
@@ -196,10 +197,12 @@ def build_context(
     at: datetime | None = None,
     zone: tzinfo = UTC,
     sources: Mapping[str, Provenance] | None = None,
+    short_ids: Mapping[str, str] | None = None,
 ) -> ContextBlock:
     """Pinned facts first, then the recall hits, one line each dated in ``zone``, never over
-    ``budget``. A fact's line names the messages it was derived from: a hit's provenance, and
-    ``sources`` (by fact id) for the pinned facts.
+    ``budget``, ids in the text as ``short_ids`` gives them. A fact's line names the messages
+    it was derived from: a hit's provenance, and ``sources`` (by fact id) for the pinned
+    facts.
 
     A fact whose valid time has ended by ``at`` (default: now) is marked no longer true, one
     whose valid time starts after it not yet true. Lines are taken in order while the header,
@@ -208,9 +211,21 @@ def build_context(
     lines may still fit. The block is then counted whole, and where that is more than the sum
     (a tokenizer whose tokens span lines), lines come off its end until it fits.
     """
+    return fit_lines(
+        context_lines(pinned, hits, at, zone, sources), budget, counter, zone, short_ids
+    )
+
+
+def context_lines(
+    pinned: Sequence[Fact],
+    hits: Sequence[Hit],
+    at: datetime | None = None,
+    zone: tzinfo = UTC,
+    sources: Mapping[str, Provenance] | None = None,
+) -> list[tuple[str, str, str]]:
+    """The candidate lines of a block, in order: (kind, id, line) for each pinned fact, then
+    each hit not shown yet (see :func:`build_context`)."""
     at = at or datetime.now(UTC)
-    counter = _CheckedCounter(counter)
-    header_line = context_header(zone)
     entries: list[tuple[str, str, str]] = [
         ("fact", f.id, _fact_line(f, True, at, zone, (sources or {}).get(f.id))) for f in pinned
     ]
@@ -224,6 +239,29 @@ def build_context(
             entries.append(("fact", hit.id, line))
         elif hit.episode is not None:
             entries.append(("episode", hit.id, _episode_line(hit.episode, zone)))
+    return entries
+
+
+#: An id as a line shows it (a UUID).
+IDS_IN_LINES = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+
+
+def fit_lines(
+    entries: Sequence[tuple[str, str, str]],
+    budget: int,
+    counter: TokenCounter,
+    zone: tzinfo = UTC,
+    short_ids: Mapping[str, str] | None = None,
+) -> ContextBlock:
+    """The block of ``entries`` (:func:`context_lines`) within ``budget``, each id in the
+    text written as ``short_ids`` gives it (the block's ids stay whole)."""
+    counter = _CheckedCounter(counter)
+    header_line = context_header(zone)
+    if short_ids:
+        entries = [
+            (kind, i, IDS_IN_LINES.sub(lambda m: short_ids.get(m[0], m[0]), line))
+            for kind, i, line in entries
+        ]
     # Each line is counted once (for the default counter the sum is exact: WordPiece splits at
     # the newlines), so the work is linear in the block unless lines must come off its end.
     header = counter.count(header_line)

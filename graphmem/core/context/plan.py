@@ -7,15 +7,18 @@ from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
-from graphmem.core.checks import checked_integer
-from graphmem.core.context.block import build_context, time_zone
-from graphmem.core.plans import Plan, Rows, Run, Transaction, Work
+from graphmem.core.checks import checked_flag, checked_integer
+from graphmem.core.context.block import IDS_IN_LINES, context_lines, fit_lines, time_zone
+from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
 from graphmem.core.recall.plan import RecallPlans
 from graphmem.core.recall.scope import RecallRequest, listed_once
 from graphmem.core.recall.search import hit_provenance, stamp_access
 from graphmem.embed.tokens import TokenCounter
 from graphmem.models import MAX_IDS, ContextBlock, Fact, RecallResult
 from graphmem.store.cypher import query
+
+#: Characters of an id a context block shows where they name it alone (as MCP does).
+SHORT_ID = 8
 
 
 class ContextPlans(RecallPlans):
@@ -29,9 +32,11 @@ class ContextPlans(RecallPlans):
         k: int = 20,
         pinned_limit: int = 50,
         timezone: str | tzinfo | None = None,
+        short_ids: bool = True,
         **recall_options: Any,
     ) -> Plan[ContextBlock]:
         ns = self._ns(ns)
+        short_ids = checked_flag("short_ids", short_ids)
         budget_tokens = checked_integer("budget_tokens", budget_tokens, 1)
         pinned_limit = checked_integer("pinned_limit", pinned_limit, 0, MAX_IDS)
         zone = time_zone(timezone)
@@ -82,7 +87,9 @@ class ContextPlans(RecallPlans):
         hits = [h for h in result.hits if not (h.id in replaced and h.fact and h.fact.believed)]
         # Valid times are judged at the time asked about: valid_at, else as_of, else now.
         at = result.valid_at or result.as_of
-        block = build_context(pinned, hits, budget_tokens, counter, at, zone, sources)
+        lines = context_lines(pinned, hits, at, zone, sources)
+        short = (yield from self._short_ids(ns, lines)) if short_ids else {}
+        block = fit_lines(lines, budget_tokens, counter, zone, short)
         # Pinned facts past pinned_limit are left out too, unless recall found them.
         unseen = set(row["beyond"]) - {h.id for h in result.hits}
         if unseen:
@@ -90,3 +97,14 @@ class ContextPlans(RecallPlans):
         if request.track_access and result.as_of is None:
             yield from stamp_access(ns, list(block.fact_ids), list(block.episode_ids))
         return block
+
+    def _short_ids(self, ns: str, lines: list[tuple[str, str, str]]) -> Plan[dict[str, str]]:
+        """For each id the lines show, its first 8 characters where they start no other id of
+        the namespace (what MCP shows; every id argument takes them back)."""
+        ids = {found for _, _, line in lines for found in IDS_IN_LINES.findall(line)}
+        if not ids:
+            return {}
+        params = {"ns": ns, "prefixes": sorted({i[:SHORT_ID] for i in ids})}
+        rows: Rows = yield Transaction("read", lambda: single(Run(query("id_prefix"), params)))
+        unique = {row["prefix"]: row["ids"][0] for row in rows if len(row["ids"]) == 1}
+        return {i: i[:SHORT_ID] for i in ids if unique.get(i[:SHORT_ID]) == i}

@@ -130,6 +130,7 @@ class ForgetPlans(CoreBase):
                 + (f" (got {', '.join(named)})" if named else "")
             )
         wanted = checked_ids("ids", ids) if ids is not None else []
+        wanted = yield from self._full_ids(ns, wanted)
         if ids is not None and not wanted:
             raise InvalidInputError("forget: no ids given")
         source = None if source is None else checked_label("source", source)

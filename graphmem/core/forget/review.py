@@ -29,7 +29,7 @@ class ReviewPlans(CoreBase):
     ) -> Plan[list[ReviewFlag]]:
         ns = self._ns(ns)
         if fact_id is not None:
-            (fact_id,) = checked_ids("id", [fact_id])
+            (fact_id,) = yield from self._full_ids(ns, checked_ids("id", [fact_id]))
         params = {
             "ns": ns,
             "id": fact_id,
@@ -44,7 +44,7 @@ class ReviewPlans(CoreBase):
     ) -> Plan[list[ReviewFlag]]:
         """Closes the open flags of ``item_id`` as confirmed; returns them, closed."""
         ns = self._ns(ns)
-        (item_id,) = checked_ids("id", [item_id])
+        (item_id,) = yield from self._full_ids(ns, checked_ids("id", [item_id]))
         params = {"ns": ns, "id": item_id, "actor": API_ACTOR, "reason": checked_reason(reason)}
 
         def work() -> Work[Rows]:

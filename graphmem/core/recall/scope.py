@@ -36,9 +36,10 @@ class RecallOptions(TypedDict, total=False):
     k: int
     #: ``"fact"`` and/or ``"episode"`` (default both).
     kinds: Sequence[Kind]
-    #: Answer from what was believed at this transaction time (ISO 8601 with a zone).
+    #: Answer from what was believed at this transaction time (a datetime with a zone, or
+    #: text: ISO 8601 with a zone, a date, ``now``, ``3 days ago``).
     as_of: datetime | str | None
-    #: Answer from what was true at this valid time (ISO 8601 with a zone).
+    #: Answer from what was true at this valid time (the same forms).
     valid_at: datetime | str | None
     #: Also return retired (superseded) facts.
     include_retired: bool
@@ -69,6 +70,9 @@ class ContextOptions(RecallOptions, total=False):
     #: The zone of the block's dates: an IANA name such as ``"Europe/Lisbon"`` or a tzinfo
     #: (default UTC).
     timezone: str | tzinfo | None
+    #: Show each id in the text by its first 8 characters where they name it alone (default
+    #: True; every id argument takes them back). The block's ``fact_ids`` stay whole.
+    short_ids: bool
 
 
 #: The names ``recall`` takes besides the query and ``ns``.
