@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from graphmem.cli.output import emit, output_options, render_table
+from graphmem.cli.output import as_csv, emit, output_options, render_table
 from graphmem.cli.root import clip, main, memory_for, ns_option
 
 _TIME_HELP = (
@@ -79,7 +79,7 @@ def beliefs(
     """
     with memory_for(ctx, ns) as memory:
         result = memory.audit.beliefs(as_of, query=query, limit=limit)
-    emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table)
+    emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table, rows=_facts)
 
 
 @audit.command()
@@ -110,7 +110,7 @@ def truths(
     """
     with memory_for(ctx, ns) as memory:
         result = memory.audit.truths(valid_at, as_of=as_of, query=query, limit=limit)
-    emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table)
+    emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table, rows=_facts)
 
 
 def _diff_table(data: Mapping[str, Any]) -> str:
@@ -186,7 +186,12 @@ def timeline(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None
     """
     with memory_for(ctx, ns) as memory:
         result = memory.audit.timeline(id)
-    emit(result.model_dump(mode="json"), as_json=as_json, table=_timeline_table)
+    emit(
+        result.model_dump(mode="json"),
+        as_json=as_json,
+        table=_timeline_table,
+        rows=lambda d: list(d["events"]),
+    )
 
 
 @audit.command()
@@ -208,7 +213,7 @@ def contradictions(
     with memory_for(ctx, ns) as memory:
         found = memory.audit.contradictions(open_only=not show_all, limit=limit)
     data = [c.model_dump(mode="json") for c in found]
-    if as_json:
+    if as_json or as_csv():
         emit(data, as_json=True)
         return
     rows = [
@@ -241,3 +246,8 @@ def explain(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     with memory_for(ctx, ns) as memory:
         result = memory.audit.explain(id)
     emit(result.model_dump(mode="json"), as_json=as_json, table=lambda d: d["text"])
+
+
+def _facts(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """--csv of beliefs and truths: a row per fact."""
+    return list(data["facts"])

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphmem.cli.output import FiniteFloat, emit, output_options, render_mapping, render_table
+from graphmem.cli.output import (
+    Counter,
+    FiniteFloat,
+    emit,
+    output_options,
+    render_mapping,
+    render_table,
+)
 from graphmem.cli.root import clip, fact_data, item_mapping, main, memory_for, ns_option
 
 if TYPE_CHECKING:
@@ -21,6 +28,7 @@ def _result_table(data: dict[str, Any]) -> str:
         k: data.get(k)
         for k in ("run_id", "status", "reason", "proposer", "model", "new_facts", "clusters")
     }
+    head["reason"] = _for_the_shell(head["reason"])
     head["applied"] = len(data["applied"])
     head["rejected"] = len(data["rejected"])
     head["llm_calls"] = data["usage"]["calls"]
@@ -92,7 +100,11 @@ def consolidate(
 
     with memory_for(ctx, ns) as memory:
         if not watch:
-            result = memory.consolidate(force=force, dry_run=dry_run)
+            counter = Counter("Clusters", "done")
+            try:
+                result = memory.consolidate(force=force, dry_run=dry_run, progress=counter.of_total)
+            finally:
+                counter.done()
             emit(result.model_dump(mode="json"), as_json=as_json, table=_result_table)
             return
         stop = threading.Event()
@@ -107,12 +119,17 @@ def consolidate(
             stop.wait(every)
 
 
+def _for_the_shell(reason: str | None) -> str | None:
+    """A skip reason as the command line says it (``--force``, not ``force=True``)."""
+    return None if reason is None else reason.replace("force=True", "--force")
+
+
 def _watch_line(result: ConsolidationResult, as_json: bool) -> None:
     if as_json:
         click.echo(result.model_dump_json())
         return
     what = (
-        result.reason
+        _for_the_shell(result.reason)
         if result.status == "skipped"
         else (
             f"{len(result.applied)} applied, {len(result.rejected)} rejected, "

@@ -12,7 +12,7 @@ import click
 
 from graphmem.cli import root
 from graphmem.cli.output import FiniteFloat, json_option, note_json, render_table
-from graphmem.cli.root import main, ns_option, settings_of
+from graphmem.cli.root import clip, main, ns_option, settings_of
 from graphmem.errors import (
     ConfigurationError,
     InvalidInputError,
@@ -105,22 +105,21 @@ def list_queries(ctx: click.Context, as_json: bool) -> None:
     \b
         graphmem cypher list --json
     """
-    from graphmem.cli import cypher_values as values  # loads neo4j
-
     queries = sorted(_library().values(), key=lambda q: q.name)
     if as_json:
         click.echo(json.dumps([header_data(q) for q in queries], indent=2, ensure_ascii=False))
         return
+    # One short line each: `graphmem cypher show NAME` has the types, columns and example.
     rows = [
         {
             "name": q.name,
-            "params": values.describe_params(q),
-            "returns": q.returns,
-            "description": first_sentence(q.description),
+            "params": ", ".join(p for p in q.param_types if p != "ns") or "-",
+            "answers": clip(first_sentence(q.description), 70),
         }
         for q in queries
     ]
-    click.echo(render_table(rows, ["name", "params", "returns", "description"]))
+    click.echo(render_table(rows, ["name", "params", "answers"]))
+    click.echo("\n(each takes --ns; `graphmem cypher show NAME` gives its types and columns)")
 
 
 @cypher_group.command("show")

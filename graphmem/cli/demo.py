@@ -50,9 +50,11 @@ class DemoResult:
         )
 
 
-def run_demo(memory: Memory, *, say: Callable[[str], None] = print) -> DemoResult:
-    """Write the demo facts into a fresh namespace, update one, and recall."""
-    ns = f"demo-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(2)}"
+def run_demo(
+    memory: Memory, *, ns: str | None = None, say: Callable[[str], None] = print
+) -> DemoResult:
+    """Write the demo facts into ``ns`` (default: a fresh namespace), update one, recall."""
+    ns = ns or f"demo-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(2)}"
     began = time.perf_counter()
     facts = memory.remember_many(
         [{"text": text, "source": "graphmem demo", "tags": ["demo"]} for text in DEMO_FACTS], ns=ns

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
-from graphmem.cli.output import emit, output_options, render_mapping, render_table
-from graphmem.cli.root import clip, main, memory_for, ns_option, settings_of
+from graphmem.cli.output import Counter, emit, output_options, render_mapping, render_table
+from graphmem.cli.root import clip, main, memory_for, nothing, ns_option, settings_of
 from graphmem.errors import ConfigurationError, InvalidInputError
+from graphmem.models.erasure import ForgetResult
 from graphmem.servers.physical import find_words
 
 
@@ -95,6 +97,11 @@ def _data_dir(ctx: click.Context) -> Path:
     "--dry-run", is_flag=True, help="List what would be erased and flagged; write nothing."
 )
 @click.option(
+    "--yes",
+    is_flag=True,
+    help="Erase without asking first (needed where no one can answer: scripts, pipes, --json).",
+)
+@click.option(
     "--batch-size",
     type=click.IntRange(1, 10_000),
     default=500,
@@ -127,6 +134,7 @@ def forget(
     reason: str | None,
     actor: str,
     dry_run: bool,
+    yes: bool,
     batch_size: int,
     verify: str | None,
     text: str | None,
@@ -175,20 +183,70 @@ def forget(
         return
     if text is not None or physical:
         raise click.UsageError("--text and --physical go with --verify")
+    if everything and ns is None:
+        raise click.UsageError(
+            "--all erases a whole namespace: name it with --ns (the default namespace is not "
+            "taken for this)"
+        )
     if reason is None:
         raise InvalidInputError("forget needs --reason: it is kept on every tombstone")
-    with memory_for(ctx, ns) as memory:
-        result = memory.forget(
-            list(ids) if ids else None,
-            source=source,
-            session=session,
-            everything=everything,
-            reason=reason,
-            actor=actor,
-            dry_run=dry_run,
-            batch_size=batch_size,
+    interactive = sys.stdin.isatty() and not as_json
+    # With no target or several, the library's own error says what forget needs.
+    named = sum((bool(ids), source is not None, session is not None, everything))
+    if named == 1 and not dry_run and not yes and not interactive:
+        raise click.UsageError(
+            "forget erases for good: pass --yes to go ahead without a question (see what "
+            "would go first with --dry-run)"
         )
+    with memory_for(ctx, ns) as memory:
+
+        def run(preview: bool, total: int | None = None) -> ForgetResult:
+            counter = Counter("Erasing", "items", total=total)
+            try:
+                return memory.forget(
+                    list(ids) if ids else None,
+                    source=source,
+                    session=session,
+                    everything=everything,
+                    reason=reason,
+                    actor=actor,
+                    dry_run=preview,
+                    batch_size=batch_size,
+                    progress=None if preview else counter,
+                )
+            finally:
+                counter.done()
+
+        total = None
+        if named == 1 and not dry_run and not yes:
+            preview = run(True)
+            if not preview.erased:
+                _nothing_forgotten(ctx, preview)
+            click.echo(_forget_table(preview.model_dump(mode="json")), err=True)
+            click.confirm(
+                f"Erase these {preview.erased:,} item(s) of namespace {preview.ns!r} for good?",
+                abort=True,
+                err=True,
+            )
+            total = preview.erased
+        result = run(dry_run, total)
     emit(result.model_dump(mode="json"), as_json=as_json, table=_forget_table)
+    if not result.erased:
+        _nothing_forgotten(ctx, result)
+
+
+def _nothing_forgotten(ctx: click.Context, result: ForgetResult) -> None:
+    """Exit 3 with a warning when the selector matched nothing to erase (ids already
+    forgotten are reported as such, and are no surprise)."""
+    if result.already_forgotten:
+        return
+    what = {
+        "source": "no fact has this source",
+        "session": "no message is in this session",
+        "namespace": "the namespace holds nothing",
+        "ids": "nothing matched",
+    }[result.selector]
+    nothing(ctx, f"{what} in namespace {result.ns!r}: nothing was erased")
 
 
 @main.group(invoke_without_command=True)

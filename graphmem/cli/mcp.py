@@ -25,6 +25,7 @@ from graphmem.errors import ConfigurationError
 )
 @click.option(
     "--namespace",
+    "--ns",
     "namespace",
     metavar="NAMESPACE",
     help="The namespace calls use when they name none (default: the GRAPHMEM_NAMESPACE setting).",

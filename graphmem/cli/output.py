@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,11 +34,61 @@ def json_option(help_text: str) -> Callable[[F], F]:
     return click.option("--json", "as_json", is_flag=True, callback=note_json, help=help_text)
 
 
+def _note_csv(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.ensure_object(dict)["as_csv"] = True
+    return value
+
+
 def output_options(func: F) -> F:
-    """Add ``--json`` to a command that prints a table."""
-    return json_option("Print JSON instead of a human-readable table (errors too, on stderr).")(
-        func
+    """Add ``--json`` and ``--csv`` to a command that prints a table; :func:`emit` prints
+    what the command gives it in the format asked for."""
+    with_json = json_option("Print JSON instead of a human-readable table (errors too, on stderr).")
+    with_csv = click.option(
+        "--csv",
+        "as_csv",
+        is_flag=True,
+        expose_value=False,
+        callback=_note_csv,
+        help="Print CSV instead: one line per row (or one row of the fields), nested values as "
+        "JSON, cells that start like a spreadsheet formula escaped with '.",
     )
+    return with_csv(with_json(func))
+
+
+def as_csv() -> bool:
+    """Whether the running command was asked for ``--csv`` (and not also ``--json``)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    if not isinstance(obj, dict) or not obj.get("as_csv"):
+        return False
+    if obj.get("as_json"):
+        raise click.UsageError("--json and --csv are two formats: give one")
+    return True
+
+
+def csv_rows(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Rows as CSV: the union of their fields (dotted for nested objects) as the header."""
+    flat = [_flattened(row) for row in rows]
+    header: list[str] = []
+    for row in flat:
+        header += [key for key in row if key not in header]
+    return csv_text(header, ([row.get(key) for key in header] for row in flat))
+
+
+def _flattened(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(_flattened(value, f"{name}."))
+        elif isinstance(value, list | tuple | dict):
+            out[name] = json.dumps(value, ensure_ascii=False, default=str) if value else None
+        elif isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        else:
+            out[name] = value
+    return out
 
 
 def print_report(
@@ -92,8 +143,20 @@ def _write_new(out: Path, stem: str, json_text: str, markdown: str) -> tuple[Pat
         number += 1
 
 
-def emit(data: Any, *, as_json: bool, table: Callable[[Any], str] | None = None) -> None:
-    if as_json:
+def emit(
+    data: Any,
+    *,
+    as_json: bool,
+    table: Callable[[Any], str] | None = None,
+    rows: Callable[[Any], Sequence[Mapping[str, Any]]] | None = None,
+) -> None:
+    """Print a command's result: JSON with ``--json``, CSV with ``--csv`` (the rows that
+    ``rows`` picks out of ``data``; by default ``data`` itself, a list of rows or one row),
+    otherwise ``table(data)`` (a key/value block without one)."""
+    if as_csv():
+        picked: Any = rows(data) if rows is not None else data
+        click.echo(csv_rows(list(picked) if isinstance(picked, list) else [picked]), nl=False)
+    elif as_json:
         click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
     else:
         click.echo(table(data) if table else render_mapping(data))
@@ -197,3 +260,31 @@ class FiniteFloat(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
+
+
+class Counter:
+    """A running count on stderr (``Erasing: 1,500 items``), rewritten in place, for work
+    whose total is not known in advance; silent when stderr is not a terminal. Call it with
+    each step's count; :meth:`done` ends the line."""
+
+    def __init__(self, label: str, unit: str, *, total: int | None = None) -> None:
+        self.label, self.unit, self.total = label, unit, total
+        self.count = 0
+        self.shown = sys.stderr.isatty()
+
+    def __call__(self, step: int) -> None:
+        self.count += step
+        if self.shown:
+            of = f" of {self.total:,}" if self.total is not None else ""
+            sys.stderr.write(f"\r{self.label}: {self.count:,}{of} {self.unit}")
+            sys.stderr.flush()
+
+    def of_total(self, done: int, total: int) -> None:
+        """A progress callback given what is done and the total (as consolidate calls it)."""
+        self.total = total
+        self(done - self.count)
+
+    def done(self) -> None:
+        if self.shown and self.count:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

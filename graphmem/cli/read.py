@@ -8,12 +8,28 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from graphmem.cli.output import FiniteFloat, emit, output_options, render_mapping, render_table
-from graphmem.cli.root import clip, fact_data, item_mapping, main, memory_for, ns_option, number
+from graphmem.cli.output import (
+    FiniteFloat,
+    as_csv,
+    emit,
+    output_options,
+    render_mapping,
+    render_table,
+)
+from graphmem.cli.root import (
+    clip,
+    fact_data,
+    item_mapping,
+    main,
+    memory_for,
+    nothing,
+    ns_option,
+    number,
+)
 from graphmem.core.recall.scope import FILTER_OPTIONS, FilterOption
 
 if TYPE_CHECKING:  # for annotations only: the library loads when a command runs
-    from graphmem.models import RecallResult
+    from graphmem.models import NamespaceStats, RecallResult
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,7 +48,7 @@ def _click_option(spec: FilterOption) -> Callable[[F], F]:
         return click.option(spec.flag, spec.option, is_flag=True, default=None, help=spec.help)
     if spec.kind == "number":
         return click.option(spec.flag, spec.option, type=FiniteFloat(-1.0, 1.0), help=spec.help)
-    return click.option(spec.flag, spec.option, metavar="ISO", help=spec.help)
+    return click.option(spec.flag, spec.option, metavar="TIME", help=spec.help)
 
 
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -116,7 +132,7 @@ def recall(
     """Search facts and episodes (hybrid: vector and fulltext), best first.
 
     Shows each hit's scores; retired facts are hidden unless --include-retired. --as-of
-    and --valid-at travel in time (ISO 8601 with zone).
+    and --valid-at travel in time (ISO 8601 with a zone, a date, or "3 days ago").
 
     Example:
 
@@ -128,10 +144,18 @@ def recall(
         if fusion is not None:
             config = memory.recall_config.model_copy(update={"fusion": fusion})
         result = memory.recall(query, k=k, config=config, **filters)
-    if as_json:
-        emit(result.model_dump(mode="json"), as_json=True)
+        empty = not result.hits and _holds_nothing(memory.stats(ns=result.ns))
+    if as_json or as_csv():
+        emit(result.model_dump(mode="json"), as_json=True, rows=_hit_rows)
     else:
         click.echo(_recall_table(result))
+    if empty:
+        nothing(ctx, f"namespace {result.ns!r} holds nothing (is the name right?)")
+
+
+def _holds_nothing(stats: NamespaceStats) -> bool:
+    """Whether a namespace holds no fact, message or tombstone: one never written to."""
+    return not (stats.facts or stats.episodes or stats.forgotten_facts or stats.forgotten_episodes)
 
 
 @main.command()
@@ -146,6 +170,12 @@ def recall(
     metavar="ZONE",
     help="IANA time zone of the block's dates, such as Europe/Lisbon (default: UTC).",
 )
+@click.option(
+    "--full-ids",
+    is_flag=True,
+    help="Show whole ids in the block (default: their first 8 characters where those name "
+    "them alone; every command takes them back).",
+)
 @filter_options
 @ns_option
 @output_options
@@ -156,6 +186,7 @@ def context(
     budget: int,
     k: int,
     timezone: str | None,
+    full_ids: bool,
     filters: dict[str, Any],
     ns: str | None,
     as_json: bool,
@@ -172,7 +203,14 @@ def context(
         graphmem context "what do I know about the user?" --budget 300 --tz Europe/Lisbon
     """
     with memory_for(ctx, ns) as memory:
-        block = memory.context(query, budget_tokens=budget, k=k, timezone=timezone, **filters)
+        block = memory.context(
+            query,
+            budget_tokens=budget,
+            k=k,
+            timezone=timezone,
+            short_ids=not full_ids,
+            **filters,
+        )
     if as_json:
         emit(block.model_dump(mode="json"), as_json=True)
         return
@@ -261,7 +299,12 @@ def history(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     """
     with memory_for(ctx, ns) as memory:
         chain = memory.history(id)
-    emit(chain.model_dump(mode="json"), as_json=as_json, table=_history_table)
+    emit(
+        chain.model_dump(mode="json"),
+        as_json=as_json,
+        table=_history_table,
+        rows=lambda d: list(d["facts"]),
+    )
 
 
 @main.command()
@@ -286,6 +329,8 @@ def stats(ctx: click.Context, ns: str | None, as_json: bool) -> None:
         return render_mapping({**d, "facts_by_status": by_status or None})
 
     emit(data, as_json=as_json, table=table)
+    if _holds_nothing(counts):
+        nothing(ctx, f"namespace {counts.ns!r} holds nothing (is the name right?)")
 
 
 @main.command()
@@ -305,3 +350,23 @@ def pin(ctx: click.Context, id: str, unpin: bool, ns: str | None, as_json: bool)
     with memory_for(ctx, ns) as memory:
         fact = memory.pin(id, pinned=not unpin)
     emit(fact_data(fact), as_json=as_json, table=item_mapping)
+
+
+def _hit_rows(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """recall --csv: a row per hit, its rank, scores, dates and text."""
+    rows = []
+    for rank, hit in enumerate(data["hits"], start=1):
+        item = hit.get("fact") or hit.get("episode") or {}
+        rows.append(
+            {
+                "rank": rank,
+                "kind": hit["kind"],
+                "id": hit["id"],
+                "score": hit["score"],
+                "vector": hit["scores"].get("vector"),
+                "fulltext": hit["scores"].get("fulltext"),
+                "recorded_at": item.get("recorded_at"),
+                "text": hit["text"],
+            }
+        )
+    return rows

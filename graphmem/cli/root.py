@@ -65,12 +65,16 @@ def _json_error(ctx: click.Context, data: dict[str, Any]) -> None:
 
 class _CommandLog(logging.Handler):
     """Where the command line's log records go (the driver's, a library's warnings): to stderr
-    as lines, or, once ``--json`` is on, into the error object that stderr then carries alone."""
+    as lines, or, once ``--json`` is on, into the error object that stderr then carries alone.
+    A record logged from another thread (an LLM client's worker, where click has no current
+    context) goes where the command's own would: ``obj`` is the running command's state."""
+
+    obj: dict[str, Any] | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             ctx = click.get_current_context(silent=True)
-            obj = ctx.find_root().obj if ctx is not None else None
+            obj = ctx.find_root().obj if ctx is not None else self.obj
             if isinstance(obj, dict) and obj.get("as_json"):
                 line = f"{record.name}: {record.levelname}: {record.getMessage()}"
                 obj.setdefault("log", []).append(line)
@@ -80,10 +84,13 @@ class _CommandLog(logging.Handler):
             self.handleError(record)
 
 
-def _install_log() -> None:
+def _install_log(obj: dict[str, Any]) -> None:
     root = logging.getLogger()
-    if not any(isinstance(handler, _CommandLog) for handler in root.handlers):
-        root.addHandler(_CommandLog(logging.WARNING))
+    handler = next((h for h in root.handlers if isinstance(h, _CommandLog)), None)
+    if handler is None:
+        handler = _CommandLog(logging.WARNING)
+        root.addHandler(handler)
+    handler.obj = obj
 
 
 def settings_of(ctx: click.Context) -> GraphmemSettings:
@@ -110,25 +117,42 @@ def main(ctx: click.Context) -> None:
 
     Exit status: 0 on success; 1 when graphmem reports an error (an 'Error:' line on stderr,
     or with --json a JSON object {"error": {"type", "message", ...}} there); 2 when the
-    command line itself is malformed.
+    command line itself is malformed; 3 when the command ran but found nothing to act on (a
+    forget whose selector matched nothing, a recall or stats of a namespace that holds
+    nothing), with a 'Warning:' line on stderr.
 
     Example:
 
     \b
         graphmem neo4j start && graphmem init && graphmem demo
     """
-    ctx.ensure_object(dict)  # shared with the subcommands: settings, and whether --json is on
+    obj = ctx.ensure_object(dict)  # shared with the subcommands: settings, whether --json is on
     # stderr carries graphmem's own error line (or JSON): the driver's warnings, such as a
     # transaction it retries after a deadlock and then commits, are not errors of the command.
     logging.getLogger("neo4j").setLevel(logging.ERROR)
-    _install_log()
+    # graphiti-core logs an LLM failure before graphmem raises it as its own, clearer error.
+    logging.getLogger("graphiti_core").setLevel(logging.CRITICAL)
+    _install_log(obj)
 
 
 # --- memory commands ---------------------------------------------------------------------------
+#: The exit status of a command that ran but found nothing to act on (see :func:`nothing`).
+NOTHING_MATCHED = 3
+
+
+def nothing(ctx: click.Context, message: str) -> None:
+    """End a command that found nothing to act on: a warning on stderr (kept out of a JSON
+    stdout) and exit status :data:`NOTHING_MATCHED`, so that a script sees the difference
+    between "done" and "there was nothing there" (a mistyped session or namespace)."""
+    click.echo(f"Warning: {message}", err=True)
+    ctx.exit(NOTHING_MATCHED)
+
+
 def ns_option(func: F) -> F:
     """Add ``--ns`` to a command; the command receives it as ``ns``."""
     return click.option(
         "--ns",
+        "--namespace",
         "ns",
         metavar="NAMESPACE",
         default=None,
@@ -172,13 +196,20 @@ def number(value: float | None) -> str | None:
     return None if value is None else f"{value:.3f}"
 
 
+#: Fields of a fact or episode that the key/value block leaves to --json: hashes for
+#: machines, and the embedding.
+_QUIET_FIELDS = frozenset({"text_hash", "content_hash", "embedding"})
+
+
 def item_mapping(data: Mapping[str, Any]) -> str:
-    """A dumped fact or episode as a key/value block (metadata as compact JSON)."""
+    """A dumped fact or episode as a key/value block for people: what it says and what is set
+    about it (metadata as compact JSON); fields that are empty, false or for machines (hashes)
+    are left to --json."""
     shown = {
-        k: (json.dumps(v, sort_keys=True) if k == "metadata" and v is not None else v)
+        k: (json.dumps(v, sort_keys=True) if k == "metadata" else v)
         for k, v in data.items()
+        if k not in _QUIET_FIELDS and v not in (None, [], {}, False, "")
     }
-    shown.update({k: None for k, v in shown.items() if v == []})
     return render_mapping(shown)
 
 

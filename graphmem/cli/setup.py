@@ -11,12 +11,23 @@ from graphmem.cli.root import main, settings_of
 
 
 @main.command()
+@click.option(
+    "--ns",
+    "--namespace",
+    "ns",
+    metavar="NAMESPACE",
+    help="Use this namespace and keep what the demo wrote (default: a fresh namespace whose "
+    "words the demo erases when it is done).",
+)
+@click.option("--keep", is_flag=True, help="Keep the fresh namespace's memories afterwards.")
 @click.pass_context
-def demo(ctx: click.Context) -> None:
+def demo(ctx: click.Context, ns: str | None, keep: bool) -> None:
     """Remember a few facts, update one, and recall them now and as believed before.
 
     Starts the managed Neo4j if needed and applies the schema first. Each run uses a fresh
-    namespace; exits 1 if recall does not give the expected answers.
+    namespace and, once its checks pass, erases what it wrote there (`forget`, which leaves
+    content-free tombstones); --keep or --ns keeps the memories for you to look at. Exits 1
+    if recall does not give the expected answers.
 
     Example:
 
@@ -34,14 +45,22 @@ def demo(ctx: click.Context) -> None:
             f"Neo4j at {result.status.uri} "
             f"({'already running' if result.already_running else 'started'})"
         )
+    erased = False
     with Memory(settings) as memory:
-        outcome = run_demo(memory, say=click.echo)
+        outcome = run_demo(memory, ns=ns, say=click.echo)
+        if outcome.ok and ns is None and not keep:
+            memory.forget(everything=True, reason="graphmem demo cleans up", ns=outcome.namespace)
+            erased = True
     if not outcome.ok:
         click.echo("Error: recall did not give the expected answers", err=True)
         sys.exit(1)
     click.echo(
         "\ndemo OK: the update wins now, the old fact answers for the past, and nothing was lost"
     )
+    if erased:
+        click.echo(
+            f"(then the demo erased what it wrote in {outcome.namespace!r}; --keep keeps it)"
+        )
 
 
 @main.command()

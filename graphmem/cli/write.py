@@ -24,8 +24,16 @@ _ALLOW_FORGOTTEN = click.option(
 @click.argument("text")
 @click.option("--source", help="Where the fact comes from (a label of your choice).")
 @click.option("--tag", "tags", multiple=True, help="A tag for the fact; repeat for several.")
-@click.option("--valid-from", metavar="ISO", help="When it became true (ISO 8601 with zone).")
-@click.option("--valid-to", metavar="ISO", help="When it stopped being true (ISO 8601 with zone).")
+@click.option(
+    "--valid-from",
+    metavar="TIME",
+    help="When it became true: ISO 8601 with a zone, a date (midnight UTC), or '3 days ago'.",
+)
+@click.option(
+    "--valid-to",
+    metavar="TIME",
+    help="When it stopped being true (the same forms as --valid-from).",
+)
 @click.option(
     "--supersedes",
     multiple=True,
@@ -136,7 +144,8 @@ def ingest(
     """Store messages from JSON Lines (a FILE, or stdin for '-' or none) as episodes.
 
     One JSON object per line with the fields of a message: content (required), role,
-    speaker, occurred_at (ISO 8601 with zone), external_id, session_id, metadata. Blank lines
+    speaker, occurred_at (ISO 8601 with a zone, a date, or "3 days ago"), external_id,
+    session_id, metadata. Blank lines
     are ignored. Every line is checked before anything is written: a malformed line, or one
     that reuses another message's external id with other content, stops the whole input
     (exit 1, nothing written) unless --skip-bad is given, which writes the good lines and
@@ -218,18 +227,26 @@ def ingest(
         "bad_lines": [{"line": n, "reason": why} for n, why in problems],
         "episode_ids": [e.id for e in result.episodes],
         "duplicate_ids": list(result.duplicates),
+        "facts": len(result.facts),
+        "fact_ids": [f.id for f in result.facts],
+        "forgotten_skipped": result.forgotten_skipped,
     }
 
     def table(d: Mapping[str, Any]) -> str:
-        return render_mapping(
-            {
-                "namespace": d["ns"],
-                "messages": d["messages"],
-                "created": d["created"],
-                "duplicates": f"{d['duplicates']} (already stored, not written again)",
-                "skipped": f"{d['skipped']} bad line(s)",
-            }
-        )
+        shown = {
+            "namespace": d["ns"],
+            "messages": d["messages"],
+            "created": d["created"],
+            "duplicates": f"{d['duplicates']} (already stored, not written again)",
+            "skipped": f"{d['skipped']} bad line(s)",
+        }
+        if extract or d["facts"] or d["forgotten_skipped"]:
+            shown["facts"] = f"{d['facts']} extracted"
+            shown["forgotten"] = (
+                f"{d['forgotten_skipped']} extracted fact(s) left out: the namespace forgot "
+                "their text"
+            )
+        return render_mapping(shown)
 
     emit(data, as_json=as_json, table=table)
 

@@ -340,8 +340,8 @@ def _mapped(exc: BaseException, spec: LLMSpec) -> BaseException:
         )
     if "Connection" in name or isinstance(exc, ConnectionError | OSError):
         return LLMUnavailableError(
-            f"cannot reach the {spec.label} LLM at {where}: {exc}. Is the server running, "
-            "and is GRAPHMEM_LLM_BASE_URL right?",
+            f"cannot reach the {spec.label} LLM at {where}: {str(exc).rstrip('.')}. Is the "
+            "server running, and is GRAPHMEM_LLM_BASE_URL right?",
             provider=spec.provider,
         )
     if name == "RateLimitError" or status == 429:
