@@ -3,33 +3,85 @@ memory without overwriting it, and the resources (the graph model, the analyst l
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from graphmem._files import bundled_resource
 
-INSTRUCTIONS = """\
-graphmem is a memory with history. Search before you remember. When something you remember \
-changes, add the new fact with `supersedes` set to the old one's id: never store both as \
-if both were true, and never try to remove the old one. When two facts conflict and you \
-cannot tell which is right, add or mark them with `contradicts`; resolve it once you know. \
-get_history explains why a belief changed; search with `as_of` shows what was believed then. \
-forget erases for good (a dry run first)."""
 
-UPDATING_MEMORY = """\
-You have a long-term memory through the graphmem tools. Keep it true over time:
+def instructions(tools: Collection[str]) -> str:
+    """The server's instructions to a host, naming only the ``tools`` it exposes."""
+    parts = ["graphmem is a memory with history."]
+    if "search_memories" in tools and "add_memory" in tools:
+        parts.append("Search before you remember.")
+    if "add_memory" in tools:
+        parts.append(
+            "When something you remember changes, add the new fact with `supersedes` set to "
+            "the old one's id: never store both as if both were true, and never try to remove "
+            "the old one. When two facts conflict and you cannot tell which is right, add the "
+            "new one with `contradicts`"
+            + ("; resolve it once you know." if "resolve_contradiction" in tools else ".")
+        )
+    if "get_history" in tools:
+        parts.append("get_history explains why a belief changed.")
+    if "search_memories" in tools:
+        parts.append("search_memories with `as_of` shows what was believed then.")
+    if "retract_memory" in tools:
+        parts.append("retract_memory stops believing a fact that was wrong (it stays in history).")
+    if "forget" in tools:
+        parts.append("forget erases for good, on a privacy request (a dry run first).")
+    return " ".join(parts)
 
-1. Before remembering, search_memories for the topic. Remember one self-contained fact per \
-call ("Alice lives in Berlin", not "she moved").
-2. When a new fact replaces one you found (the user moved, changed job, changed their mind), \
-call add_memory with `supersedes: [old id]` and a short `reason`. The old fact stays in the \
-history, no longer believed. Do not remove it and do not store the new one beside it.
-3. When a new fact conflicts with one you found and you cannot tell which is right, call \
-add_memory with `contradicts: [old id]`. Both stay believed and marked. When the user settles \
-it, call resolve_contradiction with the one to keep.
-4. When a memory was simply wrong, delete_memory retracts it (it stays in the history).
-5. Only when the user asks for something to be erased (privacy), call forget: first without \
-`confirm` to see what would go, then with `confirm: true`.
-6. To answer "what did you know then?" or "why did this change?", use search_memories with \
-`as_of` and get_history.
-"""
+
+def memory_guidelines(tools: Collection[str]) -> str:
+    """The prompt on keeping memory true, naming only the ``tools`` the server exposes."""
+    steps: list[str] = []
+    if "search_memories" in tools:
+        steps.append(
+            "Before remembering, search_memories for the topic. Remember one self-contained "
+            'fact per call ("Alice lives in Berlin", not "she moved").'
+        )
+    if "add_memory" in tools:
+        steps.append(
+            "When a new fact replaces one you found (the user moved, changed job, changed "
+            "their mind), call add_memory with `supersedes: [old id]` and a short `reason`. The "
+            "old fact stays in the history, no longer believed. Do not remove it and do not "
+            "store the new one beside it."
+        )
+        settle = (
+            " When the user settles it, call resolve_contradiction with the one to keep."
+            if "resolve_contradiction" in tools
+            else ""
+        )
+        steps.append(
+            "When a new fact conflicts with one you found and you cannot tell which is right, "
+            "call add_memory with `contradicts: [old id]`. Both stay believed and marked." + settle
+        )
+    if "retract_memory" in tools:
+        steps.append(
+            "When a memory was simply wrong, retract_memory stops believing it (it stays in "
+            "the history)."
+        )
+    if "forget" in tools:
+        steps.append(
+            "Only when the user asks for something to be erased (privacy), call forget: first "
+            "without `confirm` to see what would go, then with `confirm: true`. Forgetting is "
+            "the only way to remove words; it cannot be undone."
+        )
+    asks = [t for t in ("search_memories", "get_history") if t in tools]
+    if asks:
+        steps.append(
+            'To answer "what did you know then?" or "why did this change?", use '
+            + " and ".join(
+                "search_memories with `as_of`" if t == "search_memories" else t for t in asks
+            )
+            + "."
+        )
+    numbered = "\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1))
+    return (
+        "You have a long-term memory through the graphmem tools. Keep it true over time:\n\n"
+        + numbered
+        + "\n"
+    )
 
 
 def schema_text() -> str:

@@ -24,7 +24,7 @@ READ_TOOLS: tuple[str, ...] = (
 WRITE_TOOLS: tuple[str, ...] = (
     "add_memory",
     "add_messages",
-    "delete_memory",
+    "retract_memory",
     "forget",
     "mark_contradiction",
     "resolve_contradiction",

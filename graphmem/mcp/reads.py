@@ -147,13 +147,13 @@ class ReadTools(ToolBase):
     @tool
     async def list_beliefs(
         self,
-        as_of: Annotated[str, Field(description="The time: " + TIMES)],
+        as_of: Annotated[str | None, Field(description="The time (default: now): " + TIMES)] = None,
         query: Annotated[str | None, Field(description="Rank by this topic.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Facts at most.")] = 50,
         namespace: Namespace = None,
     ) -> str:
-        """Audit: everything believed at a past time (transaction time), newest first or
-        ranked by `query`, each with its valid interval; forgotten ones without words."""
+        """Audit: everything believed at a time (transaction time; default now), newest first
+        or ranked by `query`, each with its valid interval; forgotten ones without words."""
         ns = self._ns(namespace)
         beliefs = await self.memory.audit.beliefs(as_of, query=query, limit=limit, ns=ns)
         data = {

@@ -5,36 +5,64 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import TextResource
 from mcp_types import ToolAnnotations
+from pydantic import ValidationError
 
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError
 from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
-from graphmem.mcp.guide import INSTRUCTIONS, UPDATING_MEMORY, schema_text
+from graphmem.mcp.guide import instructions, memory_guidelines, schema_text
 from graphmem.mcp.options import READ_TOOLS, McpOptions
 from graphmem.mcp.tools import Tools
 from graphmem.store.cypher import analyst_queries
 
 logger = logging.getLogger("graphmem.mcp")
 Transport = Literal["stdio", "http"]
-_DESTRUCTIVE = frozenset({"forget", "delete_memory", "resolve_contradiction", "consolidate"})
+_DESTRUCTIVE = frozenset({"forget", "retract_memory", "resolve_contradiction", "consolidate"})
+
+
+class GraphmemServer(MCPServer):
+    """The SDK's server, but for how a call whose arguments do not fit a tool is told: one
+    line of graphmem's (``InvalidInputError: forget: reason: a value is required``) instead
+    of pydantic's report with its links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(argument_error(name, cause)) from None
+            raise
+
+
+def argument_error(tool: str, error: ValidationError) -> str:
+    """A tool's argument errors in one line: each field's path and what is wrong with it."""
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        what = "a value is required" if item["type"] == "missing" else item["msg"]
+        problems.append(f"{where}: {what[0].lower()}{what[1:]}" if what else where)
+    return f"InvalidInputError: {tool}: " + "; ".join(problems)
 
 
 def build_server(memory: AsyncMemory, options: McpOptions) -> MCPServer:
     """The MCP server for this client and policy: its tools, resources and prompt."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = GraphmemServer(
         "graphmem",
         title="graphmem memory",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(options.tools),
         version=__version__,
         log_level="WARNING",
     )
@@ -44,6 +72,8 @@ def build_server(memory: AsyncMemory, options: McpOptions) -> MCPServer:
         server.add_tool(
             fn,
             name=name,
+            # The docstring as one line, without its source indentation.
+            description=" ".join(inspect.cleandoc(fn.__doc__ or "").split()),
             annotations=ToolAnnotations(
                 read_only_hint=read,
                 destructive_hint=None if read else name in _DESTRUCTIVE,
@@ -76,8 +106,8 @@ def build_server(memory: AsyncMemory, options: McpOptions) -> MCPServer:
         name="memory_guidelines",
         description="How to keep memory true: supersede and contradict instead of overwriting.",
     )
-    def memory_guidelines() -> str:
-        return UPDATING_MEMORY
+    def guidelines() -> str:
+        return memory_guidelines(options.tools)
 
     return server
 

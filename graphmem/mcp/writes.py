@@ -116,7 +116,7 @@ class WriteTools(ToolBase):
 
     # --- changing and forgetting --------------------------------------------------------------
     @tool
-    async def delete_memory(
+    async def retract_memory(
         self,
         id: Annotated[str, Field(description="The memory's id.")],
         reason: Reason = None,
