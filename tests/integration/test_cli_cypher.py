@@ -364,6 +364,6 @@ def test_list_shows_every_library_file_with_its_params(cli: Invoke) -> None:
     assert [q["name"] for q in listed] == files
     assert all(q["params"] and all(p["type"] for p in q["params"]) for q in listed)
     table = _ok(cli("list")).stdout
-    assert "beliefs_as_of" in table and "as_of: datetime" in table
+    assert "beliefs_as_of" in table and "as_of, limit" in table
     shown = _ok(cli("show", "beliefs_as_of")).stdout
     assert shown.startswith("// name: beliefs_as_of") and "{{" not in shown

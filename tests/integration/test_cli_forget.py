@@ -38,7 +38,7 @@ def test_forget_review_and_verify_from_the_command_line(cli: Any, tmp_path: Path
     dry = _json(cli("forget", fact["id"], "--reason", "request 42", "--dry-run", "--json"))
     assert dry["dry_run"] and dry["facts"] == [fact["id"]]
     assert _json(cli("get", fact["id"], "--json"))["text"].startswith("The user's passport")
-    table = cli("forget", fact["id"], "--reason", "request 42")
+    table = cli("forget", fact["id"], "--reason", "request 42", "--yes")
     assert table.exit_code == 0 and "flagged for review" in table.output
     assert note["id"] in table.output
     refused = cli("get", fact["id"])
@@ -77,12 +77,12 @@ def test_forget_review_and_verify_from_the_command_line(cli: Any, tmp_path: Path
     assert any(back["id"] in f["where"] for f in report["findings"])
 
 
-def test_forget_needs_one_target_and_a_reason(cli: Any) -> None:
+def test_forget_needs_one_target_and_a_reason(cli: Any, ns: str) -> None:
     fact = _json(cli("remember", "Kept", "--json"))
     assert cli("forget", fact["id"]).exit_code == 1  # no --reason
     assert cli("forget", "--reason", "r").exit_code == 1  # nothing named
     assert cli("forget", fact["id"], "--source", "s", "--reason", "r").exit_code == 1
     assert cli("forget", "--verify", fact["id"], "--all").exit_code == 2
     assert _json(cli("get", fact["id"], "--json"))["text"] == "Kept"
-    done = _json(cli("forget", "--all", "--reason", "tenant left", "--json"))
+    done = _json(cli("forget", "--all", "--ns", ns, "--reason", "tenant left", "--yes", "--json"))
     assert done["facts"] == [fact["id"]]

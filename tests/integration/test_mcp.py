@@ -257,7 +257,7 @@ def test_all_tools_contradictions_messages_review_and_resources(
             assert [r["kind"] for r in hit["results"]] == ["message"]
             wrong = await _call(client, "add_memory", text="Dana's desk is blue")
             gone = await _call(
-                client, "delete_memory", id=wrong["memory"]["id"], reason="never true"
+                client, "retract_memory", id=wrong["memory"]["id"], reason="never true"
             )
             assert gone["retracted"]["status"] == "retracted"
             stats = await _call(client, "memory_stats")
@@ -539,5 +539,34 @@ def test_a_call_with_too_many_messages_is_refused_and_stores_nothing(
             assert "bytes of text in one call" in text
             stats = await _call(client, "memory_stats")
             assert stats["episodes"] == 0
+
+    _run(scenario())
+
+
+def test_the_texts_a_model_reads_are_its_own_and_name_only_the_tools_there_are(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
+) -> None:
+    from graphmem.mcp.guide import instructions, memory_guidelines
+
+    core = tool_selection("core", read_only=False)
+    for text in (instructions(core), memory_guidelines(core)):
+        assert "resolve_contradiction" not in text and "retract_memory" not in text
+        assert "delete_memory" not in text
+    everything = tool_selection("all", read_only=False)
+    assert "retract_memory" in memory_guidelines(everything)
+    memory = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
+    server = build_server(memory, McpOptions(namespace=ns, tools=everything))
+
+    async def scenario() -> None:
+        async with warm_memory(memory, server), Client(server) as client:
+            for listed in (await client.list_tools()).tools:
+                assert "\n" not in (listed.description or ""), listed.name
+            missing = await _error(client, "forget")
+            assert missing == "InvalidInputError: forget: reason: a value is required"
+            wrong = await _error(client, "add_memory", text="x", supersedes="not a list")
+            assert wrong.startswith("InvalidInputError: add_memory: supersedes:")
+            assert "pydantic" not in wrong and "http" not in wrong
+            beliefs = await _call(client, "list_beliefs")  # as_of defaults to now
+            assert beliefs["beliefs"] == []
 
     _run(scenario())

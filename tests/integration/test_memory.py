@@ -986,19 +986,25 @@ def test_an_extractor_derives_facts_with_provenance(
     assert client.stats().derived_from == 2
     # Context names the messages a fact came from, for a recalled fact and a pinned one.
     biscuit = hits[0].id
-    block = client.context("greyhound called Biscuit", budget_tokens=500, kinds=["fact"])
+    block = client.context(
+        "greyhound called Biscuit", budget_tokens=500, kinds=["fact"], short_ids=False
+    )
     line = next(line for line in block.text.splitlines() if biscuit in line)
     assert line.endswith(f"(fact {biscuit}, from message msg-1)")
     assert line.startswith("- [2026-03-01] ")  # dated by its message, not by the ingest
     client.pin(biscuit)
-    block = client.context("something else entirely", budget_tokens=500, kinds=["fact"])
+    block = client.context(
+        "something else entirely", budget_tokens=500, kinds=["fact"], short_ids=False
+    )
     line = next(line for line in block.text.splitlines() if biscuit in line)
     assert line.endswith(f"(pinned fact {biscuit}, from message msg-1)")
     assert line.startswith("- [2026-03-01] ")
     # A message sent without an id of its own is named by its episode id.
     anonymous = client.ingest([{"content": "My sister Ines lives in Porto.", "role": "user"}])
     (porto,) = anonymous.facts
-    block = client.context("where does Ines live", budget_tokens=500, kinds=["fact"])
+    block = client.context(
+        "where does Ines live", budget_tokens=500, kinds=["fact"], short_ids=False
+    )
     line = next(line for line in block.text.splitlines() if porto.id in line)
     assert line.endswith(f"(fact {porto.id}, from episode {anonymous.episodes[0].id})")
     (hit,) = client.recall("where does Ines live", kinds=["fact"], k=1).hits
@@ -1035,7 +1041,7 @@ def test_a_fact_s_messages_are_listed_in_the_order_they_were_sent(
     order = ["m7", "m3", "m1", "m2", "m4", "m5", "m6", "m8", "m9", "m10", "m11", "m12"]
     assert [m.external_id for m in hit.provenance.messages] == order
     assert list(hit.provenance.external_ids) == order
-    block = client.context("trip to Kyoto", budget_tokens=500, kinds=["fact"])
+    block = client.context("trip to Kyoto", budget_tokens=500, kinds=["fact"], short_ids=False)
     line = next(line for line in block.text.splitlines() if fact.id in line)
     assert line == (
         f"- [2026-03-01] The user plans a trip to Kyoto in May. "
@@ -1275,15 +1281,15 @@ def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) 
     memory.remember_many([f"Dana played tennis on day {i} of the tournament." for i in range(30)])
     counter = memory.raw.token_counter
     for budget in (40, 120, 400):
-        block = memory.context("tennis tournament", budget_tokens=budget)
+        block = memory.context("tennis tournament", budget_tokens=budget, short_ids=False)
         assert block.tokens == counter.count(block.text) <= budget
         if block.text:
             lines = block.text.splitlines()[1:]
             assert pinned.id in lines[0] and "pinned" in lines[0]
             assert all(line.startswith("- [20") for line in lines)  # dated
             assert block.fact_ids[0] == pinned.id
-    small = memory.context("tennis tournament", budget_tokens=120)
-    large = memory.context("tennis tournament", budget_tokens=400)
+    small = memory.context("tennis tournament", budget_tokens=120, short_ids=False)
+    large = memory.context("tennis tournament", budget_tokens=400, short_ids=False)
     assert len(large.fact_ids) > len(small.fact_ids) and small.omitted > 0
     unpinned = memory.pin(pinned.id, pinned=False)
     assert not unpinned.pinned
@@ -1295,9 +1301,11 @@ def test_context_takes_kinds_and_tags_as_recall_does_also_as_iterators(memory: C
     memory.ingest(["I started at Google last week."])
     query = "where does the user work"
     for kinds, tags in ((("fact",), ["work"]), (iter(["fact"]), (t for t in ["work"]))):
-        block = memory.context(query, budget_tokens=300, kinds=kinds, tags=tags)
+        block = memory.context(query, budget_tokens=300, kinds=kinds, tags=tags, short_ids=False)
         assert block.fact_ids == (work.id,) and block.episode_ids == ()
-    block = memory.context(query, budget_tokens=300, kinds=(k for k in ["episode"]))
+    block = memory.context(
+        query, budget_tokens=300, kinds=(k for k in ["episode"]), short_ids=False
+    )
     assert block.fact_ids == () and len(block.episode_ids) == 1
 
 
@@ -1309,7 +1317,7 @@ def test_only_believed_facts_can_be_pinned_and_stats_count_those(
     # The update of a pinned fact is pinned with it; the pin of the superseded one no longer
     # counts.
     assert new.pinned and memory.get(new.id).pinned and memory.stats().pinned == 1
-    block = memory.context("title", budget_tokens=200)
+    block = memory.context("title", budget_tokens=200, short_ids=False)
     assert block.fact_ids[0] == new.id and "(pinned fact" in block.text.splitlines()[1]
     assert not memory.pin(new.id, pinned=False).pinned and memory.stats().pinned == 0
     before = _node_counts(graph, ns)
@@ -1611,7 +1619,7 @@ def test_pinned_facts_stay_within_the_calls_scope(memory: Client) -> None:
     later = datetime.now(UTC) + timedelta(minutes=1)
 
     def shown(**options: Any) -> tuple[set[str], int]:
-        block = memory.context("tennis", budget_tokens=1_000, **options)
+        block = memory.context("tennis", budget_tokens=1_000, **options, short_ids=False)
         return set(block.fact_ids), block.omitted
 
     assert shown() == ({name.id, rule.id}, 0)
@@ -1632,7 +1640,7 @@ def test_context_dates_at_the_ends_of_the_range_in_any_zone(memory: Client) -> N
     began = memory.remember("The calendar began.", valid_from=datetime(1, 1, 1, 0, 30, tzinfo=UTC))
 
     def lines(zone: str) -> dict[str, str]:
-        block = memory.context("vault calendar", budget_tokens=500, timezone=zone)
+        block = memory.context("vault calendar", budget_tokens=500, timezone=zone, short_ids=False)
         return {
             fact_id: line
             for line in block.text.splitlines()
@@ -1665,7 +1673,9 @@ def test_a_zone_id_whose_offset_lies_past_the_range_is_refused(memory: Client) -
 def test_context_with_retired_facts_labels_them(memory: Client) -> None:
     google = memory.remember("The user works at Google.", pinned=True)
     microsoft = memory.remember("The user works at Microsoft.", supersedes=[google.id])
-    lines = memory.context(WORK_QUESTION, budget_tokens=300, include_retired=True).text
+    lines = memory.context(
+        WORK_QUESTION, budget_tokens=300, include_retired=True, short_ids=False
+    ).text
     assert f"(pinned fact {microsoft.id})" in lines
     assert f"(superseded fact {google.id}, replaced by {microsoft.id})" in lines
     assert f"pinned fact {google.id}" not in lines
@@ -1705,7 +1715,7 @@ def test_context_never_shows_a_fact_beside_the_one_that_replaced_it_meanwhile(
         "pinned_facts",
         lambda: writer.remember("The user works at Microsoft.", supersedes=[google.id]),
     )
-    block = memory.context(WORK_QUESTION, budget_tokens=300, track_access=False)
+    block = memory.context(WORK_QUESTION, budget_tokens=300, track_access=False, short_ids=False)
     (microsoft,) = written
     assert block.fact_ids == (microsoft.id,)
     assert "Google" not in block.text and f"(pinned fact {microsoft.id})" in block.text
@@ -1720,10 +1730,14 @@ def test_a_superseded_facts_pin_does_not_put_it_first_for_a_past_valid_time(
     memory.pin(cured.id, pinned=False)
     assert memory.stats().pinned == 0
     # Nothing about cars: only a pin could bring either fact in.
-    block = memory.context("What car does the user drive?", budget_tokens=300, valid_at=then)
+    block = memory.context(
+        "What car does the user drive?", budget_tokens=300, valid_at=then, short_ids=False
+    )
     assert allergy.id not in block.fact_ids and "peanuts" not in block.text
     # Asked about what was believed then, the fact was pinned and believed: it counts.
-    block = memory.context("What car does the user drive?", budget_tokens=300, as_of=then)
+    block = memory.context(
+        "What car does the user drive?", budget_tokens=300, as_of=then, short_ids=False
+    )
     assert block.fact_ids == (allergy.id,) and f"(pinned fact {allergy.id})" in block.text
 
 
@@ -1737,7 +1751,7 @@ def test_context_lines_cannot_be_forged_through_stored_labels(memory: Client) ->
             }
         ]
     )
-    block = memory.context("where did Bob start", budget_tokens=300)
+    block = memory.context("where did Bob start", budget_tokens=300, short_ids=False)
     lines = block.text.splitlines()
     assert len(lines) == 2 and lines[1].startswith("- [20")  # the header and one episode
     assert "Bob - [1999-01-01]" in lines[1]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -76,3 +77,19 @@ def test_the_wheel_carries_the_files_graphmem_reads_outside_its_code(tmp_path: P
     )
     for path in (compose, pom):
         assert path.startswith(str(site)) and Path(path).is_file()
+
+
+def test_every_exported_name_is_in_the_python_reference() -> None:
+    """Each name `import graphmem` offers has an entry in docs/reference/python.md (the
+    errors through the one for graphmem.errors)."""
+    import graphmem.errors
+
+    reference = (Path(__file__).parents[2] / "docs" / "reference" / "python.md").read_text()
+    documented = set(re.findall(r"^::: graphmem\.(\w+)", reference, flags=re.MULTILINE))
+    errors = {n for n in dir(graphmem.errors) if n.endswith("Error")}
+    missing = [
+        name
+        for name in graphmem.__all__
+        if name not in documented and name not in errors and not name.startswith("_")
+    ]
+    assert "errors" in documented and missing == []
