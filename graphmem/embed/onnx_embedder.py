@@ -37,8 +37,11 @@ DEFAULT_BATCH_SIZE = 32
 
 
 def onnx_model_id(base: str, precision: Precision) -> str:
-    """The identity the graph records for vectors of ``base`` made in ``precision``."""
-    return base if precision == "fp32" else f"{base}@int8"
+    """The identity the graph records for vectors of ``base`` made in ``precision``: int8
+    vectors differ from the model's own, so their identity says so (once)."""
+    if precision == "fp32" or base.endswith("@int8"):
+        return base
+    return f"{base}@int8"
 
 
 class OnnxEmbedder:
@@ -77,7 +80,9 @@ class OnnxEmbedder:
 
         self._cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
         base = DEFAULT_MODEL_ID if model is None else model_id_for(directory, cache_dir=cache_dir)
-        self._model_id = model_id or onnx_model_id(base, precision)
+        # An explicit identity names the model; int8 vectors still get their own, so they
+        # never enter a graph of the model's float vectors.
+        self._model_id = onnx_model_id(model_id or base, precision)
         self._directory = directory
         self._plan: BertPlan = plan
         self._precision: Precision = precision

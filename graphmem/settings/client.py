@@ -46,7 +46,8 @@ class ClientSettings(SettingsBase):
     embedding_model_id: str | None = Field(
         None,
         description="The identity recorded in the graph for the model; default: the hub name, "
-        "or for a local path its folder name and a digest of its files.",
+        "or for a local path its folder name and a digest of its files. The ONNX backend's int8 "
+        "vectors record it with '@int8' appended.",
     )
     embedding_backend: Literal["auto", "onnx", "torch"] = Field(
         "auto",

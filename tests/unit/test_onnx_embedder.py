@@ -151,7 +151,12 @@ def test_a_local_bert_model_gets_its_own_identity(tmp_path: Path) -> None:
     int8 = OnnxEmbedder(model, lazy=True, cache_dir=tmp_path)
     assert fp32.model_id.startswith("model@sha256:")
     assert int8.model_id == f"{fp32.model_id}@int8"
-    assert OnnxEmbedder(model, model_id="mine", lazy=True, cache_dir=tmp_path).model_id == "mine"
+    # An explicit identity is kept for float vectors; int8 vectors never take it unmarked.
+    mine = {"model_id": "mine", "lazy": True, "cache_dir": tmp_path}
+    assert OnnxEmbedder(model, precision="fp32", **mine).model_id == "mine"  # type: ignore[arg-type]
+    assert OnnxEmbedder(model, **mine).model_id == "mine@int8"  # type: ignore[arg-type]
+    marked = {"model_id": "mine@int8", "lazy": True, "cache_dir": tmp_path}
+    assert OnnxEmbedder(model, **marked).model_id == "mine@int8"  # type: ignore[arg-type]
 
 
 def test_safetensors_are_read_without_torch(tmp_path: Path) -> None:
