@@ -132,6 +132,14 @@ def fact_work(
             key = yield from guard()
         stamp(rows, key, ns, "text")
         yield from lock_texts(ns, [row["erasure_hash"] for row in rows])
+        if key is None and guard is not None:
+            # A graph without an erasure key gets one from its first erasure, which holds every
+            # text lock: read again now that this transaction holds its own, so that a text
+            # erased meanwhile is checked against its tombstone.
+            key = yield from guard()
+            if key is not None:
+                stamp(rows, key, ns, "text")
+                yield from lock_texts(ns, [row["erasure_hash"] for row in rows])
         if targets:
             yield Run(query("fact_lock"), {"ns": ns, "ids": targets})
             found = yield Run(query("fact_targets"), {"ns": ns, "ids": targets})

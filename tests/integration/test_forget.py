@@ -350,6 +350,25 @@ def test_extraction_does_not_bring_forgotten_text_back(client_factory: Any, ns: 
     assert later.forgotten_skipped == 1
 
 
+@pytest.mark.parametrize("batch_size", [1, 10])
+def test_copies_erased_by_the_same_forget_are_not_reported_kept(
+    client_factory: Any, ns: str, batch_size: int
+) -> None:
+    """The same words extracted from three messages are erased with them, in one unit or in
+    several: none is a copy kept or flagged; the one remembered on its own is."""
+    memory: Client = client_factory("sync", ns=ns, extractor=SplitExtractor())
+    messages = [
+        memory.ingest([{"content": f"My PIN is 4321. Note {i}."}]).episodes[0].id for i in range(3)
+    ]
+    kept = memory.remember("My PIN is 4321")
+    done = memory.forget(messages, reason="pin", batch_size=batch_size)
+    assert len(done.derived) == 6
+    copies = {k: v for k, v in done.same_text_kept.items() if v}
+    assert copies and set(copies.values()) == {(kept.id,)}
+    assert {f.flagged for f in done.flagged} == {kept.id}
+    assert {f.flagged_id for f in memory.review()} == {kept.id}
+
+
 def test_review_flags_appear_and_close(client_factory: Any, ns: str) -> None:
     memory: Client = client_factory("sync", ns=ns, extractor=SplitExtractor())
     result = memory.ingest([{"content": "I work at Acme. My desk is on floor 3."}])

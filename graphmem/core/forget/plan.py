@@ -83,6 +83,15 @@ class _Done:
         self.same_text_kept.update(unit.same_text_kept)
         self.at = unit.at or self.at
 
+    def settled(self) -> _Done:
+        """What the call did once every unit ran: a copy kept or flagged by one unit and
+        erased by a later one (a fact derived from messages of another batch) was not kept."""
+        gone = set(self.facts)
+        self.flagged = [f for f in self.flagged if f.flagged not in gone]
+        kept = {k: tuple(i for i in v if i not in gone) for k, v in self.same_text_kept.items()}
+        self.same_text_kept = {k: v for k, v in kept.items() if v}
+        return self
+
 
 class _RolledBack(Exception):
     """Ends a dry run's transaction so that it rolls back, carrying what it did."""
@@ -185,6 +194,7 @@ class ForgetPlans(CoreBase):
                 done.units += 1
                 if progress is not None:
                     yield Progress(progress, len(unit_facts) + len(unit_episodes))
+        done.settled()
         return ForgetResult(
             ns=ns,
             erasure=request.erasure,
@@ -232,6 +242,10 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     if not nodes:
         return done
     erased = [n["id"] for n in nodes]
+    erased_set = set(erased)
+    # Neither a target of the call nor a node erased with this unit (a derived fact) is a copy
+    # kept: both are gone.
+    gone = request.targets | erased_set
     changed = [{"id": i, "reason": request.reason} for i in erased]
     # A whole namespace leaves nothing to flag, and its exclusions would be every id in it.
     exclude = sorted(request.targets | set(erased)) if request.flag else []
@@ -243,7 +257,7 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
             {"copy": s, "cause": n["id"]}
             for n in nodes
             for s in n["same_text"]
-            if s not in request.targets
+            if s not in gone
         ]
         if copies:
             (made,) = yield Run(
@@ -292,12 +306,11 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     done.derived += [n["id"] for n in fact_nodes if n["derived"]]
     done.flagged += [FlagMade.model_validate(f) for f in flags]
     done.runs |= runs
-    erased_set = set(erased)
     for n in nodes:
         kept = tuple(m for m in n["kept_messages"] if m not in erased_set)
         if kept:
             done.messages_kept[n["id"]] = kept
-        same = tuple(s for s in n["same_text"] if s not in request.targets)
+        same = tuple(s for s in n["same_text"] if s not in gone)
         if same:
             done.same_text_kept[n["id"]] = same
     done.at = out["at"]
