@@ -254,10 +254,7 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
         # The same words kept elsewhere (another fact or message with the very same text)
         # are flagged: what was asked to be forgotten is still there.
         copies = [
-            {"copy": s, "cause": n["id"]}
-            for n in nodes
-            for s in n["same_text"]
-            if s not in gone
+            {"copy": s, "cause": n["id"]} for n in nodes for s in n["same_text"] if s not in gone
         ]
         if copies:
             (made,) = yield Run(
