@@ -312,6 +312,23 @@ def one_or_many(value: Any) -> Any:
 
 
 AwareDatetime = Annotated[datetime, BeforeValidator(_datetime_or_text), AfterValidator(_aware_utc)]
+
+
+def _absolute(value: Any) -> Any:
+    """Refuses the forms counted from the clock (``now``, ``today``, ``yesterday``,
+    ``N units ago``): a time stored with a record that may be sent again must mean the same
+    moment each time it is sent."""
+    if isinstance(value, str) and not _DATE.fullmatch(value.strip()):
+        if friendly_time(value) is not None:
+            raise ValueError(
+                f"{brief(value)} is counted from the clock, so the same message sent again "
+                "would get another time: give an ISO 8601 time with a zone or a date"
+            )
+    return value
+
+
+#: :data:`AwareDatetime` without the relative forms: a fixed moment.
+AbsoluteDatetime = Annotated[AwareDatetime, BeforeValidator(_absolute)]
 StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 #: A string as given: no bytes or other types converted, valid Unicode.

@@ -13,6 +13,7 @@ from pydantic import (
 )
 
 from graphmem.models.fields import (
+    AbsoluteDatetime,
     MAX_TEXT_CHARS,
     AwareDatetime,
     EpisodeText,
@@ -116,7 +117,7 @@ class Message(_Input):
         "user"
     )
     speaker: Label | None = None
-    occurred_at: AwareDatetime | None = None
+    occurred_at: AbsoluteDatetime | None = None
     external_id: Id | None = None
     session_id: Id | None = None
     metadata: Metadata = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from pydantic import ValidationError
 
 from graphmem.core.messages import conflict_reason, content_hash, episode_text, refuse_conflicts
 from graphmem.errors import MessageConflictError
@@ -46,3 +47,15 @@ def test_an_episode_is_embedded_with_its_speaker_when_it_names_one() -> None:
     assert episode_text("My dog is Biscuit.", "Melanie") == "Melanie: My dog is Biscuit."
     assert episode_text("My dog is Biscuit.", None) == "My dog is Biscuit."
     assert episode_text("My dog is Biscuit.", "") == "My dog is Biscuit."
+
+
+@pytest.mark.parametrize("relative", ["now", "today", "yesterday", "3 days ago", " 2 hours ago"])
+def test_a_message_time_is_a_fixed_moment(relative: str) -> None:
+    """Re-sent messages are recognised by their time among others: one counted from the clock
+    would differ each time, so it is refused; a date or ISO time is taken."""
+    with pytest.raises(ValidationError, match="counted from the clock"):
+        Message(content="yes", occurred_at=relative)
+    day = Message(content="yes", occurred_at="2026-01-02").occurred_at
+    assert day == datetime(2026, 1, 2, tzinfo=UTC)
+    stamped = Message(content="yes", occurred_at="2026-01-02T10:00:00+01:00").occurred_at
+    assert stamped == datetime(2026, 1, 2, 9, tzinfo=UTC)
