@@ -318,12 +318,12 @@ def _absolute(value: Any) -> Any:
     """Refuses the forms counted from the clock (``now``, ``today``, ``yesterday``,
     ``N units ago``): a time stored with a record that may be sent again must mean the same
     moment each time it is sent."""
-    if isinstance(value, str) and not _DATE.fullmatch(value.strip()):
-        if friendly_time(value) is not None:
-            raise ValueError(
-                f"{brief(value)} is counted from the clock, so the same message sent again "
-                "would get another time: give an ISO 8601 time with a zone or a date"
-            )
+    relative = isinstance(value, str) and not _DATE.fullmatch(value.strip())
+    if relative and friendly_time(value) is not None:
+        raise ValueError(
+            f"{brief(value)} is counted from the clock, so the same message sent again "
+            "would get another time: give an ISO 8601 time with a zone or a date"
+        )
     return value
 
 

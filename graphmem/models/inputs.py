@@ -13,8 +13,8 @@ from pydantic import (
 )
 
 from graphmem.models.fields import (
-    AbsoluteDatetime,
     MAX_TEXT_CHARS,
+    AbsoluteDatetime,
     AwareDatetime,
     EpisodeText,
     FactText,
