@@ -180,6 +180,11 @@ def test_the_commands_speak_to_people(cli: Invoke, memory: Memory, ns: str) -> N
     assert rows[0].startswith("rank,kind,id,score") and "keeps bees" in rows[1]
     both = cli("stats", "--csv", "--json")
     assert both.exit_code == 2 and "two formats" in both.output
+    # Refused before the command runs: nothing is erased.
+    bees = memory.recall("bees").hits[0].id
+    both = cli("forget", bees, "--yes", "--reason", "r", "--json", "--csv")
+    assert both.exit_code == 2 and "two formats" in both.output
+    assert memory.get(bees).text == "The user keeps bees."
     skipped = json.loads(_ok(cli("consolidate", "--json")).stdout)
     if skipped["status"] == "skipped":
         table = _ok(cli("consolidate")).stdout
