@@ -25,8 +25,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 def note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     """The callback of ``--json``: the ``graphmem`` group then prints errors as JSON too."""
     if value:
-        ctx.ensure_object(dict)["as_json"] = True
+        noted = ctx.ensure_object(dict)
+        noted["as_json"] = True
+        _one_format(noted)
     return value
+
+
+def _one_format(noted: dict[str, Any]) -> None:
+    """Refuses ``--json`` with ``--csv`` while the options are read, before the command runs."""
+    if noted.get("as_json") and noted.get("as_csv"):
+        raise click.UsageError("--json and --csv are two formats: give one")
 
 
 def json_option(help_text: str) -> Callable[[F], F]:
@@ -36,7 +44,9 @@ def json_option(help_text: str) -> Callable[[F], F]:
 
 def _note_csv(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
-        ctx.ensure_object(dict)["as_csv"] = True
+        noted = ctx.ensure_object(dict)
+        noted["as_csv"] = True
+        _one_format(noted)
     return value
 
 
@@ -62,8 +72,7 @@ def as_csv() -> bool:
     obj = ctx.find_root().obj if ctx is not None else None
     if not isinstance(obj, dict) or not obj.get("as_csv"):
         return False
-    if obj.get("as_json"):
-        raise click.UsageError("--json and --csv are two formats: give one")
+    _one_format(obj)
     return True
 
 
