@@ -190,7 +190,7 @@ def forget(
         )
     if reason is None:
         raise InvalidInputError("forget needs --reason: it is kept on every tombstone")
-    interactive = sys.stdin.isatty() and not as_json
+    interactive = _can_ask() and not as_json
     # With no target or several, the library's own error says what forget needs.
     named = sum((bool(ids), source is not None, session is not None, everything))
     if named == 1 and not dry_run and not yes and not interactive:
@@ -220,19 +220,31 @@ def forget(
         total = None
         if named == 1 and not dry_run and not yes:
             preview = run(True)
-            if not preview.erased:
+            if not preview.erased:  # nothing to ask about: matched nothing or all forgotten
                 _nothing_forgotten(ctx, preview)
-            click.echo(_forget_table(preview.model_dump(mode="json")), err=True)
-            click.confirm(
-                f"Erase these {preview.erased:,} item(s) of namespace {preview.ns!r} for good?",
-                abort=True,
-                err=True,
-            )
-            total = preview.erased
+            else:
+                click.echo(_forget_table(preview.model_dump(mode="json")), err=True)
+                click.confirm(
+                    f"Erase these {preview.erased:,} item(s) of namespace {preview.ns!r} for good?",
+                    abort=True,
+                    err=True,
+                )
+                total = preview.erased
         result = run(dry_run, total)
     emit(result.model_dump(mode="json"), as_json=as_json, table=_forget_table)
+    if total is not None and result.erased > total:
+        click.echo(
+            f"Note: {result.erased - total:,} item(s) written after the preview matched too and "
+            "were erased with the rest.",
+            err=True,
+        )
     if not result.erased:
         _nothing_forgotten(ctx, result)
+
+
+def _can_ask() -> bool:
+    """Whether someone can answer the question forget asks: standard input is a terminal."""
+    return sys.stdin.isatty()
 
 
 def _nothing_forgotten(ctx: click.Context, result: ForgetResult) -> None:

@@ -361,8 +361,10 @@ def test_copies_erased_by_the_same_forget_are_not_reported_kept(
         memory.ingest([{"content": f"My PIN is 4321. Note {i}."}]).episodes[0].id for i in range(3)
     ]
     kept = memory.remember("My PIN is 4321")
-    done = memory.forget(messages, reason="pin", batch_size=batch_size)
+    counted: list[int] = []
+    done = memory.forget(messages, reason="pin", batch_size=batch_size, progress=counted.append)
     assert len(done.derived) == 6
+    assert sum(counted) == done.erased == 9  # the progress counts the derived facts too
     copies = {k: v for k, v in done.same_text_kept.items() if v}
     assert copies and set(copies.values()) == {(kept.id,)}
     assert {f.flagged for f in done.flagged} == {kept.id}

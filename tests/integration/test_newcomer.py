@@ -71,6 +71,25 @@ def test_forget_all_needs_its_namespace_named_and_an_answer(
     assert memory.stats().facts == 0
 
 
+def test_forget_asks_before_it_erases(
+    cli: Invoke, memory: Memory, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("graphmem.cli.forget._can_ask", lambda: True)
+    tea, porto = memory.remember_many(["The user likes tea.", "The user lives in Porto."])
+    declined = cli("forget", tea.id, "--reason", "r", input="n\n")
+    assert declined.exit_code == 1 and "Erase these 1 item(s)" in declined.stderr
+    assert memory.get(tea.id).text == tea.text
+    agreed = cli("forget", tea.id, "--reason", "r", input="y\n")
+    assert agreed.exit_code == 0 and "Erase these 1 item(s)" in agreed.stderr
+    # Nothing left to erase: no question, and the answer says it was forgotten before.
+    again = cli("forget", tea.id, "--reason", "r", "--yes", "--json")
+    assert again.exit_code == 0 and "Erase" not in again.stderr
+    assert json.loads(again.stdout)["already_forgotten"] == [tea.id]
+    asked = cli("forget", tea.id, "--reason", "r")
+    assert asked.exit_code == 0 and "Erase these" not in asked.stderr
+    assert memory.get(porto.id).text == porto.text
+
+
 def test_a_selector_that_matches_nothing_says_so_with_exit_3(
     cli: Invoke, memory: Memory, ns: str
 ) -> None:

@@ -193,7 +193,9 @@ class ForgetPlans(CoreBase):
                 done.add(unit)
                 done.units += 1
                 if progress is not None:
-                    yield Progress(progress, len(unit_facts) + len(unit_episodes))
+                    # What the unit erased: its facts and messages, with the facts derived
+                    # from them, as ForgetResult.erased counts.
+                    yield Progress(progress, len(unit.facts) + len(unit.episodes))
         done.settled()
         return ForgetResult(
             ns=ns,
