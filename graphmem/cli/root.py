@@ -119,7 +119,7 @@ def main(ctx: click.Context) -> None:
     or with --json a JSON object {"error": {"type", "message", ...}} there); 2 when the
     command line itself is malformed; 3 when the command ran but found nothing to act on (a
     forget whose selector matched nothing, a recall or stats of a namespace that holds
-    nothing), with a 'Warning:' line on stderr.
+    nothing), with a 'Warning:' line on stderr (a JSON object under --json).
 
     Example:
 
@@ -141,10 +141,14 @@ NOTHING_MATCHED = 3
 
 
 def nothing(ctx: click.Context, message: str) -> None:
-    """End a command that found nothing to act on: a warning on stderr (kept out of a JSON
-    stdout) and exit status :data:`NOTHING_MATCHED`, so that a script sees the difference
+    """End a command that found nothing to act on: a warning on stderr (under ``--json`` a
+    JSON object, ``{"warning": {"type": "NothingMatched", "message": ...}}``) and exit status :data:`NOTHING_MATCHED`, so that a script sees the difference
     between "done" and "there was nothing there" (a mistyped session or namespace)."""
-    click.echo(f"Warning: {message}", err=True)
+    if _as_json(ctx):  # stderr carries one JSON object under --json, a warning too
+        warning = {"warning": {"type": "NothingMatched", "message": message}}
+        click.echo(json.dumps(warning, ensure_ascii=False), err=True)
+    else:
+        click.echo(f"Warning: {message}", err=True)
     ctx.exit(NOTHING_MATCHED)
 
 

@@ -103,6 +103,8 @@ def test_a_selector_that_matches_nothing_says_so_with_exit_3(
     assert empty.exit_code == 3 and "holds nothing" in empty.stderr
     recalled = cli("recall", "hello", "--ns", f"{ns}-typo", "--json")
     assert recalled.exit_code == 3 and json.loads(recalled.stdout)["hits"] == []
+    warned = json.loads(recalled.stderr)["warning"]
+    assert warned["type"] == "NothingMatched" and "holds nothing" in warned["message"]
     # A namespace that holds something, and a recall that finds nothing there: exit 0.
     assert cli("recall", "quantum chromodynamics lecture notes").exit_code == 0
     assert cli("stats").exit_code == 0
