@@ -142,8 +142,9 @@ NOTHING_MATCHED = 3
 
 def nothing(ctx: click.Context, message: str) -> None:
     """End a command that found nothing to act on: a warning on stderr (under ``--json`` a
-    JSON object, ``{"warning": {"type": "NothingMatched", "message": ...}}``) and exit status :data:`NOTHING_MATCHED`, so that a script sees the difference
-    between "done" and "there was nothing there" (a mistyped session or namespace)."""
+    JSON object, ``{"warning": {"type": "NothingMatched", "message": ...}}``) and exit status
+    :data:`NOTHING_MATCHED`, so that a script sees the difference between "done" and "there
+    was nothing there" (a mistyped session or namespace)."""
     if _as_json(ctx):  # stderr carries one JSON object under --json, a warning too
         warning = {"warning": {"type": "NothingMatched", "message": message}}
         click.echo(json.dumps(warning, ensure_ascii=False), err=True)
