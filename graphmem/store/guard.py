@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -292,19 +293,22 @@ def guarded_read(
             summary = session.run(query, params).consume()
             check_plan(summary.plan, summary.query_type, database)
             work = neo4j.unit_of_work(timeout=timeout)(_fetch)
-            return session.execute_read(work, text, params, limit)
+            return session.execute_read(work, text, params, limit, clock)
 
     # In a thread of its own, so that the caller gets its answer by the deadline even when
     # Neo4j cannot stop the query there: it stops between rows, but one expression (a reduce
     # over a long range) runs to its end first. The thread finishes with the server.
+    clock = _Clock()
     outcome: list[GuardedRows | BaseException] = []
     worker = threading.Thread(
         target=lambda: outcome.append(_outcome(run)), name="graphmem-guarded-read", daemon=True
     )
     worker.start()
-    worker.join(timeout + DEADLINE_MARGIN)
-    if not outcome:
-        raise _past_deadline(timeout)
+    while not outcome:
+        left = clock.left(timeout)
+        if left <= 0:
+            raise _past_deadline(timeout)
+        worker.join(left)
     (result,) = outcome
     if isinstance(result, BaseException):
         raise result
@@ -315,6 +319,22 @@ def guarded_read(
 #: transaction past its limit within 0.1 s on the local server (2 s on its defaults) and
 #: stops it at its next row.
 DEADLINE_MARGIN = 1.5
+
+
+class _Clock:
+    """When the read's current step began: the plan check, then each attempt of the read
+    transaction (the driver retries one that failed on a passing error). Each step has the
+    time limit, so the caller waits for the one under way, not for their sum."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def restart(self) -> None:
+        self.started = time.monotonic()
+
+    def left(self, timeout: float) -> float:
+        """Seconds until the caller stops waiting for the step under way."""
+        return self.started + timeout + DEADLINE_MARGIN - time.monotonic()
 
 
 def _outcome(run: Callable[[], GuardedRows]) -> GuardedRows | BaseException:
@@ -333,8 +353,9 @@ def _past_deadline(timeout: float) -> TransactionTimeoutError:
 
 
 def _fetch(
-    tx: neo4j.ManagedTransaction, text: str, params: dict[str, Any], limit: int
+    tx: neo4j.ManagedTransaction, text: str, params: dict[str, Any], limit: int, clock: _Clock
 ) -> GuardedRows:
+    clock.restart()
     with _no_retry_on_memory():
         result = tx.run(text, params)
         records: list[neo4j.Record] = []
@@ -377,17 +398,33 @@ async def guarded_read_async(
                 summary = await (await session.run(query, params)).consume()
                 check_plan(summary.plan, summary.query_type, database)
                 work = neo4j.unit_of_work(timeout=timeout)(_fetch_async)
-                return await session.execute_read(work, text, params, limit)
+                return await session.execute_read(work, text, params, limit, clock)
 
+    clock = _Clock()
+    task = asyncio.ensure_future(run())
+    # An answer or error that comes after the caller stopped waiting is dropped quietly.
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
     try:
-        return await asyncio.wait_for(run(), timeout + DEADLINE_MARGIN)
-    except TimeoutError:
-        raise _past_deadline(timeout) from None
+        while not task.done():
+            left = clock.left(timeout)
+            if left <= 0:
+                task.cancel()
+                raise _past_deadline(timeout)
+            await asyncio.wait([task], timeout=left)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    return task.result()
 
 
 async def _fetch_async(
-    tx: neo4j.AsyncManagedTransaction, text: str, params: dict[str, Any], limit: int
+    tx: neo4j.AsyncManagedTransaction,
+    text: str,
+    params: dict[str, Any],
+    limit: int,
+    clock: _Clock,
 ) -> GuardedRows:
+    clock.restart()
     with _no_retry_on_memory():
         result = await tx.run(text, params)
         records: list[neo4j.Record] = []
