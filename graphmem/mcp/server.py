@@ -35,14 +35,18 @@ _DESTRUCTIVE = frozenset({"forget", "retract_memory", "resolve_contradiction", "
 class GraphmemServer(MCPServer):
     """The SDK's server, but for how a call whose arguments do not fit a tool is told: one
     line of graphmem's (``InvalidInputError: forget: reason: a value is required``) instead
-    of pydantic's report with its links."""
+    of pydantic's report with its links.
+
+    Only the SDK's own argument error is rewritten: a :class:`ToolError` itself (not a
+    subclass such as ``UnexpectedToolError``, a crash that must stay one) caused by a
+    pydantic ``ValidationError``."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
-            if isinstance(cause, ValidationError):
+            if type(exc) is ToolError and isinstance(cause, ValidationError):
                 raise ToolError(argument_error(name, cause)) from None
             raise
 

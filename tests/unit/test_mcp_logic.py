@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import BaseModel
 
 from graphmem.errors import ClientUsageError, DatabaseError, InvalidInputError
 from graphmem.mcp.options import (
@@ -20,6 +21,7 @@ from graphmem.mcp.options import (
     McpOptions,
     tool_selection,
 )
+from graphmem.mcp.server import GraphmemServer
 from graphmem.mcp.shape import dumps, fitted, ids_in, plain, replace_ids, short_ids
 from graphmem.mcp.tools import Tools
 
@@ -182,3 +184,25 @@ def test_ids_of_a_large_answer_are_checked_in_batches() -> None:
     text = asyncio.run(tools._out({"facts": ids}, "team"))
     assert memory.asked == [500, 500, 200]
     assert json.loads(text)["facts"] == [i[:8] for i in ids]
+
+
+class _Point(BaseModel):
+    x: int
+
+
+def test_only_the_sdks_own_argument_error_becomes_graphmems_line() -> None:
+    server = GraphmemServer("test")
+
+    async def parse(text: str) -> str:
+        """Parse a point (a crash when the text is not a number)."""
+        return str(_Point.model_validate({"x": text}).x)
+
+    server.add_tool(parse, name="parse", structured_output=False)
+    with pytest.raises(ToolError) as missing:
+        asyncio.run(server.call_tool("parse", {}))
+    assert type(missing.value) is ToolError
+    assert str(missing.value) == "InvalidInputError: parse: text: a value is required"
+    # A pydantic error inside the tool is a crash: the SDK's own error, detail withheld.
+    with pytest.raises(UnexpectedToolError) as crashed:
+        asyncio.run(server.call_tool("parse", {"text": "seven"}))
+    assert str(crashed.value) == "Error executing tool parse"
