@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -129,15 +128,17 @@ class WarmUp:
     A call that comes before the warm-up ends waits for what it needs: the client connects
     on a call's first transaction (calls share one connection) and the embedder loads on its
     first embedding (calls share one load). A warm-up that fails is logged; the calls try
-    again and report the error themselves."""
+    again and report the error themselves. Once stopped, it never starts again."""
 
     def __init__(self, memory: AsyncMemory) -> None:
         self._memory = memory
         self._task: asyncio.Task[None] | None = None
+        self._stopped = False
 
     def start(self) -> None:
-        if self._task is None:
+        if self._task is None and not self._stopped:
             self._task = asyncio.get_running_loop().create_task(self._run())
+            self._task.add_done_callback(_log_failure)
 
     async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         result = await call_next(ctx)
@@ -163,11 +164,25 @@ class WarmUp:
         await asyncio.gather(connect(), load())
 
     async def stop(self) -> None:
+        """Cancel the warm-up if it is under way and wait for it to end. It raises nothing of
+        the warm-up's (a failure is logged as it happens), so what follows (closing the
+        client) always runs; only a cancellation of ``stop`` itself comes through."""
+        self._stopped = True
         task, self._task = self._task, None
-        if task is not None:
+        if task is not None and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait([task])
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """Log what a warm-up raised beyond graphmem's own errors (which it logs itself)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.error(
+            "the warm-up failed (each call tries again): %s: %s",
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
 
 
 @asynccontextmanager
@@ -184,8 +199,10 @@ async def warm_memory(
         yield memory
     finally:
         timer.cancel()
-        await warm_up.stop()
-        await memory.close()
+        try:
+            await warm_up.stop()
+        finally:
+            await memory.close()
 
 
 async def serve(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,7 +23,7 @@ from graphmem.mcp.options import (
     McpOptions,
     tool_selection,
 )
-from graphmem.mcp.server import GraphmemServer
+from graphmem.mcp.server import GraphmemServer, WarmUp, warm_memory
 from graphmem.mcp.shape import dumps, fitted, ids_in, plain, replace_ids, short_ids
 from graphmem.mcp.tools import Tools
 
@@ -206,3 +208,56 @@ def test_only_the_sdks_own_argument_error_becomes_graphmems_line() -> None:
     with pytest.raises(UnexpectedToolError) as crashed:
         asyncio.run(server.call_tool("parse", {"text": "seven"}))
     assert str(crashed.value) == "Error executing tool parse"
+
+
+class _Client:
+    """Only what the warm-up asks of the client; connecting fails with ``error``."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+        self.embedder = object()
+        self.connects = 0
+        self.closed = False
+
+    async def connect(self) -> None:
+        self.connects += 1
+        if self.error is not None:
+            raise self.error
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def test_a_warm_up_that_fails_unexpectedly_is_logged_and_the_client_still_closes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = _Client(RuntimeError("the socket library broke"))
+
+    async def scenario() -> None:
+        async with warm_memory(client, after=0):  # type: ignore[arg-type]
+            await asyncio.sleep(0.1)
+            assert client.connects == 1
+
+    with caplog.at_level(logging.ERROR, logger="graphmem.mcp"):
+        asyncio.run(scenario())
+    assert client.closed
+    assert "the warm-up failed (each call tries again): RuntimeError: the socket library broke" in [
+        r.getMessage() for r in caplog.records
+    ]
+
+
+def test_a_call_after_the_server_stopped_starts_no_warm_up() -> None:
+    client = _Client()
+
+    async def scenario() -> None:
+        warm_up = WarmUp(client)  # type: ignore[arg-type]
+        await warm_up.stop()
+
+        async def call_next(ctx: Any) -> str:
+            return "answer"
+
+        assert await warm_up(SimpleNamespace(method="tools/call"), call_next) == "answer"
+        await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert client.connects == 0
