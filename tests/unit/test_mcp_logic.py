@@ -188,6 +188,18 @@ def test_ids_of_a_large_answer_are_checked_in_batches() -> None:
     assert json.loads(text)["facts"] == [i[:8] for i in ids]
 
 
+def test_a_former_tool_name_selects_the_tool_it_became(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="graphmem.mcp"):
+        assert tool_selection("delete_memory", read_only=False) == ("retract_memory",)
+    assert [r.getMessage() for r in caplog.records] == [
+        "the tool delete_memory is now called retract_memory: --tools delete_memory is deprecated"
+    ]
+    both = tool_selection("core,delete_memory,retract_memory", read_only=False)
+    assert both.count("retract_memory") == 1 and set(CORE_TOOLS) < set(both)
+    with pytest.raises(ClientUsageError, match="they all write"):
+        tool_selection("delete_memory", read_only=True)
+
+
 class _Point(BaseModel):
     x: int
 
