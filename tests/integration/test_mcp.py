@@ -481,6 +481,7 @@ def test_http_refuses_a_foreign_host_or_origin_on_any_loopback_address(
     bound = f"127.0.0.2:{port}"
     command = [sys.executable, "-m", "graphmem", "mcp", "--transport", "http"]
     args = ["--host", "127.0.0.2", "--port", str(port), "--allow-origin", "https://app.example"]
+    args += ["--allow-host", f"memory.test:{port}"]
     child = subprocess.Popen(
         [*command, *args], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
     )
@@ -518,6 +519,11 @@ def test_http_refuses_a_foreign_host_or_origin_on_any_loopback_address(
         assert status() not in (403, 421)
         assert status(Origin=f"http://{bound}") not in (403, 421)
         assert status(Origin="https://app.example") not in (403, 421)
+        # A name given with --allow-host is a Host and, with http:// or https://, an Origin.
+        assert status(Host=f"memory.test:{port}") not in (403, 421)
+        for origin in (f"http://memory.test:{port}", f"https://memory.test:{port}"):
+            assert status(Origin=origin) not in (403, 421), origin
+        assert status(Origin="http://memory.test") == 403
 
         async def listed() -> None:
             async with Client(f"http://{bound}/mcp") as client:

@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import BaseModel
 
 from graphmem.errors import ClientUsageError, DatabaseError, InvalidInputError
+from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
 from graphmem.mcp.options import (
     ALL_TOOLS,
     CORE_TOOLS,
@@ -273,3 +274,78 @@ def test_a_call_after_the_server_stopped_starts_no_warm_up() -> None:
 
     asyncio.run(scenario())
     assert client.connects == 0
+
+
+def _edge(policy: EdgePolicy, scope: dict[str, Any]) -> tuple[list[Any], list[str]]:
+    """What the edge sends for ``scope``, and the scopes that reached the app."""
+    sent: list[Any] = []
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["type"])
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(HostOriginCheck(app, policy)(scope, receive, send))
+    return sent, reached
+
+
+def test_websocket_handshakes_are_checked_like_http_requests() -> None:
+    policy = edge_policy("127.0.0.1", 8765)
+
+    def handshake(host: str, origin: str | None = None, denial: bool = False) -> dict[str, Any]:
+        headers = [(b"host", host.encode())]
+        if origin is not None:
+            headers.append((b"origin", origin.encode()))
+        extensions: dict[str, Any] = {"websocket.http.response": {}} if denial else {}
+        return {"type": "websocket", "headers": headers, "extensions": extensions}
+
+    sent, reached = _edge(policy, handshake("evil.example:8765"))
+    assert reached == [] and [m["type"] for m in sent] == ["websocket.close"]
+    sent, reached = _edge(policy, handshake("localhost:8765", "http://evil.example"))
+    assert reached == [] and [m["type"] for m in sent] == ["websocket.close"]
+    # A server that takes a denial response gets the same status as over HTTP.
+    sent, reached = _edge(policy, handshake("evil.example:8765", denial=True))
+    assert reached == []
+    assert [m["type"] for m in sent] == [
+        "websocket.http.response.start",
+        "websocket.http.response.body",
+    ]
+    assert sent[0]["status"] == 421 and sent[1]["body"] == b"Invalid Host header"
+    sent, reached = _edge(policy, handshake("localhost:8765", "http://localhost:8765"))
+    assert sent == [] and reached == ["websocket"]
+    sent, reached = _edge(policy, {"type": "http", "headers": [(b"host", b"evil.example")]})
+    assert reached == [] and sent[0]["status"] == 421
+    assert _edge(policy, {"type": "lifespan"}) == ([], ["lifespan"])
+
+
+def test_allowed_hosts_are_allowed_origins_too() -> None:
+    policy = edge_policy("127.0.0.1", 8765, ["Memory.example.com", "proxy.example:8443"])
+    assert policy.hosts == {
+        "127.0.0.1:8765",
+        "localhost:8765",
+        "memory.example.com",
+        "proxy.example:8443",
+    }
+    assert policy.origins == {
+        "http://127.0.0.1:8765",
+        "http://localhost:8765",
+        "http://memory.example.com",
+        "https://memory.example.com",
+        "http://proxy.example:8443",
+        "https://proxy.example:8443",
+    }
+    on_80 = edge_policy("127.0.0.1", 80, ["memory.example.com:80"], ["https://app.example/"])
+    assert on_80.origins == {
+        "http://127.0.0.1",
+        "http://127.0.0.1:80",
+        "http://localhost",
+        "http://localhost:80",
+        "http://memory.example.com:80",
+        "https://memory.example.com:80",
+        "https://app.example",
+    }
