@@ -58,7 +58,7 @@ from graphmem.errors import ConfigurationError
     metavar="URL",
     multiple=True,
     help="Over HTTP, another Origin to accept from browsers, exactly (scheme://host[:port]; "
-    "repeatable; default: http:// and the allowed hosts).",
+    "repeatable; default: http:// and each allowed host, and https:// and each --allow-host).",
 )
 @click.option("--read-only", is_flag=True, help="Expose only the tools that read and audit.")
 @click.option(

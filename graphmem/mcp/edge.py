@@ -43,8 +43,10 @@ def edge_policy(
 ) -> EdgePolicy:
     """What a server bound to ``bind``:``port`` accepts. Given ``hosts`` and ``origins`` are
     added to the defaults: the bound address (with ``localhost`` for 127.0.0.1 and ::1), with
-    the port (and without it on port 80), and ``http://`` before each as an origin. A wildcard
-    bind (0.0.0.0, ::) has no name of its own: it needs ``hosts``."""
+    the port (and without it on port 80). Every allowed host is also an origin, with
+    ``http://`` before it; a given host, which may be a proxy's name in front of the server,
+    with ``https://`` too. A wildcard bind (0.0.0.0, ::) has no name of its own: it needs
+    ``hosts``."""
     given_hosts = {h.strip().lower() for h in hosts if h.strip()}
     given_origins = {o.strip().lower().rstrip("/") for o in origins if o.strip()}
     names: list[str] = []
@@ -63,7 +65,11 @@ def edge_policy(
     if port == 80:
         defaults |= set(names)
     allowed_hosts = {h.lower() for h in defaults} | given_hosts
-    allowed_origins = {f"http://{h}" for h in defaults} | given_origins
+    allowed_origins = (
+        {f"http://{h}" for h in allowed_hosts}
+        | {f"https://{h}" for h in given_hosts}
+        | given_origins
+    )
     return EdgePolicy(frozenset(allowed_hosts), frozenset(allowed_origins))
 
 
@@ -78,42 +84,58 @@ def _host_name(address: str) -> str:
 
 
 class HostOriginCheck:
-    """ASGI middleware: HTTP requests whose ``Host`` or ``Origin`` the policy does not allow
-    get 421 or 403 and never reach ``app``; other scopes (lifespan) pass through."""
+    """ASGI middleware: HTTP requests and WebSocket handshakes whose ``Host`` or ``Origin`` the
+    policy does not allow get 421 or 403 and never reach ``app``; other scopes (lifespan)
+    pass through."""
 
     def __init__(self, app: ASGIApp, policy: EdgePolicy) -> None:
         self.app = app
         self.policy = policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            hosts = _header(scope, b"host")
-            origins = _header(scope, b"origin")
-            if len(hosts) != 1 or hosts[0].lower() not in self.policy.hosts:
-                await _refuse(send, 421, "Invalid Host header")
-                return
-            if len(origins) > 1 or (
-                origins and origins[0].lower().rstrip("/") not in self.policy.origins
-            ):
-                await _refuse(send, 403, "Invalid Origin header")
+        if scope["type"] in ("http", "websocket"):
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await _refuse(scope, send, *refusal)
                 return
         await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """The status and text that refuse this request, or None when it may pass."""
+        hosts = _header(scope, b"host")
+        origins = _header(scope, b"origin")
+        if len(hosts) != 1 or hosts[0].lower() not in self.policy.hosts:
+            return 421, "Invalid Host header"
+        if len(origins) > 1 or (
+            origins and origins[0].lower().rstrip("/") not in self.policy.origins
+        ):
+            return 403, "Invalid Origin header"
+        return None
 
 
 def _header(scope: Scope, name: bytes) -> list[str]:
     return [value.decode("latin-1") for key, value in scope.get("headers", []) if key == name]
 
 
-async def _refuse(send: Send, status: int, text: str) -> None:
+async def _refuse(scope: Scope, send: Send, status: int, text: str) -> None:
+    """An HTTP response of ``status``. A WebSocket handshake gets the same response where the
+    server takes one (the ASGI denial-response extension), and otherwise is closed before it
+    is accepted, which the server answers with 403."""
+    prefix = ""
+    if scope["type"] == "websocket":
+        if "websocket.http.response" not in (scope.get("extensions") or {}):
+            await send({"type": "websocket.close", "code": 1008, "reason": text})
+            return
+        prefix = "websocket."
     body = text.encode()
     await send(
         {
-            "type": "http.response.start",
+            "type": f"{prefix}http.response.start",
             "status": status,
             "headers": [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": f"{prefix}http.response.body", "body": body})
 
 
 __all__ = ["EdgePolicy", "HostOriginCheck", "edge_policy"]

@@ -3,10 +3,13 @@ which tools are exposed, whether writes are allowed, and how large a result may 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from graphmem.errors import ClientUsageError, InvalidInputError
 from graphmem.models import check_namespace
+
+logger = logging.getLogger("graphmem.mcp")
 
 #: The tools that only read (recall, audits, listings): all that ``--read-only`` exposes.
 READ_TOOLS: tuple[str, ...] = (
@@ -40,17 +43,28 @@ CORE_TOOLS: tuple[str, ...] = (
     "get_history",
     "forget",
 )
+#: Former tool names ``--tools`` still takes, each for the tool it became.
+DEPRECATED_TOOLS: dict[str, str] = {"delete_memory": "retract_memory"}
 #: A result's default size cap, in characters of JSON (about 4,000 tokens).
 DEFAULT_MAX_CHARS = 16_000
 
 
 def tool_selection(spec: str, *, read_only: bool) -> tuple[str, ...]:
     """The tools named by ``--tools``: ``core``, ``all`` or a comma-separated list of names
-    (profiles may be mixed in); with ``read_only``, the writing tools are left out."""
+    (profiles may be mixed in); with ``read_only``, the writing tools are left out. A former
+    name (:data:`DEPRECATED_TOOLS`) selects the tool it became, with a warning in the log."""
     chosen: list[str] = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
+        if part in DEPRECATED_TOOLS:
+            logger.warning(
+                "the tool %s is now called %s: --tools %s is deprecated",
+                part,
+                DEPRECATED_TOOLS[part],
+                part,
+            )
+            part = DEPRECATED_TOOLS[part]
         names = {"core": CORE_TOOLS, "all": ALL_TOOLS}.get(part, (part,))
         for name in names:
             if name not in ALL_TOOLS:

@@ -100,6 +100,7 @@ class ReadTools(ToolBase):
             as_of=self._time("as_of", as_of),
             valid_at=self._time("valid_at", valid_at),
             track_access=not self.options.read_only,
+            short_ids=not self.options.full_ids,
         )
         data = {
             "context": block.text,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -35,14 +34,18 @@ _DESTRUCTIVE = frozenset({"forget", "retract_memory", "resolve_contradiction", "
 class GraphmemServer(MCPServer):
     """The SDK's server, but for how a call whose arguments do not fit a tool is told: one
     line of graphmem's (``InvalidInputError: forget: reason: a value is required``) instead
-    of pydantic's report with its links."""
+    of pydantic's report with its links.
+
+    Only the SDK's own argument error is rewritten: a :class:`ToolError` itself (not a
+    subclass such as ``UnexpectedToolError``, a crash that must stay one) caused by a
+    pydantic ``ValidationError``."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
-            if isinstance(cause, ValidationError):
+            if type(exc) is ToolError and isinstance(cause, ValidationError):
                 raise ToolError(argument_error(name, cause)) from None
             raise
 
@@ -125,15 +128,17 @@ class WarmUp:
     A call that comes before the warm-up ends waits for what it needs: the client connects
     on a call's first transaction (calls share one connection) and the embedder loads on its
     first embedding (calls share one load). A warm-up that fails is logged; the calls try
-    again and report the error themselves."""
+    again and report the error themselves. Once stopped, it never starts again."""
 
     def __init__(self, memory: AsyncMemory) -> None:
         self._memory = memory
         self._task: asyncio.Task[None] | None = None
+        self._stopped = False
 
     def start(self) -> None:
-        if self._task is None:
+        if self._task is None and not self._stopped:
             self._task = asyncio.get_running_loop().create_task(self._run())
+            self._task.add_done_callback(_log_failure)
 
     async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         result = await call_next(ctx)
@@ -159,11 +164,25 @@ class WarmUp:
         await asyncio.gather(connect(), load())
 
     async def stop(self) -> None:
+        """Cancel the warm-up if it is under way and wait for it to end. It raises nothing of
+        the warm-up's (a failure is logged as it happens), so what follows (closing the
+        client) always runs; only a cancellation of ``stop`` itself comes through."""
+        self._stopped = True
         task, self._task = self._task, None
-        if task is not None:
+        if task is not None and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait([task])
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """Log what a warm-up raised beyond graphmem's own errors (which it logs itself)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.error(
+            "the warm-up failed (each call tries again): %s: %s",
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
 
 
 @asynccontextmanager
@@ -180,8 +199,10 @@ async def warm_memory(
         yield memory
     finally:
         timer.cancel()
-        await warm_up.stop()
-        await memory.close()
+        try:
+            await warm_up.stop()
+        finally:
+            await memory.close()
 
 
 async def serve(

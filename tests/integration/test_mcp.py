@@ -363,6 +363,25 @@ def test_a_large_result_is_capped_with_a_more_marker(env: dict[str, str], ns: st
     _run(flow())
 
 
+@pytest.mark.parametrize("full_ids", [False, True])
+def test_the_context_text_shows_ids_as_the_rest_of_the_answer_does(
+    full_ids: bool, graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, ns: str
+) -> None:
+    memory = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
+    server = build_server(memory, McpOptions(namespace=ns, full_ids=full_ids))
+
+    async def scenario() -> None:
+        async with warm_memory(memory, server), Client(server) as client:
+            added = await _call(client, "add_memory", text="Frank keeps bees in Ghent")
+            fact = added["memory"]["id"]
+            assert len(fact) == (36 if full_ids else 8)
+            context = await _call(client, "get_context", query="Frank's bees")
+            assert context["facts"] == [fact]
+            assert f"(fact {fact})" in context["context"]
+
+    _run(scenario())
+
+
 def test_match_ids_finds_facts_messages_and_forgotten_ones_by_prefix(memory: Any, ns: str) -> None:
     fact = memory.remember("Eve plays chess on Sundays")
     said = memory.ingest(["Eve: see you at the club"]).episodes[0]
@@ -462,6 +481,7 @@ def test_http_refuses_a_foreign_host_or_origin_on_any_loopback_address(
     bound = f"127.0.0.2:{port}"
     command = [sys.executable, "-m", "graphmem", "mcp", "--transport", "http"]
     args = ["--host", "127.0.0.2", "--port", str(port), "--allow-origin", "https://app.example"]
+    args += ["--allow-host", f"memory.test:{port}"]
     child = subprocess.Popen(
         [*command, *args], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
     )
@@ -499,6 +519,11 @@ def test_http_refuses_a_foreign_host_or_origin_on_any_loopback_address(
         assert status() not in (403, 421)
         assert status(Origin=f"http://{bound}") not in (403, 421)
         assert status(Origin="https://app.example") not in (403, 421)
+        # A name given with --allow-host is a Host and, with http:// or https://, an Origin.
+        assert status(Host=f"memory.test:{port}") not in (403, 421)
+        for origin in (f"http://memory.test:{port}", f"https://memory.test:{port}"):
+            assert status(Origin=origin) not in (403, 421), origin
+        assert status(Origin="http://memory.test") == 403
 
         async def listed() -> None:
             async with Client(f"http://{bound}/mcp") as client:

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import BaseModel
 
 from graphmem.errors import ClientUsageError, DatabaseError, InvalidInputError
+from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
 from graphmem.mcp.options import (
     ALL_TOOLS,
     CORE_TOOLS,
@@ -20,6 +24,7 @@ from graphmem.mcp.options import (
     McpOptions,
     tool_selection,
 )
+from graphmem.mcp.server import GraphmemServer, WarmUp, warm_memory
 from graphmem.mcp.shape import dumps, fitted, ids_in, plain, replace_ids, short_ids
 from graphmem.mcp.tools import Tools
 
@@ -182,3 +187,165 @@ def test_ids_of_a_large_answer_are_checked_in_batches() -> None:
     text = asyncio.run(tools._out({"facts": ids}, "team"))
     assert memory.asked == [500, 500, 200]
     assert json.loads(text)["facts"] == [i[:8] for i in ids]
+
+
+def test_a_former_tool_name_selects_the_tool_it_became(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="graphmem.mcp"):
+        assert tool_selection("delete_memory", read_only=False) == ("retract_memory",)
+    assert [r.getMessage() for r in caplog.records] == [
+        "the tool delete_memory is now called retract_memory: --tools delete_memory is deprecated"
+    ]
+    both = tool_selection("core,delete_memory,retract_memory", read_only=False)
+    assert both.count("retract_memory") == 1 and set(CORE_TOOLS) < set(both)
+    with pytest.raises(ClientUsageError, match="they all write"):
+        tool_selection("delete_memory", read_only=True)
+
+
+class _Point(BaseModel):
+    x: int
+
+
+def test_only_the_sdks_own_argument_error_becomes_graphmems_line() -> None:
+    server = GraphmemServer("test")
+
+    async def parse(text: str) -> str:
+        """Parse a point (a crash when the text is not a number)."""
+        return str(_Point.model_validate({"x": text}).x)
+
+    server.add_tool(parse, name="parse", structured_output=False)
+    with pytest.raises(ToolError) as missing:
+        asyncio.run(server.call_tool("parse", {}))
+    assert type(missing.value) is ToolError
+    assert str(missing.value) == "InvalidInputError: parse: text: a value is required"
+    # A pydantic error inside the tool is a crash: the SDK's own error, detail withheld.
+    with pytest.raises(UnexpectedToolError) as crashed:
+        asyncio.run(server.call_tool("parse", {"text": "seven"}))
+    assert str(crashed.value) == "Error executing tool parse"
+
+
+class _Client:
+    """Only what the warm-up asks of the client; connecting fails with ``error``."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+        self.embedder = object()
+        self.connects = 0
+        self.closed = False
+
+    async def connect(self) -> None:
+        self.connects += 1
+        if self.error is not None:
+            raise self.error
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def test_a_warm_up_that_fails_unexpectedly_is_logged_and_the_client_still_closes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = _Client(RuntimeError("the socket library broke"))
+
+    async def scenario() -> None:
+        async with warm_memory(client, after=0):  # type: ignore[arg-type]
+            await asyncio.sleep(0.1)
+            assert client.connects == 1
+
+    with caplog.at_level(logging.ERROR, logger="graphmem.mcp"):
+        asyncio.run(scenario())
+    assert client.closed
+    assert "the warm-up failed (each call tries again): RuntimeError: the socket library broke" in [
+        r.getMessage() for r in caplog.records
+    ]
+
+
+def test_a_call_after_the_server_stopped_starts_no_warm_up() -> None:
+    client = _Client()
+
+    async def scenario() -> None:
+        warm_up = WarmUp(client)  # type: ignore[arg-type]
+        await warm_up.stop()
+
+        async def call_next(ctx: Any) -> str:
+            return "answer"
+
+        assert await warm_up(SimpleNamespace(method="tools/call"), call_next) == "answer"
+        await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert client.connects == 0
+
+
+def _edge(policy: EdgePolicy, scope: dict[str, Any]) -> tuple[list[Any], list[str]]:
+    """What the edge sends for ``scope``, and the scopes that reached the app."""
+    sent: list[Any] = []
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["type"])
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(HostOriginCheck(app, policy)(scope, receive, send))
+    return sent, reached
+
+
+def test_websocket_handshakes_are_checked_like_http_requests() -> None:
+    policy = edge_policy("127.0.0.1", 8765)
+
+    def handshake(host: str, origin: str | None = None, denial: bool = False) -> dict[str, Any]:
+        headers = [(b"host", host.encode())]
+        if origin is not None:
+            headers.append((b"origin", origin.encode()))
+        extensions: dict[str, Any] = {"websocket.http.response": {}} if denial else {}
+        return {"type": "websocket", "headers": headers, "extensions": extensions}
+
+    sent, reached = _edge(policy, handshake("evil.example:8765"))
+    assert reached == [] and [m["type"] for m in sent] == ["websocket.close"]
+    sent, reached = _edge(policy, handshake("localhost:8765", "http://evil.example"))
+    assert reached == [] and [m["type"] for m in sent] == ["websocket.close"]
+    # A server that takes a denial response gets the same status as over HTTP.
+    sent, reached = _edge(policy, handshake("evil.example:8765", denial=True))
+    assert reached == []
+    assert [m["type"] for m in sent] == [
+        "websocket.http.response.start",
+        "websocket.http.response.body",
+    ]
+    assert sent[0]["status"] == 421 and sent[1]["body"] == b"Invalid Host header"
+    sent, reached = _edge(policy, handshake("localhost:8765", "http://localhost:8765"))
+    assert sent == [] and reached == ["websocket"]
+    sent, reached = _edge(policy, {"type": "http", "headers": [(b"host", b"evil.example")]})
+    assert reached == [] and sent[0]["status"] == 421
+    assert _edge(policy, {"type": "lifespan"}) == ([], ["lifespan"])
+
+
+def test_allowed_hosts_are_allowed_origins_too() -> None:
+    policy = edge_policy("127.0.0.1", 8765, ["Memory.example.com", "proxy.example:8443"])
+    assert policy.hosts == {
+        "127.0.0.1:8765",
+        "localhost:8765",
+        "memory.example.com",
+        "proxy.example:8443",
+    }
+    assert policy.origins == {
+        "http://127.0.0.1:8765",
+        "http://localhost:8765",
+        "http://memory.example.com",
+        "https://memory.example.com",
+        "http://proxy.example:8443",
+        "https://proxy.example:8443",
+    }
+    on_80 = edge_policy("127.0.0.1", 80, ["memory.example.com:80"], ["https://app.example/"])
+    assert on_80.origins == {
+        "http://127.0.0.1",
+        "http://127.0.0.1:80",
+        "http://localhost",
+        "http://localhost:80",
+        "http://memory.example.com:80",
+        "https://memory.example.com:80",
+        "https://app.example",
+    }
