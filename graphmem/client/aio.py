@@ -48,7 +48,7 @@ from graphmem.models.consolidation import (
 )
 from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
 from graphmem.servers.connection import Neo4jTarget, open_async_driver
-from graphmem.store.db import driver_errors
+from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -297,8 +297,9 @@ class AsyncMemory(_ClientBase):
                 except StopIteration as stop:
                     return stop.value  # type: ignore[no-any-return]
                 run.query.check_params(run.params)
-                result = await tx.run(run.query.text, run.params)
-                rows = await result.data()
+                with no_retry_on_memory():
+                    result = await tx.run(run.query.text, run.params)
+                    rows = await result.data()
 
         timeout = self.settings.neo4j_transaction_timeout
         body = _time_limited(body, timeout)

@@ -55,7 +55,7 @@ from graphmem.models.consolidation import (
     UndoResult,
 )
 from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
-from graphmem.store.db import driver_errors
+from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -237,7 +237,8 @@ class Memory(_ClientBase):
                 except StopIteration as stop:
                     return stop.value  # type: ignore[no-any-return]
                 run.query.check_params(run.params)
-                rows = tx.run(run.query.text, run.params).data()
+                with no_retry_on_memory():
+                    rows = tx.run(run.query.text, run.params).data()
 
         timeout = self.settings.neo4j_transaction_timeout
         body = _time_limited(body, timeout)

@@ -23,6 +23,7 @@ from graphmem.errors import (
     DatabaseError,
     GraphmemError,
     Neo4jUnavailableError,
+    QueryMemoryError,
     SchemaError,
     TransactionTimeoutError,
     TransientDatabaseError,
@@ -46,6 +47,51 @@ _TERMINATED = frozenset(
 )
 
 
+#: Neo4j's codes for a query that ran out of memory: over ``db.memory.transaction.max``, or
+#: over the heap itself (a server that does not exit on OutOfMemoryError reports it so).
+_MEMORY_CODES = frozenset(
+    {
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.TransientError.General.OutOfMemoryError",
+        "Neo.TransientError.General.TransactionMemoryLimit",
+    }
+)
+
+
+class OutOfMemory(Exception):
+    """Raised inside a transaction function (:func:`no_retry_on_memory`) so that the driver
+    does not retry a query that ran out of memory (it would only run out again); the
+    :func:`driver_errors` around the transaction turns it into a :class:`QueryMemoryError`."""
+
+    def __init__(self, cause: Neo4jError) -> None:
+        super().__init__(cause.message)
+        self.cause = cause
+
+
+@contextmanager
+def no_retry_on_memory() -> Iterator[None]:
+    """Inside a transaction function: a query that ran out of memory ends the transaction
+    without the driver's retries."""
+    try:
+        yield
+    except TransientError as exc:
+        if exc.code in _MEMORY_CODES:
+            raise OutOfMemory(exc) from exc
+        raise
+
+
+def _memory_error(cause: Neo4jError) -> QueryMemoryError:
+    heap = cause.code == "Neo.TransientError.General.OutOfMemoryError"
+    what = "than the server's heap holds" if heap else "than one transaction may use"
+    return QueryMemoryError(
+        f"the query needed more memory {what} on this server "
+        f"({cause.code}: {cause.message}); Neo4j stopped it and nothing changed. Narrow it "
+        "(fewer rows, smaller lists and strings; for a write, smaller batches) or raise the "
+        "limit (db.memory.transaction.max; GRAPHMEM_LOCAL_NEO4J_TRANSACTION_MEMORY on the "
+        "local server)"
+    )
+
+
 def map_driver_error(
     exc: Neo4jError | DriverError, *, timeout_passed: float | None = None
 ) -> GraphmemError:
@@ -58,6 +104,8 @@ def map_driver_error(
             f"Neo4j stopped the transaction at its time limit{limit} and rolled it back, so "
             f"nothing was written ({code})"
         )
+    if code in _MEMORY_CODES and isinstance(exc, Neo4jError):
+        return _memory_error(exc)
     if isinstance(exc, AuthError):
         return Neo4jUnavailableError(f"Neo4j refused the credentials: {exc}")
     if isinstance(exc, IncompleteCommit):
@@ -90,6 +138,8 @@ def driver_errors(timeout: float | None = None) -> Iterator[None]:
     started = time.monotonic()
     try:
         yield
+    except OutOfMemory as exc:
+        raise _memory_error(exc.cause) from exc.cause
     except (Neo4jError, DriverError) as exc:
         passed = timeout if timeout and time.monotonic() - started >= timeout else None
         raise map_driver_error(exc, timeout_passed=passed) from exc

@@ -37,11 +37,10 @@ from neo4j.exceptions import ClientError
 from graphmem.errors import (
     DatabaseError,
     InvalidInputError,
-    QueryMemoryError,
     QueryRefusedError,
     TransactionTimeoutError,
 )
-from graphmem.store.db import driver_errors
+from graphmem.store.db import driver_errors, no_retry_on_memory
 
 #: Plan operators that only read the graph or work on rows (their names in Neo4j 5.26 and the
 #: 2025 releases; a parenthesised variant such as ``Expand(Into)`` counts as its base name).
@@ -214,37 +213,6 @@ def _check_text(text: str) -> None:
         )
 
 
-#: Neo4j's codes for a query that ran out of memory: over ``db.memory.transaction.max``, or
-#: over the heap itself (a server that does not exit on OutOfMemoryError reports it so).
-_MEMORY_CODES = frozenset(
-    {
-        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
-        "Neo.TransientError.General.OutOfMemoryError",
-        "Neo.TransientError.General.TransactionMemoryLimit",
-    }
-)
-
-
-class _OutOfMemory(Exception):
-    """Raised inside the transaction function so that the driver does not retry a query
-    that ran out of memory (it would only run out again): not a driver error."""
-
-    def __init__(self, cause: neo4j.exceptions.Neo4jError) -> None:
-        super().__init__(cause.message)
-        self.cause = cause
-
-
-def _memory_error(cause: neo4j.exceptions.Neo4jError) -> QueryMemoryError:
-    heap = cause.code == "Neo.TransientError.General.OutOfMemoryError"
-    what = "than the server's heap holds" if heap else "than one transaction may use"
-    return QueryMemoryError(
-        f"the query needed more memory {what} on this server "
-        f"({cause.code}: {cause.message}); Neo4j stopped it and nothing changed. Narrow it "
-        "(fewer rows, smaller lists and strings) or raise the limit (db.memory.transaction.max; "
-        "GRAPHMEM_LOCAL_NEO4J_TRANSACTION_MEMORY on the local server)"
-    )
-
-
 @contextmanager
 def _read_errors(timeout: float) -> Iterator[None]:
     """Driver errors mapped as everywhere (:func:`driver_errors`), and a statement Neo4j
@@ -253,10 +221,7 @@ def _read_errors(timeout: float) -> Iterator[None]:
     input error."""
     try:
         with driver_errors(timeout):
-            try:
-                yield
-            except _OutOfMemory as exc:
-                raise _memory_error(exc.cause) from exc.cause
+            yield
     except DatabaseError as exc:
         cause = exc.__cause__
         if isinstance(cause, ClientError) and (cause.code or "").startswith(
@@ -356,7 +321,7 @@ def _fetch(
     tx: neo4j.ManagedTransaction, text: str, params: dict[str, Any], limit: int, clock: _Clock
 ) -> GuardedRows:
     clock.restart()
-    with _no_retry_on_memory():
+    with no_retry_on_memory():
         result = tx.run(text, params)
         records: list[neo4j.Record] = []
         for record in result:
@@ -364,16 +329,6 @@ def _fetch(
                 return GuardedRows(tuple(result.keys()), records, True, limit)
             records.append(record)
         return GuardedRows(tuple(result.keys()), records, False, limit)
-
-
-@contextmanager
-def _no_retry_on_memory() -> Iterator[None]:
-    try:
-        yield
-    except neo4j.exceptions.TransientError as exc:
-        if exc.code in _MEMORY_CODES:
-            raise _OutOfMemory(exc) from exc
-        raise
 
 
 async def guarded_read_async(
@@ -425,7 +380,7 @@ async def _fetch_async(
     clock: _Clock,
 ) -> GuardedRows:
     clock.restart()
-    with _no_retry_on_memory():
+    with no_retry_on_memory():
         result = await tx.run(text, params)
         records: list[neo4j.Record] = []
         async for record in result:

@@ -14,6 +14,7 @@ import neo4j
 import pytest
 
 from graphmem.client.graph import Graph
+from graphmem.core.plans import Plan, Rows, Run, Transaction, Work
 from graphmem.errors import (
     InvalidInputError,
     QueryMemoryError,
@@ -21,9 +22,10 @@ from graphmem.errors import (
     ResultTooLargeError,
     TransactionTimeoutError,
 )
-from graphmem.store.cypher import analyst_queries
+from graphmem.store.cypher import CypherQuery, analyst_queries
 from graphmem.store.guard import guarded_read_async
 from tests.helpers import RecordingHTTPHandler
+from tests.integration.conftest import Client
 
 
 @pytest.fixture(scope="module")
@@ -204,3 +206,27 @@ def test_the_async_driver_has_the_same_guard(graph: Graph) -> None:
                 )
 
     asyncio.run(run())
+
+
+def test_a_write_that_runs_out_of_memory_is_not_retried(memory: Client) -> None:
+    """graphmem's own transactions run under the server's memory limit too: one over it ends
+    at once with the typed error (the driver would retry a transient error for 30 s)."""
+    hog = CypherQuery(
+        name="hog",
+        text="UNWIND range(1, 100000000) AS x WITH collect(x) AS xs RETURN size(xs) AS n",
+        mode="write",
+        params=(),
+    )
+
+    def work() -> Work[Rows]:
+        return (yield Run(hog, {}))
+
+    def plan() -> Plan[Rows]:
+        rows: Rows = yield Transaction("write", work)
+        return rows
+
+    began = time.monotonic()
+    with pytest.raises(QueryMemoryError, match="more memory"):
+        memory._run(plan())
+    assert time.monotonic() - began < 15
+    assert memory.stats().facts == 0  # the server answers afterwards
