@@ -60,9 +60,10 @@ def _verify_table(data: dict[str, Any]) -> str:
     physical = data.get("physical")
     if physical is not None:
         head["on disk"] = (
-            "the words are in no file of the local server"
+            "the text was found in no file of the local server (a byte search: a text of "
+            "about 30 characters or less may be stored packed, out of its sight)"
             if not physical
-            else f"the words remain in {len(physical)} file(s)"
+            else f"the text remains in {len(physical)} file(s)"
         )
     parts = [render_mapping(head)]
     if data["findings"]:

@@ -4,7 +4,10 @@ The weights are read from the model's ``model.safetensors`` with numpy, and the 
 written with the ``onnx`` package: the embeddings and their layer norm, then per layer the
 query/key/value projection, ONNX Runtime's ``MultiHeadAttention``, ``SkipLayerNormalization``
 and ``BiasGelu`` operators and the feed-forward products, then the pooling the model's
-``1_Pooling/config.json`` names (mean or CLS) and L2 normalisation.
+``1_Pooling/config.json`` names (mean or CLS) and L2 normalisation. The normalisation is
+always there, with or without the model's own Normalize module: graphmem stores unit vectors
+from every backend (the torch backend asks sentence-transformers for them too), so the two
+backends agree on every model the ONNX path serves.
 
 In ``int8`` every matrix product has int8 weights (one scale per output channel) and int8
 activations with one scale per token, computed as the graph runs (``MatMulIntegerToFloat``),
