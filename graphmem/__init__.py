@@ -6,10 +6,9 @@ their times, so nothing an agent was told is silently lost.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
 
+from graphmem._version import __version__
 from graphmem.errors import (
     BadLinesError,
     ClientUsageError,

@@ -156,6 +156,14 @@ class InvalidInputError(GraphmemError, ValueError):
     an unusable vector, a malformed message. Nothing was written."""
 
 
+class CypherFileError(InvalidInputError):
+    """A ``.cypher`` file whose header is missing, malformed or inconsistent with its body."""
+
+
+class DuplicateKeyError(InvalidInputError):
+    """A JSON object names one key twice; which value was meant cannot be told."""
+
+
 class NotFoundError(InvalidInputError, LookupError):
     """No fact or episode with that id exists in the namespace."""
 

@@ -28,7 +28,8 @@ _SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)", re.DOTALL)
 
 
 def _library() -> dict[str, CypherQuery]:
-    from graphmem.store.cypher import CypherFileError, analyst_queries
+    from graphmem.errors import CypherFileError
+    from graphmem.store.cypher import analyst_queries
 
     try:
         return analyst_queries()
@@ -39,7 +40,8 @@ def _library() -> dict[str, CypherQuery]:
 def resolve(target: str) -> CypherQuery:
     """A library query by name, or a ``.cypher`` file of your own by path (a TARGET ending in
     ``.cypher`` or naming a folder)."""
-    from graphmem.store.cypher import CypherFileError, load_query_file
+    from graphmem.errors import CypherFileError
+    from graphmem.store.cypher import load_query_file
 
     if target.endswith(".cypher") or "/" in target or "\\" in target:
         try:

@@ -181,7 +181,7 @@ def memory_for(ctx: click.Context, ns: str | None) -> Memory:
 def json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     if value is None:
         return None
-    from graphmem.core.jsonl import json_error, load_json
+    from graphmem._json import json_error, load_json
 
     try:
         data = load_json(value)

@@ -158,7 +158,7 @@ def ingest(
     \b
         graphmem ingest chat.jsonl --session-id s-1 --ns user-42
     """
-    from graphmem.core.jsonl import parse_message_lines
+    from graphmem.cli.jsonl import parse_message_lines
 
     if file.isatty():
         click.echo("Reading JSON Lines from the terminal; end with Ctrl-D.", err=True)

@@ -57,10 +57,10 @@ from typing import Unpack
 
 from graphmem.client.audit import AsyncAudit
 from graphmem.client.base import (
-    _ClientBase,
-    _refuse_close_inside_a_call,
-    _time_limited,
+    ClientBase,
     checked_proposal,
+    refuse_close_inside_a_call,
+    time_limited,
 )
 from graphmem.client.sync import Memory  # noqa: F401 - named in the docstrings
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
@@ -70,7 +70,7 @@ T = TypeVar("T")
 logger = logging.getLogger("graphmem")
 
 
-class AsyncMemory(_ClientBase):
+class AsyncMemory(ClientBase):
     """Asynchronous graphmem client with the same methods as :class:`Memory`.
 
     Embedding and extraction run in a worker thread so the event loop stays free.
@@ -172,7 +172,7 @@ class AsyncMemory(_ClientBase):
     async def close(self) -> None:
         """Close the connections once the calls in flight have finished; calls made meanwhile
         wait, and a call made afterwards connects again."""
-        _refuse_close_inside_a_call(self._callers, asyncio.current_task())
+        refuse_close_inside_a_call(self._callers, asyncio.current_task())
         if self._loop is asyncio.get_running_loop():
             await self._stop_background()  # lets a background run under way finish first
         idle, open_again = self._idle, self._open_again
@@ -302,7 +302,7 @@ class AsyncMemory(_ClientBase):
                     rows = await result.data()
 
         timeout = self.settings.neo4j_transaction_timeout
-        body = _time_limited(body, timeout)
+        body = time_limited(body, timeout)
         with driver_errors(timeout):
             async with driver.session(
                 database=self._database, bookmark_manager=self._bookmarks

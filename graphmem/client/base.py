@@ -35,7 +35,7 @@ T = TypeVar("T")
 B = TypeVar("B", bound=Callable[..., Any])
 
 
-def _time_limited(body: B, timeout: float | None) -> B:
+def time_limited(body: B, timeout: float | None) -> B:
     """``body``, a transaction function, with Neo4j's time limit set when there is one."""
     return body if timeout is None else neo4j.unit_of_work(timeout=timeout)(body)
 
@@ -115,7 +115,7 @@ def _check_options(
         raise wrong("recall_config", "a RecallConfig or a mapping", config)
 
 
-class _ClientBase:
+class ClientBase:
     """Settings, embedder, extractor, token counter and the shared core."""
 
     def __init__(
@@ -267,7 +267,7 @@ class _ClientBase:
         )
 
 
-def _refuse_close_inside_a_call(callers: collections.Counter[object], caller: object) -> None:
+def refuse_close_inside_a_call(callers: collections.Counter[object], caller: object) -> None:
     """close() waits for the calls in flight, so from inside one (a progress callback) it
     would wait for itself forever: refused instead."""
     if callers[caller]:

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 from typing import Unpack
 
-from graphmem.client.base import _ClientBase, _refuse_close_inside_a_call, _time_limited
+from graphmem.client.base import ClientBase, refuse_close_inside_a_call, time_limited
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
@@ -70,7 +70,7 @@ T = TypeVar("T")
 logger = logging.getLogger("graphmem")
 
 
-class Memory(_ClientBase):
+class Memory(ClientBase):
     """Synchronous graphmem client. Connects on first use (or :meth:`connect`); close it, or
     use it as a context manager.
 
@@ -140,7 +140,7 @@ class Memory(_ClientBase):
         """Close the connections once the calls in flight have finished; calls made meanwhile
         wait, and a call made afterwards connects again."""
         with self._state:
-            _refuse_close_inside_a_call(self._callers, threading.get_ident())
+            refuse_close_inside_a_call(self._callers, threading.get_ident())
         self._stop_background()  # lets a background run under way finish first
         with self._state:
             self._closing = True
@@ -241,7 +241,7 @@ class Memory(_ClientBase):
                     rows = tx.run(run.query.text, run.params).data()
 
         timeout = self.settings.neo4j_transaction_timeout
-        body = _time_limited(body, timeout)
+        body = time_limited(body, timeout)
         # One bookmark chain per client (the driver's, which graphmem's other queries use too):
         # on a cluster each transaction sees the writes of the ones before it.
         with (

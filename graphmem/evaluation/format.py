@@ -23,7 +23,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from graphmem.core.jsonl import json_objects
+from graphmem._json import json_objects
 from graphmem.errors import BadLinesError, InvalidInputError
 from graphmem.models import AwareDatetime, EpisodeText, Label, describe_validation_error
 from graphmem.models.fields import is_blank

@@ -14,22 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmem.errors import LLMConfigurationError
-
-#: The local OpenAI-compatible servers graphmem knows, with the base URL each listens on.
-LOCAL_SERVERS = {
-    "ollama": "http://localhost:11434/v1",
-    "vllm": "http://localhost:8000/v1",
-    "llamacpp": "http://localhost:8080/v1",
-    "lmstudio": "http://localhost:1234/v1",
-}
-#: The hosted providers, with the environment variable their own SDK reads the key from.
-HOSTED = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GOOGLE_API_KEY",
-    "groq": "GROQ_API_KEY",
-}
-PROVIDERS = (*HOSTED, "openai-compatible", *LOCAL_SERVERS)
+from graphmem.settings.llm import HOSTED, LOCAL_SERVERS, parse_llm
 
 
 @dataclass(frozen=True)
@@ -51,17 +36,6 @@ class LLMSpec:
     @property
     def label(self) -> str:
         return f"{self.provider}:{self.model}"
-
-
-def parse_llm(value: str) -> tuple[str, str]:
-    """``provider:model`` split and checked; a ValueError says what is wrong."""
-    provider, sep, model = value.strip().partition(":")
-    provider = provider.strip().lower()
-    if not sep or not model.strip():
-        raise ValueError(f"{value!r} is not provider:model (for example openai:gpt-4.1-mini)")
-    if provider not in PROVIDERS:
-        raise ValueError(f"unknown LLM provider {provider!r}; known: {', '.join(PROVIDERS)}")
-    return provider, model.strip()
 
 
 def spec_from_settings(settings: Any) -> LLMSpec:

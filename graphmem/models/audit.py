@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from graphmem.models.fields import StoredDatetime, _Output
+from graphmem.models.fields import OutputModel, StoredDatetime
 from graphmem.models.results import Fact
 
 
-class ErasedFact(_Output):
+class ErasedFact(OutputModel):
     """A fact or message that was forgotten: the tombstone's times and why, never its words."""
 
     kind: Literal["fact", "episode"]
@@ -26,7 +26,7 @@ class ErasedFact(_Output):
     erasure: str | None = None
 
 
-class Beliefs(_Output):
+class Beliefs(OutputModel):
     """The facts believed at transaction time ``as_of`` (each as it was believed then: a fact
     retired since shows as active, with the valid interval it then had and the contradictions
     and review flags open then), true at ``valid_at``
@@ -47,7 +47,7 @@ class Beliefs(_Output):
 ChangeKind = Literal["recorded", "superseded", "merged", "retracted"]
 
 
-class BeliefChange(_Output):
+class BeliefChange(OutputModel):
     """One fact that became believed (``recorded``) or was retired (``superseded``, ``merged``,
     ``retracted``) at ``at``, by ``actor`` (``api``, ``extractor`` or a consolidation run id),
     why, and the fact that replaced it (``by``). ``text`` is None for a fact forgotten since."""
@@ -64,7 +64,7 @@ class BeliefChange(_Output):
     reason: str | None = None
 
 
-class ContradictionRecord(_Output):
+class ContradictionRecord(OutputModel):
     """A ``CONTRADICTS`` edge between ``a`` and ``b`` (texts None for a forgotten fact):
     opened at ``at`` by ``actor`` for ``reason``; resolved at ``resolved_at`` by
     ``resolved_by`` keeping ``kept`` because ``resolution``, or still open."""
@@ -86,7 +86,7 @@ class ContradictionRecord(_Output):
         return self.resolved_at is None
 
 
-class Diff(_Output):
+class Diff(OutputModel):
     """What changed in what graphmem believed after ``since`` up to and including ``until``:
     facts that became believed, facts retired and how, facts and messages forgotten (without
     their words), contradictions opened and resolved; each list oldest first."""
@@ -115,7 +115,7 @@ EventKind = Literal[
 ]
 
 
-class RunSummary(_Output):
+class RunSummary(OutputModel):
     """A consolidation run that changed something in a timeline."""
 
     id: str
@@ -126,7 +126,7 @@ class RunSummary(_Output):
     finished_at: StoredDatetime | None = None
 
 
-class TimelineEvent(_Output):
+class TimelineEvent(OutputModel):
     """One change in a fact's lineage, at transaction time ``at``: what happened to
     ``fact_id`` and the other fact it involved, by whom, why, and the same in words."""
 
@@ -142,7 +142,7 @@ class TimelineEvent(_Output):
     words: str
 
 
-class Timeline(_Output):
+class Timeline(OutputModel):
     """The lineage of a fact: every fact joined to it by ``SUPERSEDES`` or ``MERGED_INTO``
     (either way, forgotten ones as tombstones), and every change to them in transaction-time
     order, with the consolidation runs that made some of them. ``head_id``: the believed fact
@@ -157,7 +157,7 @@ class Timeline(_Output):
     runs: tuple[RunSummary, ...] = ()
 
 
-class Explanation(_Output):
+class Explanation(OutputModel):
     """The last change to one fact in words an agent can quote, and the event it describes."""
 
     ns: str

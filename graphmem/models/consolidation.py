@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphmem.models.fields import StoredDatetime, _Output
+from graphmem.models.fields import OutputModel, StoredDatetime
 
 OperationName = Literal[
     "SUPERSEDE", "MERGE", "CONTRADICT", "RESOLVE", "RETRACT", "REFERENCE", "KEEP"
@@ -53,7 +53,7 @@ class ProposedPlan(BaseModel):
     operations: list[ProposedOperation] = Field(default_factory=list)
 
 
-class ClusterFact(_Output):
+class ClusterFact(OutputModel):
     """A fact as a proposer sees it: its number in the cluster, both clocks and its source."""
 
     number: int
@@ -70,7 +70,7 @@ class ClusterFact(_Output):
     forgotten: bool = False
 
 
-class ClusterEdge(_Output):
+class ClusterEdge(OutputModel):
     """A relationship between two facts of a cluster, by their numbers."""
 
     type: Literal["SUPERSEDES", "CONTRADICTS", "REFERENCES", "MERGED_INTO"]
@@ -80,7 +80,7 @@ class ClusterEdge(_Output):
     open: bool = False
 
 
-class Cluster(_Output):
+class Cluster(OutputModel):
     """New facts with their nearest believed neighbours, numbered from 1 in recording order;
     ``similar`` holds the cosine similarity of the pairs the search found, by number."""
 
@@ -93,7 +93,7 @@ class Cluster(_Output):
         return self.facts[number - 1]
 
 
-class LLMUsage(_Output):
+class LLMUsage(OutputModel):
     """LLM calls and the tokens they used, as the provider reported them."""
 
     calls: int = 0
@@ -108,7 +108,7 @@ class LLMUsage(_Output):
         )
 
 
-class ReviewCandidate(_Output):
+class ReviewCandidate(OutputModel):
     """Two believed facts that look like the same attribute with another value ("works at
     Google" / "works at Microsoft"): listed for a person or an LLM to decide, not rewritten."""
 
@@ -132,7 +132,7 @@ class Proposal(BaseModel):
     review: list[ReviewCandidate] = Field(default_factory=list)
 
 
-class AppliedOperation(_Output):
+class AppliedOperation(OutputModel):
     """An operation that passed validation (and, outside a dry run, was applied)."""
 
     op: OperationName
@@ -142,7 +142,7 @@ class AppliedOperation(_Output):
     cluster: int
 
 
-class RejectedOperation(_Output):
+class RejectedOperation(OutputModel):
     """An operation (or a whole answer) refused before any write, with why."""
 
     op: str | None = None
@@ -153,7 +153,7 @@ class RejectedOperation(_Output):
     cluster: int
 
 
-class ConsolidationResult(_Output):
+class ConsolidationResult(OutputModel):
     """What one ``consolidate`` call did (or, with ``dry_run``, would do).
 
     ``status``: ``finished`` (every cluster handled), ``partial`` (some clusters' answers were
@@ -179,7 +179,7 @@ class ConsolidationResult(_Output):
     watermark: StoredDatetime | None = None
 
 
-class ConsolidationRunRecord(_Output):
+class ConsolidationRunRecord(OutputModel):
     """A ``:ConsolidationRun`` node as read back: what the run proposed, applied, rejected."""
 
     id: str
@@ -200,7 +200,7 @@ class ConsolidationRunRecord(_Output):
     undone_by: str | None = None
 
 
-class UndoResult(_Output):
+class UndoResult(OutputModel):
     """What ``undo`` restored: facts given back their earlier state, edges removed,
     contradictions reopened."""
 

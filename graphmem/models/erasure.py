@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from graphmem.models.fields import StoredDatetime, _Output
+from graphmem.models.fields import OutputModel, StoredDatetime
 from graphmem.models.results import ReviewMark
 
 
-class FlagMade(_Output):
+class FlagMade(OutputModel):
     """A review flag an erasure made (or, in a dry run, would make): ``flagged`` rested on
     ``cause`` through ``relation`` (``references``, ``derived_with``, ``contradicts``,
     ``derived_from``), or holds the very same text (``same_text``)."""
@@ -20,7 +20,7 @@ class FlagMade(_Output):
     relation: str
 
 
-class ForgetResult(_Output):
+class ForgetResult(OutputModel):
     """What one ``forget`` erased (or, with ``dry_run``, would erase).
 
     Each unit (a batch of nodes with the facts derived only from its messages) is erased in one
@@ -54,7 +54,7 @@ class ForgetResult(_Output):
         return len(self.facts) + len(self.episodes)
 
 
-class Finding(_Output):
+class Finding(OutputModel):
     """Something the verification found that it should not have: where, and what."""
 
     check: str
@@ -62,7 +62,7 @@ class Finding(_Output):
     detail: str
 
 
-class ForgetVerification(_Output):
+class ForgetVerification(OutputModel):
     """What ``verify_forgotten`` searched and found for one target (an erased id, a source, a
     session or an erasure id). ``clean``: the target names tombstones and no read path holds
     what they erased."""

@@ -231,7 +231,7 @@ def is_blank(value: str) -> bool:
     return all(c in _FILLERS or unicodedata.category(c) in _INVISIBLE_CATEGORIES for c in value)
 
 
-def _text(limit: int, noun: str = "text") -> Any:
+def text_type(limit: int, noun: str = "text") -> Any:
     """Not blank (see :func:`is_blank`), and at most ``limit`` characters."""
 
     def check(value: str) -> str:
@@ -333,9 +333,9 @@ StoredDatetime = Annotated[datetime, BeforeValidator(native_time)]
 Namespace = Annotated[str, AfterValidator(check_namespace)]
 #: A string as given: no bytes or other types converted, valid Unicode.
 Text = Annotated[str, Strict(), AfterValidator(_unicode_text)]
-FactText = Annotated[Text, _text(MAX_TEXT_CHARS)]
-EpisodeText = Annotated[Text, _text(MAX_EPISODE_CHARS)]
-Label = Annotated[Text, _text(MAX_LABEL_CHARS, "value")]
+FactText = Annotated[Text, text_type(MAX_TEXT_CHARS)]
+EpisodeText = Annotated[Text, text_type(MAX_EPISODE_CHARS)]
+Label = Annotated[Text, text_type(MAX_LABEL_CHARS, "value")]
 Id = Label
 Tags = Annotated[
     # Each tag is checked as recall's tags filter checks it: one it refuses could never match.
@@ -347,15 +347,15 @@ Ids = Annotated[tuple[Id, ...], Field(max_length=MAX_IDS), BeforeValidator(one_o
 Metadata = Annotated[dict[str, Any] | None, AfterValidator(_metadata)]
 
 
-def _metadata_from_graph(value: Any) -> Any:
+def metadata_from_graph(value: Any) -> Any:
     if isinstance(value, str):
         return json.loads(value)
     return value
 
 
-class _Input(BaseModel):
+class InputModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 
 
-class _Output(BaseModel):
+class OutputModel(BaseModel):
     model_config = ConfigDict(frozen=True)

@@ -20,21 +20,21 @@ from graphmem.models.fields import (
     FactText,
     Id,
     Ids,
+    InputModel,
     Label,
     Metadata,
     Tags,
     Text,
-    _Input,
-    _text,
+    text_type,
 )
 
 #: Why a fact supersedes, references or contradicts others, or why a fact is contradicted,
 #: resolved or retracted: kept on the edge or the fact.
-Reason = Annotated[Text, _text(MAX_TEXT_CHARS, "reason")]
+Reason = Annotated[Text, text_type(MAX_TEXT_CHARS, "reason")]
 
 
 # --- inputs -------------------------------------------------------------------------------------
-class FactInput(_Input):
+class FactInput(InputModel):
     """One fact to remember (the batch form of :meth:`Memory.remember` takes a list of them)."""
 
     text: FactText
@@ -103,7 +103,7 @@ class FactFields(TypedDict, total=False):
     reason: str | None
 
 
-class Message(_Input):
+class Message(InputModel):
     """One verbatim message for :meth:`Memory.ingest`.
 
     ``content`` is stored as given. ``external_id`` is the caller's own id of the message;

@@ -13,14 +13,14 @@ from pydantic import (
 from graphmem.models.fields import (
     FactStatus,
     Kind,
+    OutputModel,
     StoredDatetime,
-    _metadata_from_graph,
-    _Output,
+    metadata_from_graph,
 )
 
 
 # --- stored nodes -------------------------------------------------------------------------------
-class OpenContradiction(_Output):
+class OpenContradiction(OutputModel):
     """A believed fact that an unresolved ``CONTRADICTS`` edge joins to this one."""
 
     id: str
@@ -30,7 +30,7 @@ class OpenContradiction(_Output):
     actor: str | None = None
 
 
-class ReviewMark(_Output):
+class ReviewMark(OutputModel):
     """An open review flag: something the flagged fact or episode rested on changed.
 
     ``event`` is what happened to ``cause_id`` (``forgotten``, ``superseded``, ``merged``,
@@ -52,7 +52,7 @@ class ReviewMark(_Output):
 _Flag = Annotated[bool, BeforeValidator(lambda v: bool(v))]
 
 
-class Fact(_Output):
+class Fact(OutputModel):
     """A :Fact node (without its embedding), with its open contradictions and review flags."""
 
     id: str
@@ -74,7 +74,7 @@ class Fact(_Output):
     access_count: int = 0
     last_accessed_at: StoredDatetime | None = None
     text_hash: str
-    metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
+    metadata: Annotated[dict[str, Any] | None, BeforeValidator(metadata_from_graph)] = None
     pinned: bool = False
     #: Why it was retracted ("that was never true"), on a retracted fact.
     retraction_reason: str | None = None
@@ -111,7 +111,7 @@ class Fact(_Output):
         return self.model_copy(update=update) if update else self
 
 
-class Episode(_Output):
+class Episode(OutputModel):
     """An :Episode node: one verbatim message (without its embedding)."""
 
     id: str
@@ -126,14 +126,14 @@ class Episode(_Output):
     content_hash: str
     access_count: int = 0
     last_accessed_at: StoredDatetime | None = None
-    metadata: Annotated[dict[str, Any] | None, BeforeValidator(_metadata_from_graph)] = None
+    metadata: Annotated[dict[str, Any] | None, BeforeValidator(metadata_from_graph)] = None
     #: Its open review flags (a message stored again after the same text was forgotten).
     review: tuple[ReviewMark, ...] = ()
     previously_forgotten: _Flag = False
 
 
 # --- recall -------------------------------------------------------------------------------------
-class Scores(_Output):
+class Scores(OutputModel):
     """How a hit scored. ``vector`` is the cosine similarity (-1..1) to the query; ``fulltext``
     the Lucene score (absent when the text did not match); ranks are 1-based within each
     retriever's candidates; ``fused`` the fusion score, ``recency`` the multiplier applied to it,
@@ -153,7 +153,7 @@ class Scores(_Output):
     placed_above: str | None = None
 
 
-class SourceMessage(_Output):
+class SourceMessage(OutputModel):
     """One episode (verbatim message) behind a hit."""
 
     episode_id: str
@@ -163,7 +163,7 @@ class SourceMessage(_Output):
     occurred_at: StoredDatetime | None = None
 
 
-class Provenance(_Output):
+class Provenance(OutputModel):
     """Where a hit came from: the episodes (verbatim messages) behind it, in the order they
     were sent (by ``occurred_at``, those without one last, then by the caller's id).
     ``messages`` has one entry per episode; the three tuples are its ids, the external ids
@@ -175,7 +175,7 @@ class Provenance(_Output):
     messages: tuple[SourceMessage, ...] = ()
 
 
-class Hit(_Output):
+class Hit(OutputModel):
     kind: Kind
     id: str
     text: str
@@ -203,7 +203,7 @@ class Hit(_Output):
         return None
 
 
-class Timing(_Output):
+class Timing(OutputModel):
     """Milliseconds spent embedding the query, in database reads, and stamping access."""
 
     embed_ms: float = 0.0
@@ -212,7 +212,7 @@ class Timing(_Output):
     total_ms: float = 0.0
 
 
-class RecallResult(_Output):
+class RecallResult(OutputModel):
     """The hits of one recall, best first, with what the search did to find them."""
 
     query: str
@@ -243,7 +243,7 @@ class RecallResult(_Output):
         return [hit.text for hit in self.hits]
 
 
-class ContextBlock(_Output):
+class ContextBlock(OutputModel):
     """A prompt-ready block of memory within a token budget."""
 
     text: str
@@ -257,7 +257,7 @@ class ContextBlock(_Output):
 
 
 # --- writes, reads and audit --------------------------------------------------------------------
-class IngestResult(_Output):
+class IngestResult(OutputModel):
     ns: str
     #: Episodes created by this call, in input order.
     episodes: tuple[Episode, ...] = ()
@@ -274,7 +274,7 @@ class IngestResult(_Output):
         return len(self.episodes)
 
 
-class SupersedesEdge(_Output):
+class SupersedesEdge(OutputModel):
     """``(newer)-[:SUPERSEDES]->(older)`` with when, who and why."""
 
     newer_id: str
@@ -284,7 +284,7 @@ class SupersedesEdge(_Output):
     reason: str | None = None
 
 
-class FactHistory(_Output):
+class FactHistory(OutputModel):
     """A fact's place in its ``SUPERSEDES`` chain, both ways, oldest first."""
 
     fact_id: str
@@ -294,7 +294,7 @@ class FactHistory(_Output):
     edges: tuple[SupersedesEdge, ...]
 
 
-class NamespaceStats(_Output):
+class NamespaceStats(OutputModel):
     ns: str
     facts: int
     facts_by_status: dict[str, int]

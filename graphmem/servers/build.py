@@ -27,9 +27,9 @@ MIN_JAVA: dict[str, int] = {"5.26.30": 17, "2025.12.1": 21}
 MAIN_CLASS = "io.graphmem.localneo4j.LocalNeo4j"
 _JAR = "graphmem-local-neo4j.jar"
 #: What the launcher logs once the DBMS is up.
-_READY = "graphmem-local-neo4j: ready"
+READY_LINE = "graphmem-local-neo4j: ready"
 #: What the launcher logs before it exits on a start it refuses (and the reason after it).
-_REFUSED = "graphmem-local-neo4j: refused: "
+REFUSED_LINE = "graphmem-local-neo4j: refused: "
 _MAVEN_TIMEOUT = 1800.0
 
 # The JVM options Neo4j's own launcher uses that matter for an embedded DBMS.
@@ -51,7 +51,7 @@ _JVM_OPTIONS = (
 
 
 @dataclass(frozen=True)
-class _Build:
+class MavenBuild:
     """A built server: the launcher jar, its runtime jars and a class-data archive."""
 
     directory: Path
@@ -67,7 +67,7 @@ class _Build:
         return self.directory / "classes.jsa"
 
 
-def _maven_project(settings: GraphmemSettings) -> Path:
+def maven_project(settings: GraphmemSettings) -> Path:
     if settings.local_neo4j_project is not None:
         project = settings.local_neo4j_project.expanduser().resolve()
     else:
@@ -77,7 +77,7 @@ def _maven_project(settings: GraphmemSettings) -> Path:
     return project
 
 
-def _fingerprint(project: Path) -> str:
+def build_fingerprint(project: Path) -> str:
     digest = hashlib.sha256()
     files = [project / "pom.xml", *sorted((project / "src").rglob("*"))]
     for path in files:
@@ -87,7 +87,7 @@ def _fingerprint(project: Path) -> str:
     return digest.hexdigest()
 
 
-def _run_maven(
+def run_maven(
     maven_setting: str, project: Path, build_dir: Path, *, version: str, java: JavaRuntime
 ) -> None:
     maven = shutil.which(maven_setting)
@@ -136,9 +136,9 @@ def _run_maven(
         )
 
 
-def _java_command(
+def java_command(
     java: JavaRuntime,
-    build: _Build,
+    build: MavenBuild,
     *,
     home: Path,
     port: int,
@@ -174,7 +174,7 @@ def _java_command(
     ]  # fmt: skip
 
 
-def _train_class_archive(build: _Build, java: JavaRuntime, vector_merge_factor: int) -> None:
+def train_class_archive(build: MavenBuild, java: JavaRuntime, vector_merge_factor: int) -> None:
     """Start and stop the server once in a scratch home, dumping its loaded classes.
 
     The archive only speeds up later starts: a failure here is reported and ignored.
@@ -182,9 +182,9 @@ def _train_class_archive(build: _Build, java: JavaRuntime, vector_merge_factor: 
     home = build.directory / "training"
     log = build.directory / "training.log"
     try:
-        _write_conf(home / "conf" / "neo4j.conf", "64m", vector_merge_factor)
+        write_conf(home / "conf" / "neo4j.conf", "64m", vector_merge_factor)
         ensure_secret_file(home / "password")
-        command = _java_command(
+        command = java_command(
             java, build, home=home, port=free_port(), password_file=home / "password",
             heap="1g", create_archive=True,
         )  # fmt: skip
@@ -195,7 +195,7 @@ def _train_class_archive(build: _Build, java: JavaRuntime, vector_merge_factor: 
             )  # fmt: skip
         deadline = time.monotonic() + 300
         while child.poll() is None and time.monotonic() < deadline:
-            if _READY in log.read_text(encoding="utf-8", errors="replace"):
+            if READY_LINE in log.read_text(encoding="utf-8", errors="replace"):
                 break
             time.sleep(0.2)
         child.terminate()
@@ -207,7 +207,7 @@ def _train_class_archive(build: _Build, java: JavaRuntime, vector_merge_factor: 
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _write_conf(
+def write_conf(
     path: Path,
     pagecache: str,
     vector_merge_factor: int,

@@ -16,7 +16,7 @@ import neo4j
 from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable
 from pydantic import SecretStr
 
-from graphmem import __version__
+from graphmem._version import __version__
 from graphmem.errors import ConfigurationError, Neo4jUnavailableError
 
 TargetMode = Literal["local", "docker", "external"]

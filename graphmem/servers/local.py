@@ -33,28 +33,28 @@ from pydantic import SecretStr
 from graphmem._files import ensure_secret_file, file_lock, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
 from graphmem.servers.build import (
-    _READY,
-    _REFUSED,
     MAIN_CLASS,
     MIN_JAVA,
-    _Build,
-    _fingerprint,
-    _java_command,
-    _maven_project,
-    _run_maven,
-    _train_class_archive,
-    _write_conf,
+    READY_LINE,
+    REFUSED_LINE,
+    MavenBuild,
+    build_fingerprint,
+    java_command,
+    maven_project,
+    run_maven,
+    train_class_archive,
+    write_conf,
 )
 from graphmem.servers.connection import Neo4jTarget, credentials_refused, open_driver, wait_for_bolt
 from graphmem.servers.java import JavaRuntime, find_java
 from graphmem.servers.processes import (
-    _check_port_free,
-    _cmdline,
-    _pid_alive,
-    _process_started,
-    _terminate,
+    check_port_free,
+    pid_alive,
+    process_cmdline,
+    process_started,
+    terminate_process,
 )
-from graphmem.servers.state import ServerStatus, StartResult, _State, _uri, _version_key
+from graphmem.servers.state import ServerState, ServerStatus, StartResult, bolt_uri, version_key
 from graphmem.settings import GraphmemSettings
 
 #: Seconds a server found running may refuse its password file before that is its answer (the
@@ -136,7 +136,7 @@ class LocalNeo4jServer:
                 "`graphmem neo4j start`"
             )
         return Neo4jTarget(
-            uri=_uri(state.port),
+            uri=bolt_uri(state.port),
             user="neo4j",
             password=SecretStr(ensure_secret_file(self.password_file)),
             database=self.settings.neo4j_database,
@@ -158,7 +158,7 @@ class LocalNeo4jServer:
             return self._stopped(f"not running (stale state of pid {state.pid})")
         return ServerStatus(
             running=True,
-            uri=_uri(state.port),
+            uri=bolt_uri(state.port),
             home=self.home,
             version=state.version,
             pid=state.pid,
@@ -183,11 +183,11 @@ class LocalNeo4jServer:
                 self.state_file.unlink(missing_ok=True)  # left behind by a killed server
             self._check_store_version()
             # A server killed a moment ago may still be releasing its socket.
-            _check_port_free(self.port, wait=10.0 if state is not None else 0.0)
+            check_port_free(self.port, wait=10.0 if state is not None else 0.0)
             self.home.chmod(0o700)  # the store and the password are this user's alone
             build = self.build()
             ensure_secret_file(self.password_file)
-            _write_conf(
+            write_conf(
                 self.conf_file,
                 self.settings.local_neo4j_pagecache,
                 self.settings.local_neo4j_vector_merge_factor,
@@ -199,7 +199,7 @@ class LocalNeo4jServer:
             try:
                 self._wait_ready(state, began)
             except Neo4jServerError:
-                _terminate(state.pid, timeout=30.0)
+                terminate_process(state.pid, timeout=30.0)
                 self.state_file.unlink(missing_ok=True)
                 raise
             self.version_file.write_text(self.version + "\n", encoding="utf-8")
@@ -218,7 +218,7 @@ class LocalNeo4jServer:
                 return False
             running = self._alive(state)
             if running:
-                clean = _terminate(state.pid, timeout=timeout)
+                clean = terminate_process(state.pid, timeout=timeout)
                 if not clean:
                     print(
                         f"graphmem: the local Neo4j did not stop within {timeout:.0f} s and "
@@ -228,36 +228,34 @@ class LocalNeo4jServer:
             self.state_file.unlink(missing_ok=True)
             return running
 
-    def build(self) -> _Build:
+    def build(self) -> MavenBuild:
         """Build the Maven project once (and its class-data archive); later calls reuse it."""
-        project = _maven_project(self.settings)
-        fingerprint = _fingerprint(project)
+        project = maven_project(self.settings)
+        fingerprint = build_fingerprint(project)
         # One build per version and Java: the class-data archive only fits the JVM that made it.
         name = f"{self.version}-java{self.java.feature}-{fingerprint[:12]}"
-        build = _Build(self.build_root / name)
+        build = MavenBuild(self.build_root / name)
         done = build.directory / ".built"
         with file_lock(self.build_root / ".lock"):
             if not done.exists():
-                _run_maven(
+                run_maven(
                     self.settings.maven,
                     project,
                     build.directory,
                     version=self.version,
                     java=self.java,
                 )
-                _train_class_archive(
-                    build, self.java, self.settings.local_neo4j_vector_merge_factor
-                )
+                train_class_archive(build, self.java, self.settings.local_neo4j_vector_merge_factor)
                 done.write_text(datetime.now(UTC).isoformat() + "\n", encoding="utf-8")
         return build
 
     # --- internals -----------------------------------------------------------------------
-    def _read_state(self, *, repair: bool = False) -> _State | None:
+    def _read_state(self, *, repair: bool = False) -> ServerState | None:
         """What ``server.json`` records; where it is unreadable or missing, the live server of
         this home that it should record, found by its command line (written back with
         ``repair``, under the home's lock), so that a damaged or deleted file does not orphan a
         running server."""
-        state = _State.read(self.state_file)
+        state = ServerState.read(self.state_file)
         if state is not None and state.pid != -1:
             return state
         found = self._running_here()
@@ -267,7 +265,7 @@ class LocalNeo4jServer:
             found.write(self.state_file)
         return found
 
-    def _running_here(self) -> _State | None:
+    def _running_here(self) -> ServerState | None:
         """A live local Neo4j of this home, from ``/proc`` (None where there is no ``/proc``)."""
         with contextlib.suppress(OSError):
             for entry in Path("/proc").iterdir():
@@ -278,14 +276,14 @@ class LocalNeo4jServer:
                     if (
                         MAIN_CLASS in words
                         and words[words.index("--home") + 1] == str(self.home)
-                        and _pid_alive(int(entry.name))
+                        and pid_alive(int(entry.name))
                     ):
                         version = re.search(r"/(\d+\.\d+\.\d+)-java\d+-", " ".join(words))
-                        return _State(
+                        return ServerState(
                             pid=int(entry.name),
                             port=int(words[words.index("--port") + 1]),
                             version=version.group(1) if version else self.version,
-                            started_at=_process_started(int(entry.name)),
+                            started_at=process_started(int(entry.name)),
                             home=str(self.home),
                         )
         return None
@@ -298,7 +296,7 @@ class LocalNeo4jServer:
             ran = self.version_file.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             return
-        if _version_key(ran) > _version_key(self.version):
+        if version_key(ran) > version_key(self.version):
             raise ConfigurationError(
                 f"GRAPHMEM_LOCAL_NEO4J_VERSION={self.version}, but Neo4j {ran} has run the store "
                 f"in {self.home}, and an older Neo4j cannot read a store that a newer one has "
@@ -321,7 +319,7 @@ class LocalNeo4jServer:
 
     def _java_command(
         self,
-        build: _Build,
+        build: MavenBuild,
         *,
         home: Path,
         port: int,
@@ -330,7 +328,7 @@ class LocalNeo4jServer:
         remove_unknown_users: bool = False,
     ) -> list[str]:
         heap = heap or self.settings.local_neo4j_heap
-        return _java_command(
+        return java_command(
             self.java,
             build,
             home=home,
@@ -340,7 +338,7 @@ class LocalNeo4jServer:
             remove_unknown_users=remove_unknown_users,
         )
 
-    def _spawn(self, build: _Build, *, remove_unknown_users: bool = False) -> _State:
+    def _spawn(self, build: MavenBuild, *, remove_unknown_users: bool = False) -> ServerState:
         command = self._java_command(
             build,
             home=self.home,
@@ -361,7 +359,7 @@ class LocalNeo4jServer:
                 start_new_session=True,  # outlives the CLI; not killed by its Ctrl-C
             )
         self._child = child
-        state = _State(
+        state = ServerState(
             pid=child.pid,
             port=self.port,
             version=self.version,
@@ -371,7 +369,7 @@ class LocalNeo4jServer:
         state.write(self.state_file)
         return state
 
-    def _wait_ready(self, state: _State, began: float, *, spawned: bool = True) -> None:
+    def _wait_ready(self, state: ServerState, began: float, *, spawned: bool = True) -> None:
         """Wait until the server logs that it is ready, then until Bolt accepts its password.
 
         A server found running (not ``spawned`` by this call) may have been ready for long,
@@ -384,7 +382,7 @@ class LocalNeo4jServer:
         asked_at = -math.inf
         refused_since: float | None = None
         while not self._logged_ready():
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 refused = self._logged_refusal()
                 if refused:
                     raise Neo4jServerError(
@@ -422,14 +420,14 @@ class LocalNeo4jServer:
             wait_for_bolt(
                 self.target(),
                 timeout=max(5.0, deadline - time.monotonic()),
-                still_starting=lambda: _pid_alive(pid),
+                still_starting=lambda: pid_alive(pid),
             )
         except Neo4jUnavailableError as exc:
             raise Neo4jServerError(str(exc), log_tail=self._log_tail()) from exc
 
     def _logged_ready(self) -> bool:
         try:
-            return _READY in self.server_log.read_text(encoding="utf-8", errors="replace")
+            return READY_LINE in self.server_log.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return False
 
@@ -440,8 +438,8 @@ class LocalNeo4jServer:
         except FileNotFoundError:
             return None
         for line in text.splitlines():
-            if line.startswith(_REFUSED):
-                return line[len(_REFUSED) :].strip()
+            if line.startswith(REFUSED_LINE):
+                return line[len(REFUSED_LINE) :].strip()
         return None
 
     def _log_tail(self) -> str:
@@ -449,11 +447,11 @@ class LocalNeo4jServer:
         debug = tail(self.debug_log, 15)
         return server + (f"--- {self.debug_log} ---\n{debug}" if debug else "")
 
-    def _alive(self, state: _State) -> bool:
+    def _alive(self, state: ServerState) -> bool:
         """Whether the state's pid is a live local Neo4j of this home (not a reused pid)."""
-        if not _pid_alive(state.pid):
+        if not pid_alive(state.pid):
             return False
-        cmdline = _cmdline(state.pid)
+        cmdline = process_cmdline(state.pid)
         # The home as a whole argument: one that is a prefix of another's (/data/neo4j and
         # /data/neo4j2) is not taken for it.
         return cmdline is None or (
@@ -462,5 +460,5 @@ class LocalNeo4jServer:
 
     def _stopped(self, note: str) -> ServerStatus:
         return ServerStatus(
-            running=False, uri=_uri(self.port), home=self.home, version=self.version, note=note
+            running=False, uri=bolt_uri(self.port), home=self.home, version=self.version, note=note
         )

@@ -18,7 +18,7 @@ from graphmem.errors import Neo4jServerError
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether ``pid`` is a running process (zombies count as dead and are reaped)."""
     if pid <= 0:
         return False
@@ -45,7 +45,7 @@ def _proc_stat(pid: int) -> list[str] | None:
         return None
 
 
-def _process_started(pid: int) -> str:
+def process_started(pid: int) -> str:
     """When process ``pid`` started (ISO 8601, UTC), from ``/proc``; now where unknown."""
     with contextlib.suppress(OSError, ValueError, IndexError, StopIteration, TypeError):
         ticks = int((_proc_stat(pid) or [])[19])
@@ -67,7 +67,7 @@ def process_cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def _cmdline(pid: int) -> str | None:
+def process_cmdline(pid: int) -> str | None:
     """The command line of ``pid``, or None where the platform does not tell."""
     proc = Path(f"/proc/{pid}/cmdline")
     if proc.exists():
@@ -87,23 +87,23 @@ def _cmdline(pid: int) -> str | None:
     return out.stdout or None
 
 
-def _terminate(pid: int, *, timeout: float) -> bool:
+def terminate_process(pid: int, *, timeout: float) -> bool:
     """SIGTERM ``pid`` and wait; SIGKILL it after ``timeout``. True if it stopped cleanly."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             return True
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    while _pid_alive(pid):
+    while pid_alive(pid):
         time.sleep(0.05)
     return False
 
 
-def _check_port_free(port: int, *, wait: float) -> None:
+def check_port_free(port: int, *, wait: float) -> None:
     """Return once ``port`` on 127.0.0.1 is free, waiting up to ``wait`` seconds."""
     deadline = time.monotonic() + wait
     while True:

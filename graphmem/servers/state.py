@@ -1,5 +1,5 @@
 """What a managed Neo4j reports (:class:`ServerStatus`, :class:`StartResult`) and what the local
-server records of a started process (``server.json``, :class:`_State`)."""
+server records of a started process (``server.json``, :class:`ServerState`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class ServerStatus:
 
 
 @dataclass(frozen=True)
-class _State:
+class ServerState:
     """What ``server.json`` records of a started server."""
 
     pid: int
@@ -46,7 +46,7 @@ class _State:
     home: str = ""
 
     @classmethod
-    def read(cls, path: Path) -> _State | None:
+    def read(cls, path: Path) -> ServerState | None:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             return cls(
@@ -74,7 +74,7 @@ class StartResult:
     seconds: float
 
 
-def _version_key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
     """``5.26.30`` as ``(5, 26, 30)``, for ordering versions (an unreadable one sorts first)."""
     try:
         return tuple(int(part) for part in version.split("."))
@@ -82,5 +82,5 @@ def _version_key(version: str) -> tuple[int, ...]:
         return ()
 
 
-def _uri(port: int) -> str:
+def bolt_uri(port: int) -> str:
     return f"bolt://127.0.0.1:{port}"

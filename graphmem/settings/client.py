@@ -183,7 +183,7 @@ class ClientSettings(SettingsBase):
     def _check_llm(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
-        from graphmem.llm.providers import parse_llm
+        from graphmem.settings.llm import parse_llm
 
         parse_llm(value)
         return value.strip()

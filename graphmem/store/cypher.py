@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphmem._files import bundled_resource
-from graphmem.errors import InvalidInputError, QueryNotFoundError
+from graphmem.errors import CypherFileError, InvalidInputError, QueryNotFoundError
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
 
@@ -65,10 +65,6 @@ PARAM_TYPES: dict[str, str] = {
     "list<string>": "a JSON list of texts, or texts separated by commas",
     "map": "a JSON object",
 }
-
-
-class CypherFileError(ValueError):
-    """A ``.cypher`` file whose header is missing, malformed or inconsistent with its body."""
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ _MEMORY_CODES = frozenset(
 )
 
 
-class OutOfMemory(Exception):
+class _OutOfMemory(Exception):
     """Raised inside a transaction function (:func:`no_retry_on_memory`) so that the driver
     does not retry a query that ran out of memory (it would only run out again); the
     :func:`driver_errors` around the transaction turns it into a :class:`QueryMemoryError`."""
@@ -76,7 +76,7 @@ def no_retry_on_memory() -> Iterator[None]:
         yield
     except TransientError as exc:
         if exc.code in _MEMORY_CODES:
-            raise OutOfMemory(exc) from exc
+            raise _OutOfMemory(exc) from exc
         raise
 
 
@@ -138,7 +138,7 @@ def driver_errors(timeout: float | None = None) -> Iterator[None]:
     started = time.monotonic()
     try:
         yield
-    except OutOfMemory as exc:
+    except _OutOfMemory as exc:
         raise _memory_error(exc.cause) from exc.cause
     except (Neo4jError, DriverError) as exc:
         passed = timeout if timeout and time.monotonic() - started >= timeout else None

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from graphmem.errors import Neo4jServerError
 from graphmem.servers.connection import open_driver
 from graphmem.servers.local import LocalNeo4jServer
-from graphmem.servers.processes import _pid_alive
+from graphmem.servers.processes import pid_alive
 from graphmem.settings import load_settings
 from tests.helpers import free_port, listening_addresses
 
@@ -95,7 +95,7 @@ def test_start_twice_kill_9_and_restart_keeps_the_data(env: dict[str, str]) -> N
 
     os.kill(first["pid"], signal.SIGKILL)
     deadline = time.monotonic() + 30
-    while _pid_alive(first["pid"]) and time.monotonic() < deadline:
+    while pid_alive(first["pid"]) and time.monotonic() < deadline:
         time.sleep(0.1)
     status = _cli(env, "status")
     assert status["running"] is False and "stale" in status["note"]
@@ -109,7 +109,7 @@ def test_start_twice_kill_9_and_restart_keeps_the_data(env: dict[str, str]) -> N
 
     stopped = _cli(env, "stop")
     assert stopped["stopped"] is True
-    assert not _pid_alive(third["pid"])
+    assert not pid_alive(third["pid"])
     assert _cli(env, "stop")["stopped"] is False
     assert _cli(env, "status")["running"] is False
 
@@ -167,4 +167,4 @@ def test_start_finds_a_running_server_ready_whatever_became_of_its_log(
     (Path(env["GRAPHMEM_LOCAL_NEO4J_HOME"]) / "server.json").unlink()
     assert _cli(env, "status")["pid"] == first["pid"]
     assert _cli(env, "stop")["stopped"] is True
-    assert not _pid_alive(first["pid"])
+    assert not pid_alive(first["pid"])

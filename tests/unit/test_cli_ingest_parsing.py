@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graphmem.core.jsonl import parse_message_lines
+from graphmem.cli.jsonl import parse_message_lines
 
 
 def test_good_lines_become_messages_in_order() -> None:

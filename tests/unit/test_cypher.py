@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.errors import QueryNotFoundError
+from graphmem.errors import CypherFileError, QueryNotFoundError
 from graphmem.store.cypher import (
     FRAGMENT_DIR,
     QUERY_DIR,
-    CypherFileError,
     Fragment,
     analyst_queries,
     load_dir,

@@ -15,11 +15,12 @@ from graphmem.errors import (
 )
 from graphmem.llm.client import _Invalid, _mapped, _Transient
 from graphmem.llm.prompts import cluster_prompt, messages_prompt
-from graphmem.llm.providers import LLMSpec, parse_llm, spec_from_settings
+from graphmem.llm.providers import LLMSpec, spec_from_settings
 from graphmem.llm.roles import _valid_from
 from graphmem.models import Episode
 from graphmem.models.consolidation import Cluster, ClusterEdge, ClusterFact
 from graphmem.settings import load_settings
+from graphmem.settings.llm import parse_llm
 
 SPEC = LLMSpec(provider="vllm", model="m", base_url="http://localhost:8000/v1", timeout=5.0)
 

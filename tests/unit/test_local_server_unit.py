@@ -13,11 +13,11 @@ import pytest
 
 from graphmem._files import ensure_secret_file, tail
 from graphmem.errors import ConfigurationError, Neo4jServerError, Neo4jUnavailableError
-from graphmem.servers.build import MAIN_CLASS, MIN_JAVA, NEO4J_VERSION, _Build, _write_conf
+from graphmem.servers.build import MAIN_CLASS, MIN_JAVA, NEO4J_VERSION, MavenBuild, write_conf
 from graphmem.servers.java import JavaRuntime, find_java, java_feature_version, runtime_options
 from graphmem.servers.local import LocalNeo4jServer
-from graphmem.servers.processes import _pid_alive
-from graphmem.servers.state import _State
+from graphmem.servers.processes import pid_alive
+from graphmem.servers.state import ServerState
 from graphmem.settings import GraphmemSettings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,11 +64,11 @@ def test_secret_file_is_private_random_and_stable(tmp_path: Path) -> None:
 
 
 def test_pid_alive() -> None:
-    assert _pid_alive(os.getpid())
+    assert pid_alive(os.getpid())
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    assert not _pid_alive(child.pid)
-    assert not _pid_alive(-1)
+    assert not pid_alive(child.pid)
+    assert not pid_alive(-1)
 
 
 def test_zombie_children_count_as_dead() -> None:
@@ -76,7 +76,7 @@ def test_zombie_children_count_as_dead() -> None:
     while True:  # let it exit without reaping it
         if Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
             break
-    assert not _pid_alive(child.pid)
+    assert not pid_alive(child.pid)
 
 
 def test_status_of_a_never_started_server(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_a_running_server_whose_password_file_is_gone_says_so(tmp_path: Path) ->
     # A live process that looks like this home's server (its command line names both).
     stand_in = _stand_in(MAIN_CLASS, "--home", str(server.home), "--config", "neo4j.conf")
     try:
-        _State(pid=stand_in.pid, port=7687).write(server.state_file)
+        ServerState(pid=stand_in.pid, port=7687).write(server.state_file)
         with pytest.raises(Neo4jUnavailableError, match=r"runs, but its password file .* is gone"):
             server.target()
     finally:
@@ -118,12 +118,12 @@ def test_stale_and_corrupt_state_files_are_not_running(tmp_path: Path) -> None:
     server.home.mkdir(parents=True)
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    _State(pid=child.pid, port=7687).write(server.state_file)
+    ServerState(pid=child.pid, port=7687).write(server.state_file)
     assert "stale" in server.status().note
     server.state_file.write_text("{not json")
     assert not server.status().running and "unreadable" in server.status().note
     # our own pid is alive but is not a Neo4j of this home
-    _State(pid=os.getpid(), port=7687).write(server.state_file)
+    ServerState(pid=os.getpid(), port=7687).write(server.state_file)
     assert not server.status().running
 
 
@@ -174,7 +174,7 @@ def test_the_server_of_a_home_whose_path_extends_this_one_is_not_taken_for_it(
     other = [MAIN_CLASS, "--home", f"{server.home}2", "--config", f"{server.home}2/c"]
     stand_in = _stand_in(*other)
     try:
-        _State(pid=stand_in.pid, port=7687).write(server.state_file)
+        ServerState(pid=stand_in.pid, port=7687).write(server.state_file)
         assert not server.status().running
         assert server.stop() is False
         assert stand_in.poll() is None
@@ -194,7 +194,7 @@ def test_a_home_whose_server_is_not_running_is_not_looked_for_on_its_port(
         server.target()
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    _State(pid=child.pid, port=7687).write(server.state_file)  # stale
+    ServerState(pid=child.pid, port=7687).write(server.state_file)  # stale
     with pytest.raises(Neo4jUnavailableError, match=r"is not running"):
         server.target()
 
@@ -230,7 +230,9 @@ def test_missing_maven_is_explained(tmp_path: Path) -> None:
 def test_missing_java_is_explained(tmp_path: Path) -> None:
     server = _server(tmp_path, java="java-not-installed")
     with pytest.raises(Neo4jServerError, match=r"not found\) cannot run .* needs Java 17"):
-        server._java_command(_Build(tmp_path), home=tmp_path, port=1, password_file=tmp_path / "pw")
+        server._java_command(
+            MavenBuild(tmp_path), home=tmp_path, port=1, password_file=tmp_path / "pw"
+        )
 
 
 @pytest.mark.parametrize(
@@ -315,11 +317,11 @@ def test_unknown_versions_and_bad_merge_factors_are_configuration_errors(tmp_pat
 def test_conf_sets_the_vector_merge_factor(tmp_path: Path) -> None:
     conf = tmp_path / "neo4j.conf"
     default = GraphmemSettings.model_fields["local_neo4j_vector_merge_factor"].default
-    _write_conf(conf, "512m", default)
+    write_conf(conf, "512m", default)
     lines = conf.read_text().splitlines()
     assert "internal.dbms.index.vector.standard_merge_factor=10" in lines  # not Neo4j's 50
     assert "dbms.usage_report.enabled=false" in lines
-    _write_conf(conf, "512m", 50)
+    write_conf(conf, "512m", 50)
     assert "internal.dbms.index.vector.standard_merge_factor=50" in conf.read_text().splitlines()
 
 
@@ -328,7 +330,7 @@ def test_java_command_binds_loopback_and_keeps_the_password_off_the_command_line
 ) -> None:
     server = _server(tmp_path, local_neo4j_port=7777, local_neo4j_heap="2g")
     ensure_secret_file(server.password_file)
-    build = _Build(tmp_path / "build")
+    build = MavenBuild(tmp_path / "build")
     command = server._java_command(
         build, home=server.home, port=7777, password_file=server.password_file
     )
