@@ -1,4 +1,4 @@
-"""The asynchronous client, :class:`AsyncMemory`: the same methods as :class:`Memory`, awaited."""
+"""The asynchronous client, :class:`AsyncMemory`: the same methods as the sync client, awaited."""
 
 from __future__ import annotations
 
@@ -47,7 +47,6 @@ from graphmem.models.consolidation import (
     UndoResult,
 )
 from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
-from graphmem.servers.connection import Neo4jTarget, open_async_driver
 from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
@@ -62,7 +61,7 @@ from graphmem.client.base import (
     refuse_close_inside_a_call,
     time_limited,
 )
-from graphmem.client.sync import Memory  # noqa: F401 - named in the docstrings
+from graphmem.client.graph import AsyncGraph
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
@@ -71,14 +70,12 @@ logger = logging.getLogger("graphmem")
 
 
 class AsyncMemory(ClientBase):
-    """Asynchronous graphmem client with the same methods as :class:`Memory`.
+    """Asynchronous graphmem client with the same methods as :class:`~graphmem.client.Memory`.
 
     Embedding and extraction run in a worker thread so the event loop stays free.
     """
 
-    _driver: neo4j.AsyncDriver | None = None
-    _bookmarks: neo4j.api.AsyncBookmarkManager | None = None
-    _database: str = "neo4j"
+    _graph: AsyncGraph | None = None
     _connecting: asyncio.Lock | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _idle: asyncio.Event | None = None
@@ -87,13 +84,13 @@ class AsyncMemory(ClientBase):
 
     async def connect(self) -> AsyncMemory:
         self._bind_loop()
-        if self._driver is None:
+        if self._graph is None:
             # A call like the others: close() waits for a connect under way.
             async with self._call():
                 assert self._connecting is not None
                 async with self._connecting:  # calls that race here share one connection
-                    if self._driver is None:
-                        await self._open()
+                    if self._graph is None:
+                        self._graph = await self._open_async_graph()
             self._start_background()
         return self
 
@@ -134,7 +131,7 @@ class AsyncMemory(ClientBase):
         """Tie the client to the running event loop, or refuse a second loop while connected."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            if self._driver is not None:
+            if self._graph is not None:
                 raise ClientUsageError(
                     "this AsyncMemory connected in another event loop, and its connections "
                     "belong to that loop: use one AsyncMemory per event loop (per "
@@ -145,29 +142,21 @@ class AsyncMemory(ClientBase):
             self._idle, self._open_again = asyncio.Event(), asyncio.Event()
             self._open_again.set()
 
-    def _schema_work(self) -> tuple[Neo4jTarget, list[str]]:
-        """Applies (or checks) the schema over a sync driver, closed before it returns: the
-        target, and the bookmarks that end the schema work's chain."""
-        with self._open_graph() as graph:
-            return graph.target, list(graph.driver.execute_query_bookmark_manager.get_bookmarks())
-
-    async def _open(self) -> None:
-        # The schema work is synchronous; in its worker thread it closes its own driver, also
-        # when the call that connects is cancelled meanwhile and no one waits for it.
-        target, schema_bookmarks = await asyncio.to_thread(self._schema_work)
-        # Continue the schema work's bookmark chain (see Memory._transaction).
-        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager(
-            initial_bookmarks=neo4j.Bookmarks.from_raw_values(*schema_bookmarks)
-        )
-        self._database = target.database
-        self._driver = await open_async_driver(
-            target, connection_timeout=self.settings.neo4j_connection_timeout
-        )
+    @property
+    def graph(self) -> AsyncGraph:
+        """The open graph (after :meth:`connect`): its schema report, and named queries such
+        as the analyst library in ``cypher/`` through :meth:`AsyncGraph.execute`."""
+        if self._graph is None:
+            raise ClientUsageError(
+                "this AsyncMemory is not connected: await memory.connect() (or use it in "
+                "`async with`) before reading memory.graph"
+            )
+        return self._graph
 
     @property
     def audit(self) -> AsyncAudit:
         """The audits: beliefs, truths, diff, timeline, contradictions, explain."""
-        return AsyncAudit(self)
+        return AsyncAudit(self._core, self._run)
 
     async def close(self) -> None:
         """Close the connections once the calls in flight have finished; calls made meanwhile
@@ -191,15 +180,15 @@ class AsyncMemory(ClientBase):
             await self._close_driver()
         if not self._callers:
             await asyncio.to_thread(self._close_llm)
-        if self._driver is None and not self._callers:
+        if self._graph is None and not self._callers:
             self._loop = None  # free to connect in another event loop
 
     async def _close_driver(self) -> None:
-        driver, self._driver = self._driver, None
+        graph, self._graph = self._graph, None
         # Connections of an event loop that has been closed cannot be closed from another
         # loop (the driver raises RuntimeError); they ended with their loop, so are dropped.
-        if driver is not None and not (self._loop is not None and self._loop.is_closed()):
-            await driver.close()
+        if graph is not None and not (self._loop is not None and self._loop.is_closed()):
+            await graph.close()
 
     async def __aenter__(self) -> AsyncMemory:
         return await self.connect()
@@ -285,8 +274,8 @@ class AsyncMemory(ClientBase):
         return checked_proposal(result, proposer)
 
     async def _transaction(self, step: Transaction[T]) -> T:
-        driver = (await self.connect())._driver
-        assert driver is not None
+        graph = (await self.connect())._graph
+        assert graph is not None
 
         async def body(tx: neo4j.AsyncManagedTransaction) -> T:
             work: Work[T] = step.work()
@@ -304,8 +293,8 @@ class AsyncMemory(ClientBase):
         timeout = self.settings.neo4j_transaction_timeout
         body = time_limited(body, timeout)
         with driver_errors(timeout):
-            async with driver.session(
-                database=self._database, bookmark_manager=self._bookmarks
+            async with graph.driver.session(
+                database=graph.database, bookmark_manager=graph.bookmarks
             ) as session:
                 if step.mode == "read":
                     return await session.execute_read(body)
@@ -319,7 +308,7 @@ class AsyncMemory(ClientBase):
         allow_forgotten: bool = False,
         **fields: Unpack[FactFields],
     ) -> Fact:
-        """See :meth:`Memory.remember`."""
+        """See :meth:`~graphmem.client.Memory.remember`."""
         return await self._run(
             self._core.remember(text, ns=ns, allow_forgotten=allow_forgotten, **fields)
         )
@@ -332,7 +321,7 @@ class AsyncMemory(ClientBase):
         vectors: npt.ArrayLike | None = None,
         allow_forgotten: bool = False,
     ) -> list[Fact]:
-        """See :meth:`Memory.remember_many`."""
+        """See :meth:`~graphmem.client.Memory.remember_many`."""
         return await self._run(
             self._core.remember_many(facts, ns=ns, vectors=vectors, allow_forgotten=allow_forgotten)
         )
@@ -348,7 +337,7 @@ class AsyncMemory(ClientBase):
         extract: bool | None = None,
         allow_forgotten: bool = False,
     ) -> IngestResult:
-        """See :meth:`Memory.ingest`."""
+        """See :meth:`~graphmem.client.Memory.ingest`."""
         extractor = await asyncio.to_thread(self._extractor_for, extract)
         return await self._run(
             self._core.ingest(
@@ -369,7 +358,7 @@ class AsyncMemory(ClientBase):
         ns: str | None = None,
         **options: Unpack[RecallOptions],
     ) -> RecallResult:
-        """See :meth:`Memory.recall`."""
+        """See :meth:`~graphmem.client.Memory.recall`."""
         return await self._run(self._core.recall(query, ns=ns, **options))
 
     async def context(
@@ -380,7 +369,7 @@ class AsyncMemory(ClientBase):
         budget_tokens: int,
         **options: Unpack[ContextOptions],
     ) -> ContextBlock:
-        """See :meth:`Memory.context`."""
+        """See :meth:`~graphmem.client.Memory.context`."""
         # The first call loads the tokenizer from disk: in a worker thread, not on the loop.
         counter = self._counter
         if counter is None:
@@ -392,41 +381,41 @@ class AsyncMemory(ClientBase):
         )
 
     async def get(self, id: str, *, ns: str | None = None) -> Fact | Episode:
-        """See :meth:`Memory.get`."""
+        """See :meth:`~graphmem.client.Memory.get`."""
         return await self._run(self._core.get(id, ns=ns))
 
     async def history(self, id: str, *, ns: str | None = None) -> FactHistory:
-        """See :meth:`Memory.history`."""
+        """See :meth:`~graphmem.client.Memory.history`."""
         return await self._run(self._core.history(id, ns=ns))
 
     async def match_ids(
         self, prefixes: Iterable[str], *, ns: str | None = None
     ) -> dict[str, list[str]]:
-        """See :meth:`Memory.match_ids`."""
+        """See :meth:`~graphmem.client.Memory.match_ids`."""
         return await self._run(self._core.match_ids(prefixes, ns=ns))
 
     async def stats(self, *, ns: str | None = None) -> NamespaceStats:
-        """See :meth:`Memory.stats`."""
+        """See :meth:`~graphmem.client.Memory.stats`."""
         return await self._run(self._core.stats(ns=ns))
 
     async def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
-        """See :meth:`Memory.pin`."""
+        """See :meth:`~graphmem.client.Memory.pin`."""
         return await self._run(self._core.pin(id, ns=ns, pinned=pinned))
 
     async def contradict(
         self, a: str, b: str, *, reason: str | None = None, ns: str | None = None
     ) -> list[Fact]:
-        """See :meth:`Memory.contradict`."""
+        """See :meth:`~graphmem.client.Memory.contradict`."""
         return await self._run(self._core.contradict(a, b, reason=reason, ns=ns))
 
     async def resolve(
         self, a: str, b: str, *, keep: str, reason: str | None = None, ns: str | None = None
     ) -> list[Fact]:
-        """See :meth:`Memory.resolve`."""
+        """See :meth:`~graphmem.client.Memory.resolve`."""
         return await self._run(self._core.resolve(a, b, keep=keep, reason=reason, ns=ns))
 
     async def retract(self, id: str, *, reason: str | None = None, ns: str | None = None) -> Fact:
-        """See :meth:`Memory.retract`."""
+        """See :meth:`~graphmem.client.Memory.retract`."""
         return await self._run(self._core.retract(id, reason=reason, ns=ns))
 
     async def consolidate(
@@ -437,7 +426,7 @@ class AsyncMemory(ClientBase):
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
     ) -> ConsolidationResult:
-        """See :meth:`Memory.consolidate`."""
+        """See :meth:`~graphmem.client.Memory.consolidate`."""
         proposer, model = await asyncio.to_thread(self._proposer_label)
         plan = self._core.consolidate(
             ns=ns,
@@ -450,13 +439,13 @@ class AsyncMemory(ClientBase):
         return await self._run(plan)
 
     async def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:
-        """See :meth:`Memory.undo`."""
+        """See :meth:`~graphmem.client.Memory.undo`."""
         return await self._run(self._core.undo(run_id, ns=ns))
 
     async def consolidation_runs(
         self, *, ns: str | None = None, ids: Sequence[str] | None = None, limit: int = 20
     ) -> list[ConsolidationRunRecord]:
-        """See :meth:`Memory.consolidation_runs`."""
+        """See :meth:`~graphmem.client.Memory.consolidation_runs`."""
         return await self._run(self._core.consolidation_runs(ns=ns, ids=ids, limit=limit))
 
     # --- erasure and review -----------------------------------------------------------------------
@@ -468,14 +457,14 @@ class AsyncMemory(ClientBase):
         ns: str | None = None,
         **options: Unpack[ForgetOptions],
     ) -> ForgetResult:
-        """See :meth:`Memory.forget`."""
+        """See :meth:`~graphmem.client.Memory.forget`."""
         plan = self._core.forget(ids, reason=reason, ns=ns, **options)
         return await self._run(plan)
 
     async def verify_forgotten(
         self, target: str, *, text: str | None = None, ns: str | None = None
     ) -> ForgetVerification:
-        """See :meth:`Memory.verify_forgotten`."""
+        """See :meth:`~graphmem.client.Memory.verify_forgotten`."""
         return await self._run(self._core.verify_forgotten(target, text=text, ns=ns))
 
     async def review(
@@ -486,7 +475,7 @@ class AsyncMemory(ClientBase):
         limit: int = 100,
         ns: str | None = None,
     ) -> list[ReviewFlag]:
-        """See :meth:`Memory.review`."""
+        """See :meth:`~graphmem.client.Memory.review`."""
         return await self._run(
             self._core.review(fact_id=fact_id, open_only=open_only, limit=limit, ns=ns)
         )
@@ -494,7 +483,7 @@ class AsyncMemory(ClientBase):
     async def confirm(
         self, id: str, *, reason: str | None = None, ns: str | None = None
     ) -> list[ReviewFlag]:
-        """See :meth:`Memory.confirm`."""
+        """See :meth:`~graphmem.client.Memory.confirm`."""
         return await self._run(self._core.confirm(id, reason=reason, ns=ns))
 
 

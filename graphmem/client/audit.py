@@ -9,14 +9,28 @@ of day without a zone is refused. :class:`Audit` serves :class:`~graphmem.client
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
+from graphmem.core.audit.plan import AuditPlans
+from graphmem.core.plans import Plan
 from graphmem.models.audit import Beliefs, ContradictionRecord, Diff, Explanation, Timeline
 
-if TYPE_CHECKING:
-    from graphmem.client.aio import AsyncMemory
-    from graphmem.client.sync import Memory
+T = TypeVar("T")
+
+
+class Runs(Protocol):
+    """How the sync client carries out a plan."""
+
+    def __call__(self, plan: Plan[T], /) -> T: ...
+
+
+class RunsAsync(Protocol):
+    """How the async client carries out a plan."""
+
+    def __call__(self, plan: Plan[T], /) -> Awaitable[T]: ...
+
 
 Time = datetime | str
 
@@ -24,8 +38,9 @@ Time = datetime | str
 class Audit:
     """The audits of a :class:`~graphmem.client.Memory` (``memory.audit``)."""
 
-    def __init__(self, memory: Memory) -> None:
-        self._memory = memory
+    def __init__(self, core: AuditPlans, run: Runs) -> None:
+        #: The plans of the client's core, and the client's way of carrying one out.
+        self._core, self._run = core, run
 
     def beliefs(
         self,
@@ -38,8 +53,7 @@ class Audit:
         """The facts believed at transaction time ``as_of`` (now when None), each as it was
         believed then (status and valid interval), newest first or ranked by ``query``; the
         facts believed then and forgotten since are listed without their words."""
-        m = self._memory
-        return m._run(m._core.audit_beliefs(as_of, query_text=query, limit=limit, ns=ns))
+        return self._run(self._core.audit_beliefs(as_of, query_text=query, limit=limit, ns=ns))
 
     def truths(
         self,
@@ -52,40 +66,41 @@ class Audit:
     ) -> Beliefs:
         """The facts believed (now, or at ``as_of``) to have been true at valid time
         ``valid_at``: a fact superseded since still counts within its closed interval."""
-        m = self._memory
-        plan = m._core.audit_beliefs(as_of, valid_at=valid_at, query_text=query, limit=limit, ns=ns)
-        return m._run(plan)
+        plan = self._core.audit_beliefs(
+            as_of, valid_at=valid_at, query_text=query, limit=limit, ns=ns
+        )
+        return self._run(plan)
 
     def diff(self, since: Time, until: Time | None = None, *, ns: str | None = None) -> Diff:
         """What changed after ``since`` up to ``until`` (now when None): facts that became
         believed, retired (and how, by what, why), forgotten, contradictions opened and
         resolved."""
-        return self._memory._run(self._memory._core.audit_diff(since, until, ns=ns))
+        return self._run(self._core.audit_diff(since, until, ns=ns))
 
     def timeline(self, id: str, *, ns: str | None = None) -> Timeline:
         """The lineage of fact ``id`` (forgotten too): its versions and every change to them
         (supersessions, merges, retractions, contradictions, references, review flags,
         erasures) with both clocks, actors, reasons and consolidation runs."""
-        return self._memory._run(self._memory._core.audit_timeline(id, ns=ns))
+        return self._run(self._core.audit_timeline(id, ns=ns))
 
     def contradictions(
         self, *, open_only: bool = True, limit: int = 100, ns: str | None = None
     ) -> list[ContradictionRecord]:
         """The contradictions, open ones only unless ``open_only`` is False, oldest first."""
-        plan = self._memory._core.audit_contradictions(open_only=open_only, limit=limit, ns=ns)
-        return self._memory._run(plan)
+        plan = self._core.audit_contradictions(open_only=open_only, limit=limit, ns=ns)
+        return self._run(plan)
 
     def explain(self, id: str, *, ns: str | None = None) -> Explanation:
         """The last change to fact ``id`` in words an agent can quote ("believed from … until
         …, replaced by … because … (consolidation run …)")."""
-        return self._memory._run(self._memory._core.audit_explain(id, ns=ns))
+        return self._run(self._core.audit_explain(id, ns=ns))
 
 
 class AsyncAudit:
     """The audits of an :class:`~graphmem.client.AsyncMemory` (``memory.audit``)."""
 
-    def __init__(self, memory: AsyncMemory) -> None:
-        self._memory = memory
+    def __init__(self, core: AuditPlans, run: RunsAsync) -> None:
+        self._core, self._run = core, run
 
     async def beliefs(
         self,
@@ -96,8 +111,9 @@ class AsyncAudit:
         ns: str | None = None,
     ) -> Beliefs:
         """As :meth:`Audit.beliefs`."""
-        m = self._memory
-        return await m._run(m._core.audit_beliefs(as_of, query_text=query, limit=limit, ns=ns))
+        return await self._run(
+            self._core.audit_beliefs(as_of, query_text=query, limit=limit, ns=ns)
+        )
 
     async def truths(
         self,
@@ -109,25 +125,26 @@ class AsyncAudit:
         ns: str | None = None,
     ) -> Beliefs:
         """As :meth:`Audit.truths`."""
-        m = self._memory
-        plan = m._core.audit_beliefs(as_of, valid_at=valid_at, query_text=query, limit=limit, ns=ns)
-        return await m._run(plan)
+        plan = self._core.audit_beliefs(
+            as_of, valid_at=valid_at, query_text=query, limit=limit, ns=ns
+        )
+        return await self._run(plan)
 
     async def diff(self, since: Time, until: Time | None = None, *, ns: str | None = None) -> Diff:
         """As :meth:`Audit.diff`."""
-        return await self._memory._run(self._memory._core.audit_diff(since, until, ns=ns))
+        return await self._run(self._core.audit_diff(since, until, ns=ns))
 
     async def timeline(self, id: str, *, ns: str | None = None) -> Timeline:
         """As :meth:`Audit.timeline`."""
-        return await self._memory._run(self._memory._core.audit_timeline(id, ns=ns))
+        return await self._run(self._core.audit_timeline(id, ns=ns))
 
     async def contradictions(
         self, *, open_only: bool = True, limit: int = 100, ns: str | None = None
     ) -> list[ContradictionRecord]:
         """As :meth:`Audit.contradictions`."""
-        plan = self._memory._core.audit_contradictions(open_only=open_only, limit=limit, ns=ns)
-        return await self._memory._run(plan)
+        plan = self._core.audit_contradictions(open_only=open_only, limit=limit, ns=ns)
+        return await self._run(plan)
 
     async def explain(self, id: str, *, ns: str | None = None) -> Explanation:
         """As :meth:`Audit.explain`."""
-        return await self._memory._run(self._memory._core.audit_explain(id, ns=ns))
+        return await self._run(self._core.audit_explain(id, ns=ns))

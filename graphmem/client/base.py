@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import neo4j
 
-from graphmem.client.graph import Graph
+from graphmem.client.graph import AsyncGraph, Graph
 from graphmem.core.checks import checked_flag, resolve_config
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.heuristic import HeuristicProposer
@@ -260,10 +260,12 @@ class ClientBase:
 
     def _open_graph(self) -> Graph:
         return Graph.open(
-            self.settings,
-            self.embedder,
-            apply_schema=self._apply_schema,
-            target=self._target,
+            self.settings, self.embedder, apply_schema=self._apply_schema, target=self._target
+        )
+
+    async def _open_async_graph(self) -> AsyncGraph:
+        return await AsyncGraph.open(
+            self.settings, self.embedder, apply_schema=self._apply_schema, target=self._target
         )
 
 

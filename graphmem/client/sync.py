@@ -1,8 +1,8 @@
 """The synchronous client, :class:`Memory`; :mod:`graphmem.client.aio` has its async twin.
 
-Both have the same methods with the same arguments and results; all logic lives in
-:mod:`graphmem.core.memory_core`, and each client only carries out the plans it returns (embedding,
-extraction and Neo4j transactions). Three lines for an agent::
+Both have the same methods with the same arguments and results (a unit test compares them);
+all logic lives in :mod:`graphmem.core`, and each client only carries out the plans it returns
+(embedding, extraction and Neo4j transactions). Three lines for an agent::
 
     with Memory(ns="user-42") as memory:
         memory.remember("The user works at Microsoft.")
@@ -59,7 +59,6 @@ from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
     import numpy.typing as npt
-
 from typing import Unpack
 
 from graphmem.client.base import ClientBase, refuse_close_inside_a_call, time_limited
@@ -134,7 +133,7 @@ class Memory(ClientBase):
     @property
     def audit(self) -> Audit:
         """The audits: beliefs, truths, diff, timeline, contradictions, explain."""
-        return Audit(self)
+        return Audit(self._core, self._run)
 
     def close(self) -> None:
         """Close the connections once the calls in flight have finished; calls made meanwhile

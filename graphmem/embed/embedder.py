@@ -57,6 +57,9 @@ class EmbedderWrapper:
     """Base of embedders that wrap another (caching, timing): the model name and dimension
     are the wrapped embedder's; subclasses define :meth:`embed`."""
 
+    #: :func:`load_model` loads it: its :meth:`load` loads the wrapped embedder's model.
+    graphmem_lazy = True
+
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
 
@@ -78,14 +81,13 @@ class EmbedderWrapper:
 
 
 def load_model(embedder: object) -> None:
-    """Loads the model of graphmem's lazily loading embedder (:class:`SentenceTransformerEmbedder`,
-    or a wrapper of one). Other embedders are left alone: ``load`` is not part of the
+    """Loads the model of graphmem's lazily loading embedders (those whose class sets
+    ``graphmem_lazy``: :class:`SentenceTransformerEmbedder`, the ONNX embedder, a wrapper of
+    one). Other embedders are left alone: ``load`` is not part of the
     :class:`Embedder` protocol, and a method of that name may mean anything, so theirs load
     however and whenever they do."""
-    from graphmem.embed.onnx_embedder import OnnxEmbedder
-
-    if isinstance(embedder, SentenceTransformerEmbedder | OnnxEmbedder | EmbedderWrapper):
-        embedder.load()
+    if getattr(type(embedder), "graphmem_lazy", False):
+        embedder.load()  # type: ignore[attr-defined]
 
 
 @contextmanager
@@ -114,6 +116,8 @@ class SentenceTransformerEmbedder:
     """
 
     backend = "torch"
+    #: :func:`load_model` loads it (its model loads on first use when ``lazy``).
+    graphmem_lazy = True
 
     def __init__(
         self,

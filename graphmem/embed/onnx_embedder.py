@@ -54,6 +54,9 @@ class OnnxEmbedder:
     """
 
     backend = "onnx"
+    #: :func:`~graphmem.embed.embedder.load_model` loads it (its model loads on first use when
+    #: ``lazy``).
+    graphmem_lazy = True
 
     def __init__(
         self,

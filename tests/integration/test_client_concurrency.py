@@ -128,7 +128,7 @@ def test_a_first_call_cancelled_while_connecting_leaves_no_connection_open(
 
     asyncio.run(cancelled_while_connecting())  # waits for the worker thread to end
     assert len(opened) == 1 and opened[0]._closed
-    assert client._driver is None
+    assert client._graph is None
 
     async def later() -> int:
         async with client:
@@ -256,7 +256,7 @@ def test_closing_an_async_client_waits_for_a_connect_under_way(
         gated.armed = False
         gated.release.set()
         await asyncio.gather(connecting, closing)
-        assert client._driver is None  # closed after the connect, not before it
+        assert client._graph is None  # closed after the connect, not before it
         try:
             return (await client.stats()).facts  # and usable again in this loop
         finally:

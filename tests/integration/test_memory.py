@@ -170,8 +170,8 @@ def _bookmarks(memory: Client) -> frozenset[str]:
     raw = memory.raw
     if isinstance(raw, Memory):
         return frozenset(raw.graph.driver.execute_query_bookmark_manager.get_bookmarks())
-    assert memory.loop is not None and raw._bookmarks is not None
-    return frozenset(memory.loop.run_until_complete(raw._bookmarks.get_bookmarks()))
+    assert memory.loop is not None
+    return frozenset(memory.loop.run_until_complete(raw.graph.bookmarks.get_bookmarks()))
 
 
 def test_transactions_chain_bookmarks_so_clusters_read_their_writes(memory: Client) -> None:
@@ -191,7 +191,7 @@ def test_concurrent_first_calls_share_one_connection(
     ns: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import graphmem.client.aio as memory_module
+    import graphmem.client.graph as memory_module
 
     opened: list[object] = []
     real_open = getattr(memory_module, "open_async_driver")  # noqa: B009 (not re-exported)
@@ -1850,7 +1850,7 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         gated.release.set()
         fact = await write
         await close
-        assert client._driver is None
+        assert client._graph is None
         assert (await client.get(fact.id)).id == fact.id  # connects again
         # Once more on the new connection: close waits for that call too, and returns.
         gated.started.clear()
@@ -1862,7 +1862,7 @@ def test_closing_an_async_client_waits_for_its_calls_in_flight(
         assert not close.done()
         gated.release.set()
         await asyncio.wait_for(asyncio.gather(write, close), 60)
-        assert client._driver is None
+        assert client._graph is None
 
     asyncio.run(scenario())
 
