@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphmem.cli.filters import filter_options
 from graphmem.cli.output import (
-    FiniteFloat,
     as_csv,
     emit,
     output_options,
@@ -26,52 +25,9 @@ from graphmem.cli.root import (
     ns_option,
     number,
 )
-from graphmem.core.recall.scope import FILTER_OPTIONS, FilterOption
 
 if TYPE_CHECKING:  # for annotations only: the library loads when a command runs
     from graphmem.models import NamespaceStats, RecallResult
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _click_option(spec: FilterOption) -> Callable[[F], F]:
-    """The click option of one of recall's options; it passes ``spec.option`` (None when not
-    given)."""
-    if spec.kind == "choice":
-        return click.option(
-            spec.flag, spec.option, type=click.Choice(spec.choices), multiple=True, help=spec.help
-        )
-    if spec.kind == "many":
-        return click.option(spec.flag, spec.option, multiple=True, help=spec.help)
-    if spec.kind in ("flag", "negated"):
-        return click.option(spec.flag, spec.option, is_flag=True, default=None, help=spec.help)
-    if spec.kind == "number":
-        return click.option(spec.flag, spec.option, type=FiniteFloat(-1.0, 1.0), help=spec.help)
-    return click.option(spec.flag, spec.option, metavar="TIME", help=spec.help)
-
-
-def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the options recall and context share (:data:`FILTER_OPTIONS`: --kind, --as-of,
-    --valid-at, --tag, --include-retired, --since, --until, --no-references, --min-score); the
-    command receives them as ``filters``, keyword arguments of recall and context. An option
-    not given is left out, so recall's own default applies (both kinds, no tag filter, ...)."""
-    negated = {spec.option for spec in FILTER_OPTIONS if spec.kind == "negated"}
-
-    @functools.wraps(func)
-    def with_filters(*args: Any, **kwargs: Any) -> Any:
-        given = {spec.option: kwargs.pop(spec.option) for spec in FILTER_OPTIONS}
-        filters = {
-            name: (not value if name in negated else value)
-            for name, value in given.items()
-            if value not in (None, ())
-        }
-        return func(*args, filters=filters, **kwargs)
-
-    command: Callable[..., Any] = with_filters
-    for spec in reversed(FILTER_OPTIONS):
-        command = _click_option(spec)(command)
-    return command
 
 
 #: How the recall table marks a hit not matched by the search itself: reached over REFERENCES,

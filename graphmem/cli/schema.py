@@ -12,7 +12,7 @@ from graphmem.cli.output import emit, output_options, render_mapping, render_tab
 from graphmem.cli.root import embedder_for, main, settings_of
 
 if TYPE_CHECKING:  # for annotations only: the library loads when a command runs
-    from graphmem.core.reembed import ReembedPlan
+    from graphmem.client.reembed import ReembedPlan
 
 
 @main.command()
@@ -94,8 +94,8 @@ def reembed(ctx: click.Context, batch_size: int, yes: bool, again: bool, as_json
         GRAPHMEM_EMBEDDING_MODEL=/models/bge-small-en-v1.5 graphmem reembed --yes
     """
     from graphmem._signals import EndingSignals
-    from graphmem.core.reembed import ReembedReport, reembed_plan, refuse_if_running
-    from graphmem.core.reembed import reembed as run_reembed
+    from graphmem.client.reembed import ReembedReport, reembed_plan, refuse_if_running
+    from graphmem.client.reembed import reembed as run_reembed
     from graphmem.servers.connection import open_driver
     from graphmem.servers.targets import resolve_target
 

@@ -175,8 +175,8 @@ class ClientBase:
             config=config,
             has_extractor=extractor is not None,
             model_id=embedder.model_id,
+            consolidation=settings_consolidation_config(self.settings),
         )
-        self._core.consolidation = settings_consolidation_config(self.settings)
 
     @property
     def ns(self) -> str | None:

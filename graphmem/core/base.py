@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graphmem.core.checks import namespace
+from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.plans import Embed, Plan, Rows, Run, Transaction, Work, single
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed.embedder import Vectors, check_vectors
@@ -32,6 +33,7 @@ class CoreBase:
         config: RecallConfig | None = None,
         has_extractor: bool = False,
         model_id: str | None = None,
+        consolidation: ConsolidationConfig | None = None,
     ) -> None:
         if default_ns is not None:
             namespace(default_ns, None)
@@ -42,6 +44,8 @@ class CoreBase:
         self.default_ns = default_ns
         self.config = config or RecallConfig()
         self.has_extractor = has_extractor
+        #: What a consolidation run may do: its gate, cluster sizes and lock.
+        self.consolidation = consolidation or ConsolidationConfig()
 
     def _ns(self, ns: str | None) -> str:
         """The namespace a call names, else the client's default, checked."""

@@ -19,8 +19,10 @@ them, once:
   (:mod:`~graphmem.core.forget.review`);
 - :mod:`graphmem.core.audit`: beliefs, truths, diff, timeline, contradictions and a change
   explained in words (:mod:`~graphmem.core.audit.plan`), times read by
-  :mod:`~graphmem.core.audit.times`;
-- :mod:`graphmem.core.reembed`: re-embedding a graph with another model (driven by the CLI).
+  :mod:`~graphmem.core.audit.times`.
+
+Re-embedding a graph with another model drives the database directly, batch by batch, and is
+the client side's (:mod:`graphmem.client.reembed`).
 
 A transaction's work is a factory, so the driver can run it again when Neo4j asks for a retry.
 Errors raised inside the work roll the transaction back: nothing is half-written.

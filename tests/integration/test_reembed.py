@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from graphmem.cli import main
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.core.reembed import reembed, reembed_plan
+from graphmem.client.reembed import reembed, reembed_plan
 from graphmem.embed.embedder import Embedder, Vectors
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.settings import GraphmemSettings
@@ -232,7 +232,7 @@ def test_one_run_holds_the_reembedding_while_it_is_alive_and_builds_indexes_only
 
     # A run that is alive keeps its claim through a step slower than the lease (here a batch
     # that takes 6 s to embed, against a lease of 4 s), and a second run is refused meanwhile.
-    monkeypatch.setattr("graphmem.core.reembed.LEASE_SECONDS", 4)
+    monkeypatch.setattr("graphmem.client.reembed.LEASE_SECONDS", 4)
     stalled = threading.Event()
     outcome: dict[str, Any] = {}
 

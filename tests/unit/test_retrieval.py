@@ -147,7 +147,8 @@ def test_recall_names_its_options_when_given_an_unknown_one() -> None:
 
 def test_every_recall_option_has_its_scope_or_request_field_and_cli_flags_name_options() -> None:
     # RecallOptions is the one list: the CLI's filter flags and the checked request follow it.
-    from graphmem.core.recall.scope import FILTER_OPTIONS, RECALL_OPTIONS, RecallScope
+    from graphmem.cli.filters import FILTER_OPTIONS
+    from graphmem.core.recall.scope import RECALL_OPTIONS, RecallScope
 
     assert {spec.option for spec in FILTER_OPTIONS} <= RECALL_OPTIONS
     scope_fields = set(RecallScope.__dataclass_fields__)

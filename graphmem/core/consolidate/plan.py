@@ -24,7 +24,6 @@ from typing import Any
 
 from graphmem.core.checks import checked_flag
 from graphmem.core.consolidate.clusters import group, number
-from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.progress import Gate, Outcome, Records
 from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
 from graphmem.core.consolidate.undo import RunPlans
@@ -45,8 +44,6 @@ from graphmem.store.cypher import query
 
 
 class ConsolidatePlans(RunPlans):
-    consolidation: ConsolidationConfig = ConsolidationConfig()
-
     def consolidate(
         self,
         *,

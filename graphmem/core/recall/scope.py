@@ -2,7 +2,7 @@
 
 :class:`RecallOptions` is the typed set of keyword arguments that ``recall`` takes (and
 ``context`` passes on); both clients, the core, the CLI and ``context`` use it, so a new filter
-is one field here (with its CLI option in :data:`FILTER_OPTIONS`), its check in
+is one field here (with its CLI option in :data:`graphmem.cli.filters.FILTER_OPTIONS`), its check in
 :meth:`RecallScope.checked`, and the Cypher that reads it. :class:`RecallScope` is the checked
 filter half of those options, as the Cypher parameters the recall queries take.
 """
@@ -13,7 +13,7 @@ import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, TypedDict, cast
 
 from graphmem._text import brief
 from graphmem.core.checks import (
@@ -205,41 +205,3 @@ def listed_once(options: dict[str, Any]) -> dict[str, Any]:
         name: list(value) if name in ("kinds", "tags") and isinstance(value, Iterator) else value
         for name, value in options.items()
     }
-
-
-@dataclass(frozen=True)
-class FilterOption:
-    """How the CLI offers one of :class:`RecallOptions`: its flag, and the value it passes."""
-
-    flag: str
-    option: str
-    help: str
-    kind: Literal["text", "flag", "many", "choice", "number", "negated"] = "text"
-    choices: tuple[str, ...] = ()
-
-
-#: The recall options the CLI's ``recall`` and ``context`` offer, in the order of their help.
-FILTER_OPTIONS: tuple[FilterOption, ...] = (
-    FilterOption(
-        "--kind",
-        "kinds",
-        "Only this kind of hit; repeat for both (default: both).",
-        "choice",
-        ("fact", "episode"),
-    ),
-    FilterOption("--as-of", "as_of", "Answer from what was believed at that time."),
-    FilterOption("--valid-at", "valid_at", "Answer from what was true at that time."),
-    FilterOption("--tag", "tags", "Only facts with this tag; repeat for several.", "many"),
-    FilterOption("--include-retired", "include_retired", "Also return superseded facts.", "flag"),
-    FilterOption("--since", "since", "Only what was recorded or said from then on."),
-    FilterOption("--until", "until", "Only what was recorded or said before then."),
-    FilterOption(
-        "--no-references",
-        "expand_references",
-        "Do not add facts reached over REFERENCES.",
-        "negated",
-    ),
-    FilterOption(
-        "--min-score", "min_score", "Cosine similarity every hit needs (quality gate).", "number"
-    ),
-)

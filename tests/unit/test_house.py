@@ -1,0 +1,95 @@
+"""The house rules the package keeps: the core is I/O-free, no module reaches into another's
+private names, and every error graphmem raises belongs to one tree."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import graphmem
+from graphmem.errors import GraphmemError
+from tests.unit.test_layout import PACKAGE, ROOT, _imports
+
+#: What the core's plans leave to the clients that drive them: the database driver, threads
+#: and processes, the event loop, and the command line.
+IO_MODULES = ("neo4j", "threading", "_thread", "concurrent", "asyncio", "multiprocessing", "click")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_the_core_does_no_io_of_its_own() -> None:
+    offenders = {}
+    checked = 0
+    for path in sorted((PACKAGE / "core").rglob("*.py")):
+        checked += 1
+        package = ".".join(path.relative_to(ROOT).parts[:-1])
+        found = _imports(path, package)
+        bad = sorted(m for m in found if m.split(".")[0] in IO_MODULES)
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = bad
+    assert checked > 30
+    assert offenders == {}
+
+
+def _private_imports(path: Path, module: str) -> list[str]:
+    """``module.name`` for each private name (``_x``, not ``__x__``) that ``path`` (the
+    module ``module``) imports from another graphmem module."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        source = node.module or ""
+        if node.level:
+            parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+            source = ".".join([*parent, source]) if source else ".".join(parent)
+        if not source.startswith("graphmem") or source == module:
+            continue
+        found += [
+            f"{source}.{alias.name}"
+            for alias in node.names
+            if alias.name.startswith("_") and not alias.name.startswith("__")
+        ]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names(tmp_path: Path) -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (found := _private_imports(path, _module_name(path)))
+    }
+    assert offenders == {}
+    # The walk sees both forms (a private module's public names are fine).
+    probe = tmp_path / "probe.py"
+    text = "from graphmem.store.db import _memory_error\nfrom .plans import _x\n"
+    probe.write_text(text + "from graphmem._text import brief\n", encoding="utf-8")
+    found = _private_imports(probe, "graphmem.core.probe")
+    assert found == ["graphmem.store.db._memory_error", "graphmem.core.plans._x"]
+
+
+def test_every_error_graphmem_defines_belongs_to_its_tree() -> None:
+    """Every exception class graphmem defines derives from GraphmemError, except the private
+    ones a module raises and catches itself to steer a transaction (a rollback on purpose, a
+    query not to retry), which never leave it."""
+    outside = []
+    seen = 0
+    for info in pkgutil.walk_packages(graphmem.__path__, "graphmem."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == info.name
+            ):
+                seen += 1
+                if not issubclass(value, GraphmemError) and not name.startswith("_"):
+                    outside.append(f"{info.name}.{name}")
+    assert seen > 30
+    assert outside == []
