@@ -230,3 +230,30 @@ def test_a_write_that_runs_out_of_memory_is_not_retried(memory: Client) -> None:
         memory._run(plan())
     assert time.monotonic() - began < 15
     assert memory.stats().facts == 0  # the server answers afterwards
+
+
+def test_the_async_client_reads_through_its_graph_as_the_sync_one_does(
+    graph: Graph, test_settings: Any, embedder: Any, ns: str
+) -> None:
+    from graphmem import AsyncMemory
+    from graphmem.errors import ClientUsageError, QueryRefusedError, ResultTooLargeError
+
+    client = AsyncMemory(test_settings, target=graph.target, embedder=embedder, ns=ns)
+    with pytest.raises(ClientUsageError, match="not connected"):
+        _ = client.graph
+
+    async def scenario() -> None:
+        async with client:
+            await client.remember_many(["one", "two", "three"])
+            count = "MATCH (f:Fact {ns: $ns}) RETURN count(f) AS n"
+            rows = await client.graph.read(count, {"ns": ns})
+            assert [dict(r) for r in rows.records] == [{"n": 3}]
+            records = await client.graph.execute("UNWIND range(1, 3) AS i RETURN i")
+            assert [r["i"] for r in records] == [1, 2, 3]
+            with pytest.raises(ResultTooLargeError):
+                await client.graph.execute("UNWIND range(1, 20000) AS i RETURN i")
+            with pytest.raises(QueryRefusedError):
+                await client.graph.read("MATCH (f:Fact {ns: $ns}) SET f.text = 'x'", {"ns": ns})
+            assert client.graph.schema.embedder_model == embedder.model_id
+
+    asyncio.run(scenario())
