@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -245,7 +246,40 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
     the word embeddings (:meth:`_GraphWriter.linear`)."""
     from onnx import TensorProto, helper
 
-    raw = read_safetensors(plan.weights)
+    weight = _weights(plan.weights)
+    g = _GraphWriter(precision)
+    _constants(g, precision)
+    hidden = _embeddings(g, plan, weight)
+    mask = g.node("Cast", ["attention_mask"], "key_padding_mask", to=TensorProto.INT32)
+    for i in range(plan.layers):
+        hidden = _layer(g, plan, weight, i, hidden, mask)
+    _pooled(g, plan, hidden)
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
+        for name in ("input_ids", "attention_mask")
+    ]
+    output = helper.make_tensor_value_info(
+        "sentence_embedding", TensorProto.FLOAT, ["batch", plan.hidden]
+    )
+    graph = helper.make_graph(
+        g.nodes, "graphmem_sentence_embedding", inputs, [output], g.initializers
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(_MS, 1)],
+        producer_name="graphmem",
+        producer_version=str(BUILDER_VERSION),
+    )
+    model.ir_version = 8
+    return model
+
+
+_Weight = Callable[[str], npt.NDArray[np.float32]]
+
+
+def _weights(path: Path) -> _Weight:
+    """The model's weights by name, with or without the ``bert.`` prefix of its file."""
+    raw = read_safetensors(path)
     prefix = "bert." if "bert.embeddings.word_embeddings.weight" in raw else ""
 
     def weight(name: str) -> npt.NDArray[np.float32]:
@@ -254,7 +288,12 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
         except KeyError:
             raise EmbeddingError(f"the model weights lack {prefix + name}") from None
 
-    g = _GraphWriter(precision)
+    return weight
+
+
+def _constants(g: _GraphWriter, precision: Precision) -> None:
+    """The constants the nodes name: axes and bounds, the floor of a divisor, and in int8 those
+    of the quantisation."""
     constants: list[tuple[str, npt.NDArray[Any]]] = [
         ("zero", np.array([0], dtype=np.int64)),
         ("one", np.array([1], dtype=np.int64)),
@@ -270,7 +309,11 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
         ]
     for name, value in constants:
         g.const(name, value)
-    # Embeddings: words + positions + token type 0 (single sentences), then layer norm.
+
+
+def _embeddings(g: _GraphWriter, plan: BertPlan, weight: _Weight) -> str:
+    """The embedded tokens: words + positions + token type 0 (single sentences), then layer
+    norm."""
     positions = weight("embeddings.position_embeddings.weight")
     g.const("positions_table", positions + weight("embeddings.token_type_embeddings.weight")[0])
     ids_shape = g.node("Shape", ["input_ids"], "ids_shape")
@@ -278,7 +321,7 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
     length = g.node("Slice", [ids_shape, "one", "two"], "sequence_length")
     g.node("Slice", ["positions_table", "zero", length, "zero"], "positions")
     words = g.embedding(weight("embeddings.word_embeddings.weight"), "input_ids")
-    hidden = g.node(
+    return g.node(
         "LayerNormalization",
         [
             g.node("Add", [words, "positions"], "embedded"),
@@ -289,70 +332,77 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
         axis=-1,
         epsilon=plan.eps,
     )
-    mask = g.node("Cast", ["attention_mask"], "key_padding_mask", to=TensorProto.INT32)
-    for i in range(plan.layers):
-        layer = f"encoder.layer.{i}."
 
-        def w(name: str, layer: str = layer) -> npt.NDArray[np.float32]:
-            return weight(layer + name)
 
-        parts = ("query", "key", "value")
-        qkv = g.linear(
-            hidden, np.concatenate([w(f"attention.self.{p}.weight") for p in parts]), f"l{i}_qkv"
-        )
-        split = g.const(f"l{i}_split", np.array([plan.hidden] * 3, dtype=np.int64))
-        g.nodes.append(
-            helper.make_node("Split", [qkv, split], [f"l{i}_q", f"l{i}_k", f"l{i}_v"], axis=2)
-        )
-        context = g.node(
-            "MultiHeadAttention",
-            [
-                f"l{i}_q",
-                f"l{i}_k",
-                f"l{i}_v",
-                g.const(
-                    f"l{i}_qkv_b", np.concatenate([w(f"attention.self.{p}.bias") for p in parts])
-                ),
-                mask,
-            ],
-            f"l{i}_context",
-            ms=True,
-            num_heads=plan.heads,
-        )
-        attended = g.linear(context, w("attention.output.dense.weight"), f"l{i}_attn")
-        middle = g.node(
-            "SkipLayerNormalization",
-            [
-                attended,
-                hidden,
-                g.const(f"l{i}_ln1_w", w("attention.output.LayerNorm.weight")),
-                g.const(f"l{i}_ln1_b", w("attention.output.LayerNorm.bias")),
-                g.const(f"l{i}_out_b", w("attention.output.dense.bias")),
-            ],
-            f"l{i}_mid",
-            ms=True,
-            epsilon=plan.eps,
-        )
-        widened = g.linear(middle, w("intermediate.dense.weight"), f"l{i}_ff1")
-        active = g.node(
-            "BiasGelu", [widened, g.const(f"l{i}_ff1_b", w("intermediate.dense.bias"))],
-            f"l{i}_act", ms=True,
-        )  # fmt: skip
-        narrowed = g.linear(active, w("output.dense.weight"), f"l{i}_ff2")
-        hidden = g.node(
-            "SkipLayerNormalization",
-            [
-                narrowed,
-                middle,
-                g.const(f"l{i}_ln2_w", w("output.LayerNorm.weight")),
-                g.const(f"l{i}_ln2_b", w("output.LayerNorm.bias")),
-                g.const(f"l{i}_ff2_b", w("output.dense.bias")),
-            ],
-            f"hidden_{i + 1}",
-            ms=True,
-            epsilon=plan.eps,
-        )
-    # Pooling over the real tokens (mean) or the first one (CLS), then unit length.
+def _layer(g: _GraphWriter, plan: BertPlan, weight: _Weight, i: int, hidden: str, mask: str) -> str:
+    """Encoder layer ``i`` over ``hidden``: attention, then the feed-forward products, each
+    added to its input and layer-normed."""
+    from onnx import helper
+
+    def w(name: str) -> npt.NDArray[np.float32]:
+        return weight(f"encoder.layer.{i}.{name}")
+
+    parts = ("query", "key", "value")
+    qkv = g.linear(
+        hidden, np.concatenate([w(f"attention.self.{p}.weight") for p in parts]), f"l{i}_qkv"
+    )
+    split = g.const(f"l{i}_split", np.array([plan.hidden] * 3, dtype=np.int64))
+    g.nodes.append(
+        helper.make_node("Split", [qkv, split], [f"l{i}_q", f"l{i}_k", f"l{i}_v"], axis=2)
+    )
+    context = g.node(
+        "MultiHeadAttention",
+        [
+            f"l{i}_q",
+            f"l{i}_k",
+            f"l{i}_v",
+            g.const(f"l{i}_qkv_b", np.concatenate([w(f"attention.self.{p}.bias") for p in parts])),
+            mask,
+        ],
+        f"l{i}_context",
+        ms=True,
+        num_heads=plan.heads,
+    )
+    attended = g.linear(context, w("attention.output.dense.weight"), f"l{i}_attn")
+    middle = g.node(
+        "SkipLayerNormalization",
+        [
+            attended,
+            hidden,
+            g.const(f"l{i}_ln1_w", w("attention.output.LayerNorm.weight")),
+            g.const(f"l{i}_ln1_b", w("attention.output.LayerNorm.bias")),
+            g.const(f"l{i}_out_b", w("attention.output.dense.bias")),
+        ],
+        f"l{i}_mid",
+        ms=True,
+        epsilon=plan.eps,
+    )
+    widened = g.linear(middle, w("intermediate.dense.weight"), f"l{i}_ff1")
+    active = g.node(
+        "BiasGelu", [widened, g.const(f"l{i}_ff1_b", w("intermediate.dense.bias"))],
+        f"l{i}_act", ms=True,
+    )  # fmt: skip
+    narrowed = g.linear(active, w("output.dense.weight"), f"l{i}_ff2")
+    return g.node(
+        "SkipLayerNormalization",
+        [
+            narrowed,
+            middle,
+            g.const(f"l{i}_ln2_w", w("output.LayerNorm.weight")),
+            g.const(f"l{i}_ln2_b", w("output.LayerNorm.bias")),
+            g.const(f"l{i}_ff2_b", w("output.dense.bias")),
+        ],
+        f"hidden_{i + 1}",
+        ms=True,
+        epsilon=plan.eps,
+    )
+
+
+def _pooled(g: _GraphWriter, plan: BertPlan, hidden: str) -> None:
+    """``sentence_embedding``: pooling over the real tokens (mean) or the first one (CLS),
+    then unit length."""
+    from onnx import TensorProto
+
     if plan.pooling == "mean":
         weights = g.node("Cast", ["attention_mask"], "mask_float", to=TensorProto.FLOAT)
         masked = g.node("Mul", [hidden, g.node("Unsqueeze", [weights, "two"], "mask_3d")], "masked")
@@ -364,31 +414,6 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
         pooled = g.node("Gather", [hidden, first], "pooled", axis=1)
     norms = g.node("ReduceL2", [pooled, "one"], "norms", keepdims=1)
     g.node("Div", [pooled, g.node("Max", [norms, "tiny"], "safe_norms")], "sentence_embedding")
-
-    graph = helper.make_graph(
-        g.nodes,
-        "graphmem_sentence_embedding",
-        [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
-            helper.make_tensor_value_info(
-                "attention_mask", TensorProto.INT64, ["batch", "sequence"]
-            ),
-        ],
-        [
-            helper.make_tensor_value_info(
-                "sentence_embedding", TensorProto.FLOAT, ["batch", plan.hidden]
-            )
-        ],
-        g.initializers,
-    )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(_MS, 1)],
-        producer_name="graphmem",
-        producer_version=str(BUILDER_VERSION),
-    )
-    model.ir_version = 8
-    return model
 
 
 def _json(path: Path) -> Any:
