@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -167,20 +169,7 @@ def forget(
     if verify is not None:
         if ids or source or session or everything or dry_run:
             raise click.UsageError("--verify takes no other target and no --dry-run")
-        if physical and text is None:
-            raise click.UsageError("--physical needs --text: the words to look for on disk")
-        files = _data_dir(ctx) if physical else None
-        with memory_for(ctx, ns) as memory:
-            report = memory.verify_forgotten(verify, text=text)
-        data = report.model_dump(mode="json")
-        clean = report.clean
-        if files is not None and text is not None:
-            found = find_words(files, [text])
-            data["physical"] = [asdict(f) for f in found]
-            clean = clean and not found
-        emit(data, as_json=as_json, table=_verify_table)
-        if not clean:
-            ctx.exit(1)
+        _verify(ctx, verify, text, physical, ns, as_json)
         return
     if text is not None or physical:
         raise click.UsageError("--text and --physical go with --verify")
@@ -200,38 +189,78 @@ def forget(
             "would go first with --dry-run)"
         )
     with memory_for(ctx, ns) as memory:
+        erase = functools.partial(
+            memory.forget,
+            list(ids) if ids else None,
+            source=source,
+            session=session,
+            everything=everything,
+            reason=reason,
+            actor=actor,
+            batch_size=batch_size,
+        )
+        total = _asked(ctx, erase) if named == 1 and not dry_run and not yes else None
+        result = _erased(erase, dry_run, total)
+    _report(ctx, result, total, as_json)
 
-        def run(preview: bool, total: int | None = None) -> ForgetResult:
-            counter = Counter("Erasing", "items", total=total)
-            try:
-                return memory.forget(
-                    list(ids) if ids else None,
-                    source=source,
-                    session=session,
-                    everything=everything,
-                    reason=reason,
-                    actor=actor,
-                    dry_run=preview,
-                    batch_size=batch_size,
-                    progress=None if preview else counter,
-                )
-            finally:
-                counter.done()
 
-        total = None
-        if named == 1 and not dry_run and not yes:
-            preview = run(True)
-            if not preview.erased:  # nothing to ask about: matched nothing or all forgotten
-                _nothing_forgotten(ctx, preview)
-            else:
-                click.echo(_forget_table(preview.model_dump(mode="json")), err=True)
-                click.confirm(
-                    f"Erase these {preview.erased:,} item(s) of namespace {preview.ns!r} for good?",
-                    abort=True,
-                    err=True,
-                )
-                total = preview.erased
-        result = run(dry_run, total)
+def _verify(
+    ctx: click.Context,
+    target: str,
+    text: str | None,
+    physical: bool,
+    ns: str | None,
+    as_json: bool,
+) -> None:
+    """``forget --verify``: prints what the namespace (and with ``physical``, the local
+    server's files) still holds of what ``target`` erased; exit 1 if anything is found."""
+    if physical and text is None:
+        raise click.UsageError("--physical needs --text: the words to look for on disk")
+    files = _data_dir(ctx) if physical else None
+    with memory_for(ctx, ns) as memory:
+        report = memory.verify_forgotten(target, text=text)
+    data = report.model_dump(mode="json")
+    clean = report.clean
+    if files is not None and text is not None:
+        found = find_words(files, [text])
+        data["physical"] = [asdict(f) for f in found]
+        clean = clean and not found
+    emit(data, as_json=as_json, table=_verify_table)
+    if not clean:
+        ctx.exit(1)
+
+
+def _erased(
+    erase: Callable[..., ForgetResult], preview: bool, total: int | None = None
+) -> ForgetResult:
+    """What ``erase`` (``memory.forget`` with the command's selector) erased, or with
+    ``preview`` would erase; a real erasure's progress is counted towards ``total``."""
+    counter = Counter("Erasing", "items", total=total)
+    try:
+        return erase(dry_run=preview, progress=None if preview else counter)
+    finally:
+        counter.done()
+
+
+def _asked(ctx: click.Context, erase: Callable[..., ForgetResult]) -> int | None:
+    """Shows what ``erase`` would erase and asks whether to go ahead (aborting if not); the
+    number of items shown, or None when there is nothing to ask about."""
+    preview = _erased(erase, True)
+    if not preview.erased:  # nothing to ask about: matched nothing or all forgotten
+        _nothing_forgotten(ctx, preview)
+        return None
+    click.echo(_forget_table(preview.model_dump(mode="json")), err=True)
+    click.confirm(
+        f"Erase these {preview.erased:,} item(s) of namespace {preview.ns!r} for good?",
+        abort=True,
+        err=True,
+    )
+    return preview.erased
+
+
+def _report(ctx: click.Context, result: ForgetResult, total: int | None, as_json: bool) -> None:
+    """Prints ``result``, with a note when it erased more than the ``total`` the question
+    showed; exit 3 when it erased nothing."""
     emit(result.model_dump(mode="json"), as_json=as_json, table=_forget_table)
     if total is not None and result.erased > total:
         click.echo(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any, BinaryIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
@@ -12,6 +13,9 @@ from graphmem._text import and_more
 from graphmem.cli.output import emit, output_options, render_mapping
 from graphmem.cli.root import fact_data, item_mapping, json_object, main, memory_for, ns_option
 from graphmem.errors import BadLinesError, ForgottenContentError, MessageConflictError
+
+if TYPE_CHECKING:
+    from graphmem.models import IngestResult, Message
 
 _ALLOW_FORGOTTEN = click.option(
     "--allow-forgotten",
@@ -158,64 +162,18 @@ def ingest(
     \b
         graphmem ingest chat.jsonl --session-id s-1 --ns user-42
     """
-    from graphmem.cli.jsonl import parse_message_lines
-
-    if file.isatty():
-        click.echo("Reading JSON Lines from the terminal; end with Ctrl-D.", err=True)
-    parsed = parse_message_lines(file)
-    if parsed.problems and not (skip_bad and parsed.messages):
-        raise BadLinesError(parsed.problems, none_good=skip_bad)
-    for number, reason in parsed.problems:
-        click.echo(f"skipped line {number}: {reason}", err=True)
-
-    messages, lines = list(parsed.messages), list(parsed.line_numbers)
-    problems = list(parsed.problems)
+    messages, lines, problems = _read_lines(file, skip_bad)
     with memory_for(ctx, ns) as memory:
-        while True:
-            with click.progressbar(
-                length=len(messages),
-                label="Ingesting",
-                file=sys.stderr,
-                hidden=not messages or not sys.stderr.isatty(),
-            ) as bar:
-                try:
-                    # One call: repeats and conflicts are found across the whole file before
-                    # anything is written; the new messages go batch_size per transaction.
-                    result = memory.ingest(
-                        messages,
-                        session_id=session_id,
-                        batch_size=batch_size,
-                        progress=bar.update,
-                        extract=extract or None,
-                        allow_forgotten=allow_forgotten,
-                    )
-                    break
-                except ForgottenContentError as exc:
-                    named = [str(lines[i]) for i in exc.indexes]
-                    raise ForgottenContentError(
-                        f"line {named[0]}{and_more(named[1:], 'line')}: the namespace forgot "
-                        "this text; nothing was stored (--allow-forgotten stores it, flagged)",
-                        indexes=exc.indexes,
-                    ) from exc
-                except MessageConflictError as exc:
-                    refused = [
-                        (c.index, _conflict_line(c, lines))
-                        for c in exc.conflicts
-                        if c.index is not None
-                    ]
-                    if len(refused) < len(exc.conflicts):
-                        raise
-                    if not skip_bad:
-                        raise _conflicting_lines(exc, [p for _, p in refused]) from exc
-            # --skip-bad: report the lines the check refused and send the others again (a
-            # concurrent writer may still make another line conflict).
-            for position in sorted((i for i, _ in refused), reverse=True):
-                del messages[position], lines[position]
-            for _, problem in sorted(refused):
-                click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
-                problems.append(problem)
-            if not messages:
-                raise BadLinesError(sorted(problems), none_good=True)
+        # One call: repeats and conflicts are found across the whole file before anything is
+        # written; the new messages go batch_size per transaction.
+        send = functools.partial(
+            memory.ingest,
+            session_id=session_id,
+            batch_size=batch_size,
+            extract=extract or None,
+            allow_forgotten=allow_forgotten,
+        )
+        result = _send(send, messages, lines, problems, skip_bad)
         used_ns = memory.ns
     problems.sort()
     data = {
@@ -231,24 +189,94 @@ def ingest(
         "fact_ids": [f.id for f in result.facts],
         "forgotten_skipped": result.forgotten_skipped,
     }
+    emit(data, as_json=as_json, table=lambda d: _ingest_table(d, extract))
 
-    def table(d: Mapping[str, Any]) -> str:
-        shown = {
-            "namespace": d["ns"],
-            "messages": d["messages"],
-            "created": d["created"],
-            "duplicates": f"{d['duplicates']} (already stored, not written again)",
-            "skipped": f"{d['skipped']} bad line(s)",
-        }
-        if extract or d["facts"] or d["forgotten_skipped"]:
-            shown["facts"] = f"{d['facts']} extracted"
-            shown["forgotten"] = (
-                f"{d['forgotten_skipped']} extracted fact(s) left out: the namespace forgot "
-                "their text"
-            )
-        return render_mapping(shown)
 
-    emit(data, as_json=as_json, table=table)
+def _read_lines(
+    file: BinaryIO, skip_bad: bool
+) -> tuple[list[Message], list[int], list[tuple[int, str]]]:
+    """The messages of ``file``'s JSON Lines, their line numbers, and its bad lines (line
+    number, reason): reported, when ``skip_bad`` leaves them out and good lines remain, or
+    else the end of the command."""
+    from graphmem.cli.jsonl import parse_message_lines
+
+    if file.isatty():
+        click.echo("Reading JSON Lines from the terminal; end with Ctrl-D.", err=True)
+    parsed = parse_message_lines(file)
+    if parsed.problems and not (skip_bad and parsed.messages):
+        raise BadLinesError(parsed.problems, none_good=skip_bad)
+    for number, reason in parsed.problems:
+        click.echo(f"skipped line {number}: {reason}", err=True)
+    return list(parsed.messages), list(parsed.line_numbers), list(parsed.problems)
+
+
+def _send(
+    send: Callable[..., IngestResult],
+    messages: list[Message],
+    lines: list[int],
+    problems: list[tuple[int, str]],
+    skip_bad: bool,
+) -> IngestResult:
+    """``messages`` (read from ``lines``) ingested by ``send`` in one call, with a progress
+    bar. With ``skip_bad``, the messages the call refuses as conflicting are reported, added to
+    ``problems`` and left out of ``messages`` and ``lines``, and the others sent again."""
+    while True:
+        with click.progressbar(
+            length=len(messages),
+            label="Ingesting",
+            file=sys.stderr,
+            hidden=not messages or not sys.stderr.isatty(),
+        ) as bar:
+            try:
+                return send(messages, progress=bar.update)
+            except ForgottenContentError as exc:
+                named = [str(lines[i]) for i in exc.indexes]
+                raise ForgottenContentError(
+                    f"line {named[0]}{and_more(named[1:], 'line')}: the namespace forgot "
+                    "this text; nothing was stored (--allow-forgotten stores it, flagged)",
+                    indexes=exc.indexes,
+                ) from exc
+            except MessageConflictError as exc:
+                refused = _refused(exc, lines, skip_bad)
+        # --skip-bad: report the lines the check refused and send the others again (a
+        # concurrent writer may still make another line conflict).
+        for position in sorted((i for i, _ in refused), reverse=True):
+            del messages[position], lines[position]
+        for _, problem in sorted(refused):
+            click.echo(f"skipped line {problem[0]}: {problem[1]}", err=True)
+            problems.append(problem)
+        if not messages:
+            raise BadLinesError(sorted(problems), none_good=True)
+
+
+def _refused(
+    exc: MessageConflictError, lines: Sequence[int], skip_bad: bool
+) -> list[tuple[int, tuple[int, str]]]:
+    """The messages ``exc`` refused, as their positions with their lines' problems, when
+    ``skip_bad`` leaves them out; else ``exc`` again, naming lines."""
+    refused = [(c.index, _conflict_line(c, lines)) for c in exc.conflicts if c.index is not None]
+    if len(refused) < len(exc.conflicts):
+        raise exc
+    if not skip_bad:
+        raise _conflicting_lines(exc, [p for _, p in refused]) from exc
+    return refused
+
+
+def _ingest_table(d: Mapping[str, Any], extract: bool) -> str:
+    """An ingest's result as a table; its facts shown with ``--extract``, or when it has any."""
+    shown = {
+        "namespace": d["ns"],
+        "messages": d["messages"],
+        "created": d["created"],
+        "duplicates": f"{d['duplicates']} (already stored, not written again)",
+        "skipped": f"{d['skipped']} bad line(s)",
+    }
+    if extract or d["facts"] or d["forgotten_skipped"]:
+        shown["facts"] = f"{d['facts']} extracted"
+        shown["forgotten"] = (
+            f"{d['forgotten_skipped']} extracted fact(s) left out: the namespace forgot their text"
+        )
+    return render_mapping(shown)
 
 
 def _conflicting_lines(

@@ -22,15 +22,9 @@ anything else :func:`onnx_plan` says why, and the embedder falls back to sentenc
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
 import json
-import os
 import struct
-import tempfile
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -252,7 +246,40 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
     the word embeddings (:meth:`_GraphWriter.linear`)."""
     from onnx import TensorProto, helper
 
-    raw = read_safetensors(plan.weights)
+    weight = _weights(plan.weights)
+    g = _GraphWriter(precision)
+    _constants(g, precision)
+    hidden = _embeddings(g, plan, weight)
+    mask = g.node("Cast", ["attention_mask"], "key_padding_mask", to=TensorProto.INT32)
+    for i in range(plan.layers):
+        hidden = _layer(g, plan, weight, i, hidden, mask)
+    _pooled(g, plan, hidden)
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
+        for name in ("input_ids", "attention_mask")
+    ]
+    output = helper.make_tensor_value_info(
+        "sentence_embedding", TensorProto.FLOAT, ["batch", plan.hidden]
+    )
+    graph = helper.make_graph(
+        g.nodes, "graphmem_sentence_embedding", inputs, [output], g.initializers
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(_MS, 1)],
+        producer_name="graphmem",
+        producer_version=str(BUILDER_VERSION),
+    )
+    model.ir_version = 8
+    return model
+
+
+_Weight = Callable[[str], npt.NDArray[np.float32]]
+
+
+def _weights(path: Path) -> _Weight:
+    """The model's weights by name, with or without the ``bert.`` prefix of its file."""
+    raw = read_safetensors(path)
     prefix = "bert." if "bert.embeddings.word_embeddings.weight" in raw else ""
 
     def weight(name: str) -> npt.NDArray[np.float32]:
@@ -261,7 +288,12 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
         except KeyError:
             raise EmbeddingError(f"the model weights lack {prefix + name}") from None
 
-    g = _GraphWriter(precision)
+    return weight
+
+
+def _constants(g: _GraphWriter, precision: Precision) -> None:
+    """The constants the nodes name: axes and bounds, the floor of a divisor, and in int8 those
+    of the quantisation."""
     constants: list[tuple[str, npt.NDArray[Any]]] = [
         ("zero", np.array([0], dtype=np.int64)),
         ("one", np.array([1], dtype=np.int64)),
@@ -277,7 +309,11 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
         ]
     for name, value in constants:
         g.const(name, value)
-    # Embeddings: words + positions + token type 0 (single sentences), then layer norm.
+
+
+def _embeddings(g: _GraphWriter, plan: BertPlan, weight: _Weight) -> str:
+    """The embedded tokens: words + positions + token type 0 (single sentences), then layer
+    norm."""
     positions = weight("embeddings.position_embeddings.weight")
     g.const("positions_table", positions + weight("embeddings.token_type_embeddings.weight")[0])
     ids_shape = g.node("Shape", ["input_ids"], "ids_shape")
@@ -285,7 +321,7 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
     length = g.node("Slice", [ids_shape, "one", "two"], "sequence_length")
     g.node("Slice", ["positions_table", "zero", length, "zero"], "positions")
     words = g.embedding(weight("embeddings.word_embeddings.weight"), "input_ids")
-    hidden = g.node(
+    return g.node(
         "LayerNormalization",
         [
             g.node("Add", [words, "positions"], "embedded"),
@@ -296,70 +332,77 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
         axis=-1,
         epsilon=plan.eps,
     )
-    mask = g.node("Cast", ["attention_mask"], "key_padding_mask", to=TensorProto.INT32)
-    for i in range(plan.layers):
-        layer = f"encoder.layer.{i}."
 
-        def w(name: str, layer: str = layer) -> npt.NDArray[np.float32]:
-            return weight(layer + name)
 
-        parts = ("query", "key", "value")
-        qkv = g.linear(
-            hidden, np.concatenate([w(f"attention.self.{p}.weight") for p in parts]), f"l{i}_qkv"
-        )
-        split = g.const(f"l{i}_split", np.array([plan.hidden] * 3, dtype=np.int64))
-        g.nodes.append(
-            helper.make_node("Split", [qkv, split], [f"l{i}_q", f"l{i}_k", f"l{i}_v"], axis=2)
-        )
-        context = g.node(
-            "MultiHeadAttention",
-            [
-                f"l{i}_q",
-                f"l{i}_k",
-                f"l{i}_v",
-                g.const(
-                    f"l{i}_qkv_b", np.concatenate([w(f"attention.self.{p}.bias") for p in parts])
-                ),
-                mask,
-            ],
-            f"l{i}_context",
-            ms=True,
-            num_heads=plan.heads,
-        )
-        attended = g.linear(context, w("attention.output.dense.weight"), f"l{i}_attn")
-        middle = g.node(
-            "SkipLayerNormalization",
-            [
-                attended,
-                hidden,
-                g.const(f"l{i}_ln1_w", w("attention.output.LayerNorm.weight")),
-                g.const(f"l{i}_ln1_b", w("attention.output.LayerNorm.bias")),
-                g.const(f"l{i}_out_b", w("attention.output.dense.bias")),
-            ],
-            f"l{i}_mid",
-            ms=True,
-            epsilon=plan.eps,
-        )
-        widened = g.linear(middle, w("intermediate.dense.weight"), f"l{i}_ff1")
-        active = g.node(
-            "BiasGelu", [widened, g.const(f"l{i}_ff1_b", w("intermediate.dense.bias"))],
-            f"l{i}_act", ms=True,
-        )  # fmt: skip
-        narrowed = g.linear(active, w("output.dense.weight"), f"l{i}_ff2")
-        hidden = g.node(
-            "SkipLayerNormalization",
-            [
-                narrowed,
-                middle,
-                g.const(f"l{i}_ln2_w", w("output.LayerNorm.weight")),
-                g.const(f"l{i}_ln2_b", w("output.LayerNorm.bias")),
-                g.const(f"l{i}_ff2_b", w("output.dense.bias")),
-            ],
-            f"hidden_{i + 1}",
-            ms=True,
-            epsilon=plan.eps,
-        )
-    # Pooling over the real tokens (mean) or the first one (CLS), then unit length.
+def _layer(g: _GraphWriter, plan: BertPlan, weight: _Weight, i: int, hidden: str, mask: str) -> str:
+    """Encoder layer ``i`` over ``hidden``: attention, then the feed-forward products, each
+    added to its input and layer-normed."""
+    from onnx import helper
+
+    def w(name: str) -> npt.NDArray[np.float32]:
+        return weight(f"encoder.layer.{i}.{name}")
+
+    parts = ("query", "key", "value")
+    qkv = g.linear(
+        hidden, np.concatenate([w(f"attention.self.{p}.weight") for p in parts]), f"l{i}_qkv"
+    )
+    split = g.const(f"l{i}_split", np.array([plan.hidden] * 3, dtype=np.int64))
+    g.nodes.append(
+        helper.make_node("Split", [qkv, split], [f"l{i}_q", f"l{i}_k", f"l{i}_v"], axis=2)
+    )
+    context = g.node(
+        "MultiHeadAttention",
+        [
+            f"l{i}_q",
+            f"l{i}_k",
+            f"l{i}_v",
+            g.const(f"l{i}_qkv_b", np.concatenate([w(f"attention.self.{p}.bias") for p in parts])),
+            mask,
+        ],
+        f"l{i}_context",
+        ms=True,
+        num_heads=plan.heads,
+    )
+    attended = g.linear(context, w("attention.output.dense.weight"), f"l{i}_attn")
+    middle = g.node(
+        "SkipLayerNormalization",
+        [
+            attended,
+            hidden,
+            g.const(f"l{i}_ln1_w", w("attention.output.LayerNorm.weight")),
+            g.const(f"l{i}_ln1_b", w("attention.output.LayerNorm.bias")),
+            g.const(f"l{i}_out_b", w("attention.output.dense.bias")),
+        ],
+        f"l{i}_mid",
+        ms=True,
+        epsilon=plan.eps,
+    )
+    widened = g.linear(middle, w("intermediate.dense.weight"), f"l{i}_ff1")
+    active = g.node(
+        "BiasGelu", [widened, g.const(f"l{i}_ff1_b", w("intermediate.dense.bias"))],
+        f"l{i}_act", ms=True,
+    )  # fmt: skip
+    narrowed = g.linear(active, w("output.dense.weight"), f"l{i}_ff2")
+    return g.node(
+        "SkipLayerNormalization",
+        [
+            narrowed,
+            middle,
+            g.const(f"l{i}_ln2_w", w("output.LayerNorm.weight")),
+            g.const(f"l{i}_ln2_b", w("output.LayerNorm.bias")),
+            g.const(f"l{i}_ff2_b", w("output.dense.bias")),
+        ],
+        f"hidden_{i + 1}",
+        ms=True,
+        epsilon=plan.eps,
+    )
+
+
+def _pooled(g: _GraphWriter, plan: BertPlan, hidden: str) -> None:
+    """``sentence_embedding``: pooling over the real tokens (mean) or the first one (CLS),
+    then unit length."""
+    from onnx import TensorProto
+
     if plan.pooling == "mean":
         weights = g.node("Cast", ["attention_mask"], "mask_float", to=TensorProto.FLOAT)
         masked = g.node("Mul", [hidden, g.node("Unsqueeze", [weights, "two"], "mask_3d")], "masked")
@@ -372,126 +415,9 @@ def build_graph(plan: BertPlan, precision: Precision = "fp32") -> onnx.ModelProt
     norms = g.node("ReduceL2", [pooled, "one"], "norms", keepdims=1)
     g.node("Div", [pooled, g.node("Max", [norms, "tiny"], "safe_norms")], "sentence_embedding")
 
-    graph = helper.make_graph(
-        g.nodes,
-        "graphmem_sentence_embedding",
-        [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
-            helper.make_tensor_value_info(
-                "attention_mask", TensorProto.INT64, ["batch", "sequence"]
-            ),
-        ],
-        [
-            helper.make_tensor_value_info(
-                "sentence_embedding", TensorProto.FLOAT, ["batch", plan.hidden]
-            )
-        ],
-        g.initializers,
-    )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(_MS, 1)],
-        producer_name="graphmem",
-        producer_version=str(BUILDER_VERSION),
-    )
-    model.ir_version = 8
-    return model
-
 
 def _json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-
-
-# --- the cache -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BuiltGraph:
-    """An ONNX graph in the cache: its file, its SHA-256, and how long making it took
-    (0 when it was already there)."""
-
-    path: Path
-    sha256: str
-    build_seconds: float
-
-
-def cached_graph(
-    plan: BertPlan, source_digest: str, precision: Precision, cache_dir: Path
-) -> BuiltGraph:
-    """The ONNX graph of the model whose files have ``source_digest``, in ``precision``: read
-    from ``<cache_dir>/onnx`` when a graph is there whose content still has the SHA-256 its
-    manifest recorded, otherwise built (under a file lock, so that processes starting together
-    build it once) and written there atomically with its manifest."""
-    folder = cache_dir.expanduser() / "onnx"
-    stem = f"{source_digest[:16]}-b{BUILDER_VERSION}-{precision}"
-    graph, manifest = folder / f"{stem}.onnx", folder / f"{stem}.json"
-    found = _verified(graph, manifest)
-    if found is not None:
-        return BuiltGraph(graph, found, 0.0)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EmbeddingError(f"cannot create the ONNX cache {folder}: {exc}") from exc
-    with _locked(folder / f"{stem}.lock"):
-        found = _verified(graph, manifest)  # another process may have built it meanwhile
-        if found is not None:
-            return BuiltGraph(graph, found, 0.0)
-        began = time.perf_counter()
-        data = _serialised(plan, precision)
-        digest = hashlib.sha256(data).hexdigest()
-        seconds = time.perf_counter() - began
-        record = {
-            "source_sha256": source_digest,
-            "precision": precision,
-            "builder": BUILDER_VERSION,
-            "sha256": digest,
-            "size": len(data),
-            "build_seconds": round(seconds, 3),
-        }
-        try:
-            _write_atomically(graph, data)
-            _write_atomically(manifest, json.dumps(record, indent=1).encode())
-        except OSError as exc:
-            raise EmbeddingError(f"cannot write the ONNX graph into {folder}: {exc}") from exc
-        return BuiltGraph(graph, digest, seconds)
-
-
-def _serialised(plan: BertPlan, precision: Precision) -> bytes:
-    """The graph's bytes in ``precision``."""
-    return bytes(build_graph(plan, precision).SerializeToString())
-
-
-def _verified(graph: Path, manifest: Path) -> str | None:
-    """The graph's SHA-256 when the file is there and matches its manifest; None otherwise."""
-    record = _json(manifest)
-    if not isinstance(record, dict) or not graph.is_file():
-        return None
-    try:
-        with graph.open("rb") as stream:
-            digest = hashlib.file_digest(stream, "sha256").hexdigest()
-    except OSError:
-        return None
-    return digest if digest == record.get("sha256") else None
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

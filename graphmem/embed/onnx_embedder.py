@@ -1,7 +1,7 @@
 """An :class:`~graphmem.embed.embedder.Embedder` on ONNX Runtime: a BERT sentence-transformers
 model (the packaged all-MiniLM-L6-v2 by default) run as an ONNX graph that graphmem builds
-from the model's own weights once and caches (:mod:`graphmem.embed.onnx_build`), tokenised by
-``tokenizers``. Nothing here imports PyTorch.
+from the model's own weights once (:mod:`graphmem.embed.onnx_build`) and caches
+(:mod:`graphmem.embed.onnx_cache`), tokenised by ``tokenizers``. Nothing here imports PyTorch.
 
 In ``fp32`` the vectors are those of the sentence-transformers backend (cosine 1.0 to six
 places), so the graph records the same model identity. ``int8`` (the default) quantises the
@@ -28,7 +28,8 @@ from graphmem.embed.identity import (
     model_id_for,
     packaged_model_path,
 )
-from graphmem.embed.onnx_build import BertPlan, Precision, cached_graph, onnx_plan
+from graphmem.embed.onnx_build import BertPlan, Precision, onnx_plan
+from graphmem.embed.onnx_cache import cached_graph
 from graphmem.errors import EmbeddingError
 
 #: Texts per ONNX Runtime call unless the settings say otherwise: short texts run fastest in

@@ -13,11 +13,9 @@ import pytest
 from graphmem.core.memory_core import MemoryCore
 from graphmem.core.plans import Embed, LoadModel, Run, Transaction
 from graphmem.core.recall.ranking import RecallConfig
+from graphmem.core.recall.scope import RecallRequest, RecallScope
 from graphmem.core.recall.search import DETAIL_READS, RecallReads, recall_reads
 from graphmem.errors import InvalidInputError
-
-FILTERS: dict[str, Any] = {"as_of": None, "valid_at": None, "since": None, "until": None}
-FACT_FILTERS: dict[str, Any] = {**FILTERS, "include_retired": False, "tags": None}
 
 
 def _search_row() -> dict[str, Any]:
@@ -43,16 +41,12 @@ def _detail(fact_id: str) -> dict[str, Any]:
 
 def _plan(config: RecallConfig) -> Generator[Run, Any, RecallReads]:
     """recall_reads for k=5 facts about a favourite colour, with ``config``."""
+    request = RecallRequest(RecallScope(kinds=("fact",)), 5, True, config, track_access=True)
     return recall_reads(
         "ns",
         "favourite colour",
         [0.1] * 384,
-        5,
-        ("fact",),
-        FILTERS,
-        FACT_FILTERS,
-        True,
-        config,
+        request,
         datetime.now(UTC),
         check_state=lambda state: None,
     )

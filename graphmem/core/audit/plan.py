@@ -59,72 +59,13 @@ class AuditPlans(RecallPlans):
         limit = checked_integer("limit", limit, 1, MAX_AUDIT)
         if query_text is not None:
             query_text = checked_value(QUERY_TEXT, "query", query_text)
-        erased_params = {
-            "ns": ns,
-            "kinds": ["fact"],
-            "as_of": t,
-            "since": None,
-            "until": None,
-            "limit": MAX_AUDIT,
-        }
-        if query_text is not None:
-            found = yield from self.recall(
-                query_text,
-                ns=ns,
-                k=min(limit, 100),
-                as_of=t,
-                valid_at=v,
-                kinds=["fact"],
-                expand_references=False,
-                track_access=False,
-            )
-            facts = [hit.fact for hit in found.hits if hit.fact is not None]
+            facts = yield from self._ranked_beliefs(ns, query_text, t, v, limit)
             truncated = False
         else:
-            params = {
-                "ns": ns,
-                "as_of": t,
-                "valid_at": v,
-                "include_retired": False,
-                "tags": None,
-                "since": None,
-                "until": None,
-                "limit": limit + 1,
-            }
-            rows = yield Transaction("read", lambda: single(Run(query("audit_beliefs"), params)))
-            facts = [Fact.model_validate(r["fact"]) for r in rows[:limit]]
-            truncated = len(rows) > limit
+            facts, truncated = yield from _listed_beliefs(ns, t, v, limit)
         erased: Rows = []
         if t is not None:
-            moment_t = t
-
-            def then() -> Work[tuple[Rows, Rows]]:
-                ids = [f.id for f in facts]
-                marks = yield Run(
-                    query("audit_marks_then"), {"ns": ns, "ids": ids, "as_of": moment_t}
-                )
-                gone: Rows = []
-                if v is None:  # an erased fact's valid time is gone with its words
-                    gone = yield Run(query("audit_erased"), erased_params)
-                return marks, gone
-
-            marks, erased = yield Transaction("read", then)
-            # Each fact as believed then, with the contradictions and review flags open then.
-            by_id = {m["id"]: m for m in marks}
-            facts = [
-                f.as_believed_at(t).model_copy(
-                    update={
-                        "contradictions": tuple(
-                            OpenContradiction.model_validate(c)
-                            for c in by_id[f.id]["contradictions"]
-                        ),
-                        "review": tuple(
-                            ReviewMark.model_validate(r) for r in by_id[f.id]["review"]
-                        ),
-                    }
-                )
-                for f in facts
-            ]
+            facts, erased = yield from _believed_then(ns, facts, t, v)
         return Beliefs(
             ns=ns,
             as_of=t,
@@ -135,6 +76,28 @@ class AuditPlans(RecallPlans):
             limit=limit,
             truncated=truncated,
         )
+
+    def _ranked_beliefs(
+        self,
+        ns: str,
+        query_text: str,
+        t: datetime | None,
+        v: datetime | None,
+        limit: int,
+    ) -> Plan[list[Fact]]:
+        """The facts believed at ``t`` and true at ``v`` that best match ``query_text``, best
+        first: at most ``limit``, and at most 100 (a recall's most hits)."""
+        found = yield from self.recall(
+            query_text,
+            ns=ns,
+            k=min(limit, 100),
+            as_of=t,
+            valid_at=v,
+            kinds=["fact"],
+            expand_references=False,
+            track_access=False,
+        )
+        return [hit.fact for hit in found.hits if hit.fact is not None]
 
     def audit_diff(self, since: Any, until: Any = None, *, ns: str | None) -> Plan[Diff]:
         """What changed after ``since`` up to ``until`` (now when None)."""
@@ -244,6 +207,63 @@ class AuditPlans(RecallPlans):
             ),
             (facts, erased, runs, texts_named(row)),
         )
+
+
+def _listed_beliefs(
+    ns: str, t: datetime | None, v: datetime | None, limit: int
+) -> Plan[tuple[list[Fact], bool]]:
+    """The first ``limit`` facts believed at ``t`` and true at ``v``, newest first, and
+    whether there were more."""
+    params = {
+        "ns": ns,
+        "as_of": t,
+        "valid_at": v,
+        "include_retired": False,
+        "tags": None,
+        "since": None,
+        "until": None,
+        "limit": limit + 1,
+    }
+    rows = yield Transaction("read", lambda: single(Run(query("audit_beliefs"), params)))
+    return [Fact.model_validate(r["fact"]) for r in rows[:limit]], len(rows) > limit
+
+
+def _believed_then(
+    ns: str, facts: list[Fact], t: datetime, v: datetime | None
+) -> Plan[tuple[list[Fact], Rows]]:
+    """Each of ``facts`` as believed at ``t``, with the contradictions and review flags open
+    then; and the facts believed then and erased since (``audit_erased`` rows)."""
+
+    def then() -> Work[tuple[Rows, Rows]]:
+        ids = [f.id for f in facts]
+        marks = yield Run(query("audit_marks_then"), {"ns": ns, "ids": ids, "as_of": t})
+        gone: Rows = []
+        if v is None:  # an erased fact's valid time is gone with its words
+            params = {
+                "ns": ns,
+                "kinds": ["fact"],
+                "as_of": t,
+                "since": None,
+                "until": None,
+                "limit": MAX_AUDIT,
+            }
+            gone = yield Run(query("audit_erased"), params)
+        return marks, gone
+
+    marks, erased = yield Transaction("read", then)
+    by_id = {m["id"]: m for m in marks}
+    believed = [
+        f.as_believed_at(t).model_copy(
+            update={
+                "contradictions": tuple(
+                    OpenContradiction.model_validate(c) for c in by_id[f.id]["contradictions"]
+                ),
+                "review": tuple(ReviewMark.model_validate(r) for r in by_id[f.id]["review"]),
+            }
+        )
+        for f in facts
+    ]
+    return believed, erased
 
 
 def _head(fact_id: str, facts: dict[str, Fact], steps: Rows) -> str | None:

@@ -3,7 +3,7 @@ quote, and the explanation of a fact's last change."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -96,119 +96,178 @@ def events(
 ) -> list[TimelineEvent]:
     """Every change in a lineage (an ``audit_lineage`` row), oldest first."""
     tell = Teller(facts, erased, runs, texts_named(row))
+    sources = {**row, "facts": list(facts.values()), "erased": list(erased.values())}
     made: list[TimelineEvent] = []
-
-    def add(kind: EventKind, at: datetime | None, fact_id: str, words: str, **more: Any) -> None:
-        if at is not None:
-            made.append(TimelineEvent(at=at, kind=kind, fact_id=fact_id, words=words, **more))
-
-    for fact in facts.values():
-        # The valid interval stated when it was recorded: a supersession may have closed its
-        # end (stated_valid_to keeps the one before) or filled its open start since.
-        valid_to = fact.stated_valid_to if fact.status == "superseded" else fact.valid_to
-        valid_from = None if fact.valid_from_set_at is not None else fact.valid_from
-        add(
-            "recorded",
-            fact.recorded_at,
-            fact.id,
-            f"{tell.fact(fact.id)} was recorded{valid_words(valid_from, valid_to)}",
-            valid_from=valid_from,
-            valid_to=valid_to,
-        )
-    for gone in erased.values():
-        add("recorded", gone.recorded_at, gone.id, f"{tell.fact(gone.id)} was recorded")
-        add(
-            "forgotten",
-            gone.erased_at,
-            gone.id,
-            f"fact {gone.id} was forgotten{because(gone.reason)}{tell.actor(gone.actor)}; "
-            "its words are gone",
-            actor=gone.actor,
-            reason=gone.reason,
-        )
-    for step in row["steps"]:
-        merged = step["type"] == "MERGED_INTO"
-        older, newer = (step["newer"], step["older"]) if merged else (step["older"], step["newer"])
-        verb = "was merged into" if merged else "was replaced by"
-        add(
-            "merged" if merged else "superseded",
-            step["at"],
-            older,
-            f"{tell.fact(older)} {verb} {tell.fact(newer)}{because(step['reason'])}"
-            f"{tell.actor(step['actor'])}",
-            other_id=newer,
-            actor=step["actor"],
-            reason=step["reason"],
-        )
-    for gone in row["retractions"]:
-        add(
-            "retracted",
-            gone["at"],
-            gone["fact_id"],
-            f"{tell.fact(gone['fact_id'])} was retracted (held never to have been true)"
-            f"{because(gone['reason'])}{tell.actor(gone['actor'])}",
-            actor=gone["actor"],
-            reason=gone["reason"],
-        )
-    for c in {(c["a"], c["b"], c["at"]): c for c in row["contradictions"]}.values():
-        add(
-            "contradicted",
-            c["at"],
-            c["a"],
-            f"{tell.fact(c['a'])} was marked as contradicting {tell.fact(c['b'])}"
-            f"{because(c['reason'])}{tell.actor(c['actor'])}",
-            other_id=c["b"],
-            actor=c["actor"],
-            reason=c["reason"],
-        )
-        if c["resolved_at"] is not None:
-            add(
-                "resolved",
-                c["resolved_at"],
-                c["kept"] or c["a"],
-                f"the contradiction between {tell.fact(c['a'])} and {tell.fact(c['b'])} was "
-                f"resolved keeping {tell.fact(c['kept'])}{because(c['resolution'])}"
-                f"{tell.actor(c['resolved_by'])}",
-                other_id=c["b"] if c["kept"] == c["a"] else c["a"],
-                actor=c["resolved_by"],
-                reason=c["resolution"],
-            )
-    for r in {(r["from"], r["to"], r["at"]): r for r in row["references"]}.values():
-        add(
-            "referenced",
-            r["at"],
-            r["from"],
-            f"{tell.fact(r['from'])} referenced {tell.fact(r['to'])}{because(r['reason'])}"
-            f"{tell.actor(r['actor'])}",
-            other_id=r["to"],
-            actor=r["actor"],
-            reason=r["reason"],
-        )
-    for x in row["flags"]:
-        add(
-            "flagged",
-            x["at"],
-            x["flagged"],
-            f"{tell.fact(x['flagged'])} was flagged for review: {tell.fact(x['cause'])}, "
-            f"which it {_TIES.get(x['relation'], x['relation'])}, was {x['event']}"
-            f"{because(x['reason'])}{tell.actor(x['actor'])}",
-            other_id=x["cause"],
-            actor=x["actor"],
-            reason=x["reason"],
-        )
-        add(
-            "flag_closed",
-            x["closed_at"],
-            x["flagged"],
-            f"the review flag on {tell.fact(x['flagged'])} was closed ({x['closing']})"
-            f"{because(x['closing_reason'])}{tell.actor(x['closed_by'])}",
-            other_id=x["cause"],
-            actor=x["closed_by"],
-            reason=x["closing_reason"],
-        )
+    for source, key, tellings in _SOURCES:
+        for item in _distinct(sources[source], key):
+            for telling in tellings:
+                event = telling(item, tell)
+                if event is not None:
+                    made.append(event)
     order = {kind: n for n, kind in enumerate(_ORDER)}
     made.sort(key=lambda e: (e.at, order[e.kind], e.fact_id))
     return made
+
+
+def _distinct(items: Sequence[Any], key: tuple[str, ...]) -> list[Any]:
+    """``items`` with one of each ``key`` (the last, in the place of the first); all of them
+    when ``key`` is empty."""
+    if not key:
+        return list(items)
+    return list({tuple(item[name] for name in key): item for item in items}.values())
+
+
+def _event(
+    kind: EventKind, at: datetime | None, fact_id: str, words: str, **more: Any
+) -> TimelineEvent | None:
+    """The event, or None when it has no time (it has not happened)."""
+    if at is None:
+        return None
+    return TimelineEvent(at=at, kind=kind, fact_id=fact_id, words=words, **more)
+
+
+def _recorded(fact: Fact, tell: Teller) -> TimelineEvent | None:
+    # The valid interval stated when it was recorded: a supersession may have closed its end
+    # (stated_valid_to keeps the one before) or filled its open start since.
+    valid_to = fact.stated_valid_to if fact.status == "superseded" else fact.valid_to
+    valid_from = None if fact.valid_from_set_at is not None else fact.valid_from
+    return _event(
+        "recorded",
+        fact.recorded_at,
+        fact.id,
+        f"{tell.fact(fact.id)} was recorded{valid_words(valid_from, valid_to)}",
+        valid_from=valid_from,
+        valid_to=valid_to,
+    )
+
+
+def _recorded_erased(gone: ErasedFact, tell: Teller) -> TimelineEvent | None:
+    return _event("recorded", gone.recorded_at, gone.id, f"{tell.fact(gone.id)} was recorded")
+
+
+def _forgotten(gone: ErasedFact, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "forgotten",
+        gone.erased_at,
+        gone.id,
+        f"fact {gone.id} was forgotten{because(gone.reason)}{tell.actor(gone.actor)}; "
+        "its words are gone",
+        actor=gone.actor,
+        reason=gone.reason,
+    )
+
+
+def _replaced(step: Row, tell: Teller) -> TimelineEvent | None:
+    merged = step["type"] == "MERGED_INTO"
+    older, newer = (step["newer"], step["older"]) if merged else (step["older"], step["newer"])
+    verb = "was merged into" if merged else "was replaced by"
+    return _event(
+        "merged" if merged else "superseded",
+        step["at"],
+        older,
+        f"{tell.fact(older)} {verb} {tell.fact(newer)}{because(step['reason'])}"
+        f"{tell.actor(step['actor'])}",
+        other_id=newer,
+        actor=step["actor"],
+        reason=step["reason"],
+    )
+
+
+def _retracted(gone: Row, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "retracted",
+        gone["at"],
+        gone["fact_id"],
+        f"{tell.fact(gone['fact_id'])} was retracted (held never to have been true)"
+        f"{because(gone['reason'])}{tell.actor(gone['actor'])}",
+        actor=gone["actor"],
+        reason=gone["reason"],
+    )
+
+
+def _contradicted(c: Row, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "contradicted",
+        c["at"],
+        c["a"],
+        f"{tell.fact(c['a'])} was marked as contradicting {tell.fact(c['b'])}"
+        f"{because(c['reason'])}{tell.actor(c['actor'])}",
+        other_id=c["b"],
+        actor=c["actor"],
+        reason=c["reason"],
+    )
+
+
+def _resolved(c: Row, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "resolved",
+        c["resolved_at"],
+        c["kept"] or c["a"],
+        f"the contradiction between {tell.fact(c['a'])} and {tell.fact(c['b'])} was "
+        f"resolved keeping {tell.fact(c['kept'])}{because(c['resolution'])}"
+        f"{tell.actor(c['resolved_by'])}",
+        other_id=c["b"] if c["kept"] == c["a"] else c["a"],
+        actor=c["resolved_by"],
+        reason=c["resolution"],
+    )
+
+
+def _referenced(r: Row, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "referenced",
+        r["at"],
+        r["from"],
+        f"{tell.fact(r['from'])} referenced {tell.fact(r['to'])}{because(r['reason'])}"
+        f"{tell.actor(r['actor'])}",
+        other_id=r["to"],
+        actor=r["actor"],
+        reason=r["reason"],
+    )
+
+
+def _flagged(x: Row, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "flagged",
+        x["at"],
+        x["flagged"],
+        f"{tell.fact(x['flagged'])} was flagged for review: {tell.fact(x['cause'])}, "
+        f"which it {_TIES.get(x['relation'], x['relation'])}, was {x['event']}"
+        f"{because(x['reason'])}{tell.actor(x['actor'])}",
+        other_id=x["cause"],
+        actor=x["actor"],
+        reason=x["reason"],
+    )
+
+
+def _flag_closed(x: Row, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "flag_closed",
+        x["closed_at"],
+        x["flagged"],
+        f"the review flag on {tell.fact(x['flagged'])} was closed ({x['closing']})"
+        f"{because(x['closing_reason'])}{tell.actor(x['closed_by'])}",
+        other_id=x["cause"],
+        actor=x["closed_by"],
+        reason=x["closing_reason"],
+    )
+
+
+#: How one item of a lineage tells an event (None: one that has not happened).
+_Telling = Callable[[Any, Teller], TimelineEvent | None]
+
+#: Where a lineage's events come from, in the order they are told: the facts, the erased
+#: facts, or a list of the ``audit_lineage`` row; the fields that tell its edges apart, where
+#: one may come twice (CONTRADICTS and REFERENCES are matched from either end, so an edge
+#: between two facts of the lineage is read from both); and the events each item tells.
+_SOURCES: tuple[tuple[str, tuple[str, ...], tuple[_Telling, ...]], ...] = (
+    ("facts", (), (_recorded,)),
+    ("erased", (), (_recorded_erased, _forgotten)),
+    ("steps", (), (_replaced,)),
+    ("retractions", (), (_retracted,)),
+    ("contradictions", ("a", "b", "at"), (_contradicted, _resolved)),
+    ("references", ("from", "to", "at"), (_referenced,)),
+    ("flags", (), (_flagged, _flag_closed)),
+)
 
 
 #: How a flagged fact is tied to its cause, in words.

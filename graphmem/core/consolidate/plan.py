@@ -64,43 +64,10 @@ class ConsolidatePlans(RunPlans):
         run_id = str(uuid.uuid4())
         started = time.perf_counter()
         base: dict[str, Any] = {"ns": ns, "proposer": proposer, "model": model}
-
-        def gate_work() -> Work[Gate]:
-            if not dry_run:  # a real run takes the state's lock first
-                yield Run(query("consolidate_gate"), {"ns": ns})
-            (row,) = yield Run(query("consolidate_gate_read"), {"ns": ns})
-            gate = Gate(row)
-            pending = {
-                "ns": ns,
-                "after": gate.watermark,
-                "skip": sorted(gate.skip(config)),
-                "min_new": config.min_new_facts,
-            }
-            (count,) = yield Run(query("consolidate_pending"), pending)
-            gate.new_facts = count["new_facts"]
-            if gate.busy():
-                expires = native_time(gate.lock_expires_at) if gate.lock_expires_at else None
-                raise ConsolidationBusyError(
-                    f"consolidation run {gate.lock_run} holds namespace {ns!r} until "
-                    f"{expires.isoformat() if expires else 'it ends'}; this run did not start",
-                    run_id=gate.lock_run,
-                    expires_at=expires,
-                )
-            gate.refused = gate.refusal(config, force)
-            if not dry_run and gate.refused is None:
-                yield Run(
-                    query("consolidate_claim"),
-                    {
-                        "ns": ns,
-                        "run": run_id,
-                        "ttl_ms": int(config.lock_ttl * 1000),
-                        "proposer": proposer,
-                        "model": model,
-                    },
-                )
-            return gate
-
-        gate: Gate = yield Transaction("read" if dry_run else "write", gate_work)
+        gate: Gate = yield Transaction(
+            "read" if dry_run else "write",
+            lambda: self._gate(ns, run_id, force, dry_run, proposer, model),
+        )
         if gate.refused is not None:
             return ConsolidationResult(
                 run_id=None,
@@ -109,18 +76,7 @@ class ConsolidatePlans(RunPlans):
                 watermark=gate.watermark,
                 **base,
             )
-        outcome = Outcome()
-        outcome.cap = native_time(gate.now) - timedelta(seconds=config.settle)
-        outcome.given_up = gate.given_up(config)
-        for fact_id in sorted(outcome.given_up):
-            gave_up = RejectedOperation(
-                facts=(fact_id,),
-                rejection=f"given up: the proposals for this new fact's cluster were unusable "
-                f"{config.max_tries} times; the fact is left as it is",
-                cluster=0,
-            )
-            outcome.rejected.append(gave_up)
-            outcome.pending.refuse(gave_up)
+        outcome = _outcome(gate, config)
         status, error, closed = "failed", None, False
         try:
             yield from self._run(
@@ -136,29 +92,7 @@ class ConsolidatePlans(RunPlans):
         finally:
             outcome.timings["total"] = round(time.perf_counter() - started, 4)
             if not dry_run and not closed:
-                finish = {
-                    "ns": ns,
-                    "run": run_id,
-                    "status": status,
-                    "error": error,
-                    "timings": json.dumps(outcome.timings),
-                    "new_facts": len(outcome.new),
-                    "clusters": outcome.clusters,
-                    "watermark": outcome.watermark_for(set()),
-                    "recent": sorted(outcome.handled | set(gate.recent) | outcome.given_up),
-                    "failures": [f for f in gate.failures if f not in outcome.handled]
-                    + sorted(outcome.failed_ids),
-                }
-                pending = outcome.pending
-
-                def close() -> Work[Rows]:
-                    if pending:  # the clusters with nothing to change since the last write
-                        params = pending.params(ns, run_id, finish["watermark"])
-                        yield Run(query("consolidate_record"), params)
-                    return (yield Run(query("consolidate_finish"), finish))
-
-                rows = yield Transaction("write", close)
-                outcome.watermark = rows[0]["watermark"] if rows else None
+                yield from _finish(ns, run_id, gate, outcome, status, error)
         return ConsolidationResult(
             run_id=None if dry_run else run_id,
             status="dry_run" if dry_run else status,  # type: ignore[arg-type]
@@ -173,6 +107,47 @@ class ConsolidatePlans(RunPlans):
             watermark=outcome.watermark if not dry_run else gate.watermark,
             **base,
         )
+
+    def _gate(
+        self, ns: str, run_id: str, force: bool, dry_run: bool, proposer: str, model: str | None
+    ) -> Work[Gate]:
+        """The namespace's consolidation state read, and, unless the gate refuses the run (or
+        it is a dry run), its lock claimed for run ``run_id``; a lock another run holds stops
+        this one."""
+        config = self.consolidation
+        if not dry_run:  # a real run takes the state's lock first
+            yield Run(query("consolidate_gate"), {"ns": ns})
+        (row,) = yield Run(query("consolidate_gate_read"), {"ns": ns})
+        gate = Gate(row)
+        pending = {
+            "ns": ns,
+            "after": gate.watermark,
+            "skip": sorted(gate.skip(config)),
+            "min_new": config.min_new_facts,
+        }
+        (count,) = yield Run(query("consolidate_pending"), pending)
+        gate.new_facts = count["new_facts"]
+        if gate.busy():
+            expires = native_time(gate.lock_expires_at) if gate.lock_expires_at else None
+            raise ConsolidationBusyError(
+                f"consolidation run {gate.lock_run} holds namespace {ns!r} until "
+                f"{expires.isoformat() if expires else 'it ends'}; this run did not start",
+                run_id=gate.lock_run,
+                expires_at=expires,
+            )
+        gate.refused = gate.refusal(config, force)
+        if not dry_run and gate.refused is None:
+            yield Run(
+                query("consolidate_claim"),
+                {
+                    "ns": ns,
+                    "run": run_id,
+                    "ttl_ms": int(config.lock_ttl * 1000),
+                    "proposer": proposer,
+                    "model": model,
+                },
+            )
+        return gate
 
     def _run(
         self,
@@ -321,6 +296,55 @@ class ConsolidatePlans(RunPlans):
                 "and another run took it); it stopped before its next cluster",
                 run_id=run_id,
             )
+
+
+def _outcome(gate: Gate, config: ConsolidationConfig) -> Outcome:
+    """A run's outcome as it starts, after ``gate``: the latest time its watermark may reach
+    (``settle`` before the gate read the clock), and the new facts it gives up on, rejected."""
+    outcome = Outcome()
+    outcome.cap = native_time(gate.now) - timedelta(seconds=config.settle)
+    outcome.given_up = gate.given_up(config)
+    for fact_id in sorted(outcome.given_up):
+        gave_up = RejectedOperation(
+            facts=(fact_id,),
+            rejection=f"given up: the proposals for this new fact's cluster were unusable "
+            f"{config.max_tries} times; the fact is left as it is",
+            cluster=0,
+        )
+        outcome.rejected.append(gave_up)
+        outcome.pending.refuse(gave_up)
+    return outcome
+
+
+def _finish(
+    ns: str, run_id: str, gate: Gate, outcome: Outcome, status: str, error: str | None
+) -> Plan[None]:
+    """Records run ``run_id``'s end (``status``, ``error``), the clusters not written yet and
+    the namespace's new watermark, and releases its lock; the watermark it moved to goes to
+    ``outcome``."""
+    finish = {
+        "ns": ns,
+        "run": run_id,
+        "status": status,
+        "error": error,
+        "timings": json.dumps(outcome.timings),
+        "new_facts": len(outcome.new),
+        "clusters": outcome.clusters,
+        "watermark": outcome.watermark_for(set()),
+        "recent": sorted(outcome.handled | set(gate.recent) | outcome.given_up),
+        "failures": [f for f in gate.failures if f not in outcome.handled]
+        + sorted(outcome.failed_ids),
+    }
+    pending = outcome.pending
+
+    def close() -> Work[Rows]:
+        if pending:  # the clusters with nothing to change since the last write
+            params = pending.params(ns, run_id, finish["watermark"])
+            yield Run(query("consolidate_record"), params)
+        return (yield Run(query("consolidate_finish"), finish))
+
+    rows = yield Transaction("write", close)
+    outcome.watermark = rows[0]["watermark"] if rows else None
 
 
 def _refreshed(cluster: Cluster, rows: Rows) -> Cluster:

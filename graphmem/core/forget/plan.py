@@ -130,14 +130,7 @@ class ForgetPlans(CoreBase):
         ns = self._ns(ns)
         everything = checked_flag("everything", everything)
         dry_run = checked_flag("dry_run", dry_run)
-        named = [
-            k for k, v in (("ids", ids), ("source", source), ("session", session)) if v is not None
-        ] + (["namespace"] if everything else [])
-        if len(named) != 1:
-            raise InvalidInputError(
-                "forget needs exactly one of: ids, source, session or everything=True"
-                + (f" (got {', '.join(named)})" if named else "")
-            )
+        selector = _selector(ids, source, session, everything)
         wanted = checked_ids("ids", ids) if ids is not None else []
         wanted = yield from self._full_ids(ns, wanted)
         if ids is not None and not wanted:
@@ -150,22 +143,7 @@ class ForgetPlans(CoreBase):
         if progress is not None and not callable(progress):
             raise InvalidInputError("progress must be a callable taking a number of nodes")
 
-        params = {
-            "ns": ns,
-            "ids": wanted,
-            "source": source,
-            "session": session,
-            "everything": everything,
-        }
-        rows: Rows = yield Transaction("read", lambda: single(Run(query("forget_select"), params)))
-        found = {r["id"] for r in rows}
-        missing = [i for i in wanted if i not in found]
-        if missing:
-            raise NotFoundError(
-                f"no fact, episode or tombstone {', '.join(map(repr, missing))} "
-                f"in namespace {ns!r}; nothing was forgotten",
-                ids=tuple(missing),
-            )
+        rows = yield from _selected(ns, wanted, source, session, everything)
         episodes = [r["id"] for r in rows if r["kind"] == "episode"]
         facts = [r["id"] for r in rows if r["kind"] == "fact"]
         request = _Request(
@@ -176,32 +154,13 @@ class ForgetPlans(CoreBase):
             flag=not everything,
             targets=frozenset(episodes) | frozenset(facts),
         )
-        # Messages first, each unit with the facts derived only from its messages.
-        units: list[tuple[list[str], list[str]]] = [
-            ([], episodes[i : i + size]) for i in range(0, len(episodes), size)
-        ]
-        units += [(facts[i : i + size], []) for i in range(0, len(facts), size)]
-        done = _Done()
-        if dry_run:
-            try:
-                yield Transaction("write", lambda: _dry(request, units))
-            except _RolledBack as rolled:
-                done = rolled.done
-        else:
-            for unit_facts, unit_episodes in units:
-                unit: _Done = yield Transaction("write", _unit(request, unit_facts, unit_episodes))
-                done.add(unit)
-                done.units += 1
-                if progress is not None:
-                    # What the unit erased: its facts and messages, with the facts derived
-                    # from them, as ForgetResult.erased counts.
-                    yield Progress(progress, len(unit.facts) + len(unit.episodes))
-        done.settled()
+        units = _units(facts, episodes, size)
+        done = yield from _erase_units(request, units, dry_run, progress)
         return ForgetResult(
             ns=ns,
             erasure=request.erasure,
             dry_run=dry_run,
-            selector=named[0],  # type: ignore[arg-type]
+            selector=selector,  # type: ignore[arg-type]
             facts=tuple(done.facts),
             episodes=tuple(done.episodes),
             derived=tuple(done.derived),
@@ -213,6 +172,83 @@ class ForgetPlans(CoreBase):
             units=done.units,
             at=None if dry_run else done.at,
         )
+
+
+def _selector(
+    ids: str | Sequence[str] | None, source: str | None, session: str | None, everything: bool
+) -> str:
+    """What names the nodes to erase: exactly one of ``ids``, ``source``, ``session`` and
+    ``everything`` (``namespace``)."""
+    named = [
+        k for k, v in (("ids", ids), ("source", source), ("session", session)) if v is not None
+    ] + (["namespace"] if everything else [])
+    if len(named) != 1:
+        raise InvalidInputError(
+            "forget needs exactly one of: ids, source, session or everything=True"
+            + (f" (got {', '.join(named)})" if named else "")
+        )
+    return named[0]
+
+
+def _selected(
+    ns: str, wanted: list[str], source: str | None, session: str | None, everything: bool
+) -> Plan[Rows]:
+    """The ``forget_select`` rows of what the call names; an id that names nothing in ``ns``
+    stops the call before anything is erased."""
+    params = {
+        "ns": ns,
+        "ids": wanted,
+        "source": source,
+        "session": session,
+        "everything": everything,
+    }
+    rows: Rows = yield Transaction("read", lambda: single(Run(query("forget_select"), params)))
+    found = {r["id"] for r in rows}
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise NotFoundError(
+            f"no fact, episode or tombstone {', '.join(map(repr, missing))} "
+            f"in namespace {ns!r}; nothing was forgotten",
+            ids=tuple(missing),
+        )
+    return rows
+
+
+def _units(facts: list[str], episodes: list[str], size: int) -> list[tuple[list[str], list[str]]]:
+    """The units of the erasure, as (facts, episodes), at most ``size`` nodes named in each."""
+    # Messages first, each unit with the facts derived only from its messages.
+    units: list[tuple[list[str], list[str]]] = [
+        ([], episodes[i : i + size]) for i in range(0, len(episodes), size)
+    ]
+    units += [(facts[i : i + size], []) for i in range(0, len(facts), size)]
+    return units
+
+
+def _erase_units(
+    request: _Request,
+    units: list[tuple[list[str], list[str]]],
+    dry_run: bool,
+    progress: Callable[[int], object] | None,
+) -> Plan[_Done]:
+    """Erases each of ``units`` in a write transaction of its own, reporting each to
+    ``progress``; a dry run does them all in one transaction that rolls back. Returns what
+    they did, settled."""
+    done = _Done()
+    if dry_run:
+        try:
+            yield Transaction("write", lambda: _dry(request, units))
+        except _RolledBack as rolled:
+            done = rolled.done
+    else:
+        for unit_facts, unit_episodes in units:
+            unit: _Done = yield Transaction("write", _unit(request, unit_facts, unit_episodes))
+            done.add(unit)
+            done.units += 1
+            if progress is not None:
+                # What the unit erased: its facts and messages, with the facts derived
+                # from them, as ForgetResult.erased counts.
+                yield Progress(progress, len(unit.facts) + len(unit.episodes))
+    return done.settled()
 
 
 def _unit(request: _Request, facts: list[str], episodes: list[str]) -> Callable[[], Work[_Done]]:
@@ -230,27 +266,56 @@ def _dry(request: _Request, units: list[tuple[list[str], list[str]]]) -> Work[No
 
 def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Done]:
     """Erases one unit in the caller's transaction; returns what it erased."""
-    ns, actor = request.ns, request.actor
-    done = _Done()
-    keys = yield Run(query("forget_key"), {"key": SCHEMA_KEY})
-    if not keys:
-        raise SchemaError("the graph has no graphmem schema: run `graphmem init` first")
-    key = namespace_key(keys[0]["erasure_key"], ns)
+    ns = request.ns
+    key = yield from _erasure_key(ns)
     # No remember or ingest of any text of the namespace runs beside the erasure: one that
     # committed before it is seen below (same_text), one after it sees the tombstones.
     yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
     yield from lock_texts(ns, None)
     nodes = yield Run(query("forget_nodes"), {"ns": ns, "facts": facts, "episodes": episodes})
     if not nodes:
-        return done
-    erased = [n["id"] for n in nodes]
-    erased_set = set(erased)
+        return _Done()
+    erased = {n["id"] for n in nodes}
     # Neither a target of the call nor a node erased with this unit (a derived fact) is a copy
     # kept: both are gone.
-    gone = request.targets | erased_set
-    changed = [{"id": i, "reason": request.reason} for i in erased]
+    gone = request.targets | erased
+    flags = yield from _flag(request, nodes, gone)
+    fact_nodes = [n for n in nodes if n["kind"] == "fact"]
+    runs = yield from _scrub(request, [n["id"] for n in fact_nodes])
+    at = yield from _tombstone(request, key, nodes)
+    done = _Done(
+        facts=[n["id"] for n in fact_nodes],
+        episodes=[n["id"] for n in nodes if n["kind"] == "episode"],
+        derived=[n["id"] for n in fact_nodes if n["derived"]],
+        flagged=[FlagMade.model_validate(f) for f in flags],
+        runs=runs,
+        at=at,
+    )
+    for n in nodes:
+        kept = tuple(m for m in n["kept_messages"] if m not in erased)
+        if kept:
+            done.messages_kept[n["id"]] = kept
+        same = tuple(s for s in n["same_text"] if s not in gone)
+        if same:
+            done.same_text_kept[n["id"]] = same
+    return done
+
+
+def _erasure_key(ns: str) -> Work[bytes]:
+    """The namespace's key for the hashes its tombstones keep."""
+    keys = yield Run(query("forget_key"), {"key": SCHEMA_KEY})
+    if not keys:
+        raise SchemaError("the graph has no graphmem schema: run `graphmem init` first")
+    return namespace_key(keys[0]["erasure_key"], ns)
+
+
+def _flag(request: _Request, nodes: Rows, gone: frozenset[str]) -> Work[list[dict[str, str]]]:
+    """Flags what rested on the unit's ``nodes``, and the copies of their words kept outside
+    what is ``gone``; returns the flags made."""
+    ns, actor = request.ns, request.actor
+    changed = [{"id": n["id"], "reason": request.reason} for n in nodes]
     # A whole namespace leaves nothing to flag, and its exclusions would be every id in it.
-    exclude = sorted(request.targets | set(erased)) if request.flag else []
+    exclude = sorted(gone) if request.flag else []
     flags = yield from flag_changed(ns, "forgotten", actor, changed, exclude, create=request.flag)
     if request.flag:
         # The same words kept elsewhere (another fact or message with the very same text)
@@ -264,25 +329,35 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
                 {"ns": ns, "actor": actor, "reason": request.reason, "copies": copies},
             )
             flags += made["flags"]
-    fact_nodes = [n for n in nodes if n["kind"] == "fact"]
-    runs: set[str] = set()
-    if fact_nodes:
-        records = yield Run(
-            query("forget_records"), {"ns": ns, "facts": [n["id"] for n in fact_nodes]}
-        )
-        if records:
-            scrub = {"ns": ns, "actor": actor, "records": [scrubbed(r) for r in records]}
-            yield Run(query("forget_scrub"), scrub)
-            runs = {r["run"] for r in records}
+    return flags
+
+
+def _scrub(request: _Request, facts: list[str]) -> Work[set[str]]:
+    """Scrubs ``facts`` from the consolidation records that show them; returns the runs
+    scrubbed."""
+    if not facts:
+        return set()
+    records = yield Run(query("forget_records"), {"ns": request.ns, "facts": facts})
+    if not records:
+        return set()
+    scrub = {"ns": request.ns, "actor": request.actor, "records": [scrubbed(r) for r in records]}
+    yield Run(query("forget_scrub"), scrub)
+    return {r["run"] for r in records}
+
+
+def _tombstone(request: _Request, key: bytes, nodes: Rows) -> Work[Any]:
+    """Turns the unit's ``nodes`` into tombstones that keep the keyed hashes of their text,
+    source and session; returns when."""
 
     def hashed(value: str | None) -> str | None:
         return None if value is None else keyed_hash(key, value)
 
     params = {
-        "ns": ns,
+        "ns": request.ns,
         "facts": [
             {"id": n["id"], "text_hash": hashed(n["text"]), "source_hash": hashed(n["source"])}
-            for n in fact_nodes
+            for n in nodes
+            if n["kind"] == "fact"
         ],
         "episodes": [
             {
@@ -294,23 +369,10 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
             if n["kind"] == "episode"
         ],
         "reason": request.reason,
-        "actor": actor,
+        "actor": request.actor,
         "erasure": request.erasure,
     }
     (out,) = yield Run(query("forget_erase"), params)
     if out["facts"] != len(params["facts"]) or out["episodes"] != len(params["episodes"]):
         raise DatabaseError("a node to erase changed during its erasure")  # locked: not expected
-    done.facts += [n["id"] for n in fact_nodes]
-    done.episodes += [n["id"] for n in nodes if n["kind"] == "episode"]
-    done.derived += [n["id"] for n in fact_nodes if n["derived"]]
-    done.flagged += [FlagMade.model_validate(f) for f in flags]
-    done.runs |= runs
-    for n in nodes:
-        kept = tuple(m for m in n["kept_messages"] if m not in erased_set)
-        if kept:
-            done.messages_kept[n["id"]] = kept
-        same = tuple(s for s in n["same_text"] if s not in gone)
-        if same:
-            done.same_text_kept[n["id"]] = same
-    done.at = out["at"]
-    return done
+    return out["at"]

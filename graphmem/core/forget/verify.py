@@ -66,6 +66,15 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+#: The checks a verification runs, as its result names them.
+_CONTENT = "tombstones hold no content"
+_IDS = "no fact or episode carries an erased id"
+_SCAN = "raw scan of the namespace"
+_TEXT = "raw scan for the given text"
+_VECTORS = "vector indexes"
+_FULLTEXT = "fulltext indexes"
+
+
 class VerifyPlans(CoreBase):
     def verify_forgotten(
         self, target: str, *, text: str | None = None, ns: str | None
@@ -77,6 +86,7 @@ class VerifyPlans(CoreBase):
         if text is not None:
             (vector,) = yield from self._embed((text,))
         phrase = None if text is None else lucene_query(text)
+        words = None if text is None else comparable(text)
 
         def work() -> Work[tuple[str, Rows, list[Finding], list[str]]]:
             erasure_key = yield from self._guard()
@@ -85,68 +95,15 @@ class VerifyPlans(CoreBase):
             found = yield Run(query("verify_tombstones"), probe)
             matched = found[0]["matched"] if found else "nothing"
             tombstones = [r["tombstone"] for r in found if r["matched"] == matched]
-            checks = ["tombstones hold no content"]
-            findings = [
-                Finding(
-                    check=checks[0],
-                    where=f"tombstone {t.get('fact_id') or t.get('episode_id')}",
-                    detail=f"holds {', '.join(sorted(set(t) - TOMBSTONE_PROPERTIES))}",
-                )
-                for t in tombstones
-                if set(t) - TOMBSTONE_PROPERTIES
-            ]
-            erased = [t.get("fact_id") or t.get("episode_id") for t in tombstones]
-            hashes = {t["text_hash"] for t in tombstones if t.get("text_hash")}
-            rows = yield Run(query("verify_scan"), {"ns": ns, "ids": erased})
-            checks += ["no fact or episode carries an erased id", "raw scan of the namespace"]
-            words = None if text is None else comparable(text)
-            if words is not None:
-                checks.append("raw scan for the given text")
-            for row in rows:
-                where = f"{row['kind']} {':'.join(row['labels'])} {row['id']}"
-                if row["kind"] == "erased id":
-                    findings.append(Finding(check=checks[1], where=where, detail="still there"))
-                    continue
-                for name, value in row["properties"]:
-                    if "Tombstone" in row["labels"] and name in _HASHES:
-                        continue
-                    for found_text in _strings(value):
-                        if (
-                            key is not None
-                            and hashes
-                            and any(keyed_hash(key, p) in hashes for p in pieces(found_text))
-                        ):
-                            findings.append(
-                                Finding(check=checks[2], where=f"{where} .{name}", detail="")
-                            )
-                        if words and words in comparable(found_text):
-                            findings.append(
-                                Finding(check=checks[3], where=f"{where} .{name}", detail="")
-                            )
+            checks = [_CONTENT, _IDS, _SCAN] + ([_TEXT] if words is not None else [])
+            findings = _contents(tombstones)
+            findings += yield from _scan(ns, tombstones, key, words)
             if vector is not None:
-                checks.append("vector indexes")
-                params = {"ns": ns, "vector": VectorParam(vector.tolist()), "k": _K}
-                for hit in (yield Run(query("verify_vectors"), params)):
-                    if hit["score"] >= _NEAR:
-                        findings.append(
-                            Finding(
-                                check="vector indexes",
-                                where=f"{hit['index']} {hit['id']}",
-                                detail=f"similarity {hit['score']:.3f}",
-                            )
-                        )
+                checks.append(_VECTORS)
+                findings += yield from _vectors(ns, VectorParam(vector.tolist()))
             if phrase is not None and words:
-                checks.append("fulltext indexes")
-                params = {"ns": ns, "phrase": phrase, "k": _K}
-                for hit in (yield Run(query("verify_fulltext"), params)):
-                    if words in comparable(hit["text"] or ""):
-                        findings.append(
-                            Finding(
-                                check="fulltext indexes",
-                                where=f"{hit['index']} {hit['id']}",
-                                detail="matches the text",
-                            )
-                        )
+                checks.append(_FULLTEXT)
+                findings += yield from _fulltext(ns, phrase, words)
             return matched, tombstones, findings, checks
 
         matched, tombstones, findings, checks = yield Transaction("read", work)
@@ -160,3 +117,73 @@ class VerifyPlans(CoreBase):
             checks=tuple(checks),
             findings=tuple(unique),
         )
+
+
+def _contents(tombstones: Rows) -> list[Finding]:
+    """A finding for each tombstone that holds more than :data:`TOMBSTONE_PROPERTIES`."""
+    return [
+        Finding(
+            check=_CONTENT,
+            where=f"tombstone {t.get('fact_id') or t.get('episode_id')}",
+            detail=f"holds {', '.join(sorted(set(t) - TOMBSTONE_PROPERTIES))}",
+        )
+        for t in tombstones
+        if set(t) - TOMBSTONE_PROPERTIES
+    ]
+
+
+def _scan(ns: str, tombstones: Rows, key: bytes | None, words: str | None) -> Work[list[Finding]]:
+    """The raw scan: every node that still carries an erased id, and every stored string of
+    the namespace whose hash (``key``) a tombstone holds, or that holds the given ``words``."""
+    erased = [t.get("fact_id") or t.get("episode_id") for t in tombstones]
+    hashes = {t["text_hash"] for t in tombstones if t.get("text_hash")}
+    rows = yield Run(query("verify_scan"), {"ns": ns, "ids": erased})
+    findings: list[Finding] = []
+    for row in rows:
+        where = f"{row['kind']} {':'.join(row['labels'])} {row['id']}"
+        if row["kind"] == "erased id":
+            findings.append(Finding(check=_IDS, where=where, detail="still there"))
+            continue
+        for name, value in row["properties"]:
+            if "Tombstone" in row["labels"] and name in _HASHES:
+                continue
+            for found_text in _strings(value):
+                if (
+                    key is not None
+                    and hashes
+                    and any(keyed_hash(key, p) in hashes for p in pieces(found_text))
+                ):
+                    findings.append(Finding(check=_SCAN, where=f"{where} .{name}", detail=""))
+                if words and words in comparable(found_text):
+                    findings.append(Finding(check=_TEXT, where=f"{where} .{name}", detail=""))
+    return findings
+
+
+def _vectors(ns: str, vector: VectorParam) -> Work[list[Finding]]:
+    """The vector indexes' hits this close (:data:`_NEAR`) to the given text's ``vector``."""
+    params = {"ns": ns, "vector": vector, "k": _K}
+    hits = yield Run(query("verify_vectors"), params)
+    return [
+        Finding(
+            check=_VECTORS,
+            where=f"{hit['index']} {hit['id']}",
+            detail=f"similarity {hit['score']:.3f}",
+        )
+        for hit in hits
+        if hit["score"] >= _NEAR
+    ]
+
+
+def _fulltext(ns: str, phrase: str, words: str) -> Work[list[Finding]]:
+    """The fulltext indexes' hits for the given text's ``phrase`` that hold its ``words``."""
+    params = {"ns": ns, "phrase": phrase, "k": _K}
+    hits = yield Run(query("verify_fulltext"), params)
+    return [
+        Finding(
+            check=_FULLTEXT,
+            where=f"{hit['index']} {hit['id']}",
+            detail="matches the text",
+        )
+        for hit in hits
+        if words in comparable(hit["text"] or "")
+    ]

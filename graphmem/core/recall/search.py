@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from graphmem.core.messages import episode_text
 from graphmem.core.plans import Plan, Run, Transaction, Work, single
@@ -16,6 +16,7 @@ from graphmem.core.recall.fulltext import lucene_query
 from graphmem.core.recall.ranking import (
     Candidate,
     RecallConfig,
+    Retriever,
     content_words,
     credit_next,
     fuse,
@@ -24,6 +25,7 @@ from graphmem.core.recall.ranking import (
     passes_gate,
     recency_factor,
 )
+from graphmem.core.recall.scope import RecallRequest
 from graphmem.core.recall.updates import place_updates
 from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
 from graphmem.store.cypher import query
@@ -98,148 +100,205 @@ def _ran_out(retriever: str, fetched: int, asked: int, nodes: int) -> bool:
     return fetched >= nodes if retriever == "vector" else fetched < asked
 
 
+#: The kinds and retrievers of recall's ranked lists, in the order it reads them.
+_KINDS: tuple[Kind, ...] = ("fact", "episode")
+_RETRIEVERS: tuple[Retriever, ...] = ("vector", "fulltext")
+
+
+@dataclass(frozen=True)
+class _Search:
+    """One recall's search: the namespace, the query as a vector and as Lucene text (None when
+    it holds nothing to search for), and the checked options; the statements recall reads with
+    are built from it."""
+
+    ns: str
+    vector: list[float]
+    lucene: str | None
+    request: RecallRequest
+
+    @property
+    def candidates(self) -> int:
+        """How many entries the search asks each index for at first."""
+        return self.request.config.candidates(self.request.k)
+
+    def retrievers(self) -> list[Retriever]:
+        """The retrievers the search uses: fulltext only with something to search for."""
+        used = self.request.config.retrievers
+        return [r for r in _RETRIEVERS if r in used and (r == "vector" or self.lucene is not None)]
+
+    def lists(self) -> list[tuple[Kind, Retriever]]:
+        """The ranked lists the search reads: each kind asked for, from each retriever used."""
+        kinds = self.request.scope.kinds
+        return [(kind, r) for kind in _KINDS if kind in kinds for r in self.retrievers()]
+
+    def run(self, candidates: int, kinds: Sequence[Kind], retrievers: Sequence[Retriever]) -> Run:
+        """The search statement, asking the indexes of ``kinds`` and ``retrievers`` for
+        ``candidates`` entries each."""
+        cfg = self.request.config
+        return Run(
+            query("recall_search"),
+            {
+                **self.request.scope.fact_params(),
+                "ns": self.ns,
+                "vector": self.vector,
+                "query": self.lucene,
+                "pool": cfg.pool(self.request.k),
+                "schema_key": SCHEMA_KEY,
+                "candidates": candidates,
+                "facts": "fact" in kinds,
+                "episodes": "episode" in kinds,
+                "use_vector": "vector" in retrievers,
+                "use_fulltext": "fulltext" in retrievers,
+                "next_message": cfg.next_credit > 0,
+            },
+        )
+
+    def exact(self, kind: Kind) -> Run:
+        """The statement that scores every visible node of ``kind`` exactly."""
+        scope = self.request.scope
+        return Run(
+            query(f"recall_{kind}_exact"),
+            {
+                "ns": self.ns,
+                **(scope.fact_params() if kind == "fact" else scope.params()),
+                "vector": self.vector,
+                "pool": self.request.config.pool(self.request.k),
+            },
+        )
+
+    def details(self, facts: list[str], episodes: list[str]) -> Run:
+        """The statement that reads the details of ``facts`` and ``episodes``."""
+        return Run(
+            query("recall_details"),
+            {
+                **self.request.scope.fact_params(),
+                "ns": self.ns,
+                "fact_ids": facts,
+                "episode_ids": episodes,
+                "vector": self.vector,
+                "expand": self.request.expand_references,
+                "pairs": self.request.config.update_order and len(episodes) > 1,
+            },
+        )
+
+
 def recall_reads(
     ns: str,
     text: str,
     vector: list[float],
-    k: int,
-    kinds: Sequence[Kind],
-    filters: dict[str, Any],
-    fact_filters: dict[str, Any],
-    expand: bool,
-    cfg: RecallConfig,
+    request: RecallRequest,
     now: datetime,
     check_state: Callable[[Mapping[str, Any] | None], None],
 ) -> Work[RecallReads]:
     """The search for ``text`` in ``ns``, widened or done exactly where the filters left too
     few candidates, fused, gated, and the details of what passed; ``check_state`` checks the
     graph's embedder state that the search statement read."""
-    pool, candidates = cfg.pool(k), cfg.candidates(k)
-    lucene = lucene_query(text)
-    use_vector = "vector" in cfg.retrievers
-    use_fulltext = "fulltext" in cfg.retrievers and lucene is not None
-    search = {
-        **fact_filters,
-        "ns": ns,
-        "vector": vector,
-        "query": lucene,
-        "pool": pool,
-        "schema_key": SCHEMA_KEY,
-    }
-    found = yield Run(
-        query("recall_search"),
-        {
-            **search,
-            "candidates": candidates,
-            "facts": "fact" in kinds,
-            "episodes": "episode" in kinds,
-            "use_vector": use_vector,
-            "use_fulltext": use_fulltext,
-            "next_message": cfg.next_credit > 0,
-        },
-    )
+    cfg = request.config
+    search = _Search(ns, vector, lucene_query(text), request)
+    found = yield search.run(search.candidates, request.scope.kinds, search.retrievers())
     row = found[0]
     check_state(row["schema_state"])
     reads = RecallReads(candidates=[])
     reads.add_briefs(row)
-    lists: list[tuple[str, Literal["fact", "episode"], list[tuple[str, float]]]] = []
-    kind: Kind
-    for kind, prefix in (("fact", "f"), ("episode", "e")):
-        if kind not in kinds:
-            continue
-        for retriever, enabled, widen in (
-            ("vector", use_vector, cfg.vector_widen),
-            ("fulltext", use_fulltext, cfg.fulltext_widen),
-        ):
-            if not enabled:
-                continue
-            key = f"{prefix}{retriever[0]}"
-            hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], candidates
-            nodes = row[f"{kind}_nodes"]
-            # Superseded facts standing for their successors, kept through the retries.
-            followed = [h for h in hits if h.get("head")]
-            for factor in widen:
-                if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes):
-                    break  # enough visible candidates, or the index has no more
-                # The filters hid most of what the index returned: ask for more.
-                asked = candidates * factor
-                wider = yield Run(
-                    query("recall_search"),
-                    {
-                        **search,
-                        "candidates": asked,
-                        "facts": kind == "fact",
-                        "episodes": kind == "episode",
-                        "use_vector": retriever == "vector",
-                        "use_fulltext": retriever == "fulltext",
-                        "next_message": cfg.next_credit > 0,
-                    },
-                )
-                hits, fetched, nodes = (
-                    _merged(wider[0][f"{key}_hits"], followed),
-                    wider[0][f"{key}_fetched"],
-                    wider[0][f"{kind}_nodes"],
-                )
-                reads.add_briefs(wider[0])
-                reads.widened = True
-            exhausted = _ran_out(retriever, fetched, asked, nodes)
-            if retriever == "vector" and len(hits) < k and not exhausted:
-                # Still short: score every visible node of the namespace exactly (and,
-                # for facts, every superseded one, which stands for its successor).
-                params = {"ns": ns, **(fact_filters if kind == "fact" else filters)}
-                exact = yield Run(
-                    query(f"recall_{kind}_exact"), {**params, "vector": vector, "pool": pool}
-                )
-                hits = _merged(exact, followed)
-                briefs = reads.facts if kind == "fact" else reads.episodes
-                briefs.update((h["id"], h["brief"]) for h in exact)
-                reads.exact = True
-            briefs = reads.facts if kind == "fact" else reads.episodes
-            # A superseded fact's match ranks the fact that replaced it, in the same list
-            # as that fact's own match (the better of the two counts), so that fusion adds
-            # its ranks from both retrievers, whichever fact each one found.
-            best: dict[str, float] = {}
-            for h in hits:
-                score = _exact_cosine(h, briefs) if retriever == "vector" else h["score"]
-                target = h.get("head") or h["id"]
-                if target != h["id"]:
-                    via = reads.through.setdefault(target, [])
-                    if h["id"] not in via:
-                        via.append(h["id"])
-                    reads.head_at[target] = h["head_at"]
-                best[target] = max(score, best.get(target, score))
-            lists.append((retriever, kind, sorted(best.items(), key=lambda x: -x[1])))
-    by_score = use_vector and cfg.fusion != "rrf"
+    lists: list[tuple[str, Kind, list[tuple[str, float]]]] = []
+    for kind, retriever in search.lists():
+        hits = yield from _index_hits(search, row, kind, retriever, reads)
+        lists.append((retriever, kind, _ranked(hits, kind, retriever, reads)))
+    by_score = "vector" in search.retrievers() and cfg.fusion != "rrf"
     following = {i: b["next"] for i, b in reads.episodes.items() if b.get("next")}
     fused = credit_next(fuse(lists, cfg, _cosines(reads) if by_score else None), following, cfg)
     reads.seen = len(fused)
-    reads.candidates, reads.gated = _gate(text, fused, reads, k, now, cfg)
+    reads.candidates, reads.gated = _gate(text, fused, reads, request.k, now, cfg)
+    yield from _read_details(search, reads)
+    if cfg.update_order:
+        place_updates(text, reads.candidates, reads.episodes, cfg.update_similarity)
+    return reads
+
+
+def _index_hits(
+    search: _Search, row: Mapping[str, Any], kind: Kind, retriever: Retriever, reads: RecallReads
+) -> Work[list[dict[str, Any]]]:
+    """One index's hits for ``kind``, from the search's ``row``: widened while the filters hid
+    too many of them, then, from the vector index, scored exactly if still too few."""
+    # Superseded facts standing for their successors, kept through the retries.
+    followed = [h for h in row[f"{kind[0]}{retriever[0]}_hits"] if h.get("head")]
+    hits, exhausted = yield from _widened(search, row, kind, retriever, followed, reads)
+    if retriever == "vector" and len(hits) < search.request.k and not exhausted:
+        # Still short: score every visible node of the namespace exactly (and, for facts,
+        # every superseded one, which stands for its successor).
+        exact = yield search.exact(kind)
+        hits = _merged(exact, followed)
+        briefs = reads.facts if kind == "fact" else reads.episodes
+        briefs.update((h["id"], h["brief"]) for h in exact)
+        reads.exact = True
+    return hits
+
+
+def _widened(
+    search: _Search,
+    row: Mapping[str, Any],
+    kind: Kind,
+    retriever: Retriever,
+    followed: list[dict[str, Any]],
+    reads: RecallReads,
+) -> Work[tuple[list[dict[str, Any]], bool]]:
+    """The index's hits in ``row``, or, while they are fewer than ``k`` and the index holds
+    more, those of the search run again asking it for more; and whether the index ran out."""
+    cfg, k = search.request.config, search.request.k
+    key = f"{kind[0]}{retriever[0]}"
+    hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], search.candidates
+    nodes = row[f"{kind}_nodes"]
+    for factor in cfg.vector_widen if retriever == "vector" else cfg.fulltext_widen:
+        if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes):
+            break  # enough visible candidates, or the index has no more
+        # The filters hid most of what the index returned: ask for more.
+        asked = search.candidates * factor
+        wider = yield search.run(asked, (kind,), (retriever,))
+        hits, fetched, nodes = (
+            _merged(wider[0][f"{key}_hits"], followed),
+            wider[0][f"{key}_fetched"],
+            wider[0][f"{kind}_nodes"],
+        )
+        reads.add_briefs(wider[0])
+        reads.widened = True
+    return hits, _ran_out(retriever, fetched, asked, nodes)
+
+
+def _ranked(
+    hits: list[dict[str, Any]], kind: Kind, retriever: Retriever, reads: RecallReads
+) -> list[tuple[str, float]]:
+    """One index's ranked list of ``hits``: each candidate's id and score, best first."""
+    briefs = reads.facts if kind == "fact" else reads.episodes
+    # A superseded fact's match ranks the fact that replaced it, in the same list as that
+    # fact's own match (the better of the two counts), so that fusion adds its ranks from both
+    # retrievers, whichever fact each one found.
+    best: dict[str, float] = {}
+    for h in hits:
+        score = _exact_cosine(h, briefs) if retriever == "vector" else h["score"]
+        target = h.get("head") or h["id"]
+        if target != h["id"]:
+            via = reads.through.setdefault(target, [])
+            if h["id"] not in via:
+                via.append(h["id"])
+            reads.head_at[target] = h["head_at"]
+        best[target] = max(score, best.get(target, score))
+    return sorted(best.items(), key=lambda x: -x[1])
+
+
+def _read_details(search: _Search, reads: RecallReads) -> Work[None]:
+    """The details of the candidates that passed the gate, in place of their briefs."""
     facts = [c.id for c in reads.candidates if c.kind == "fact"]
     episodes = [c.id for c in reads.candidates if c.kind == "episode"]
     reads.facts, reads.episodes = {}, {}
     for _ in range(DETAIL_READS):
         if not facts and not episodes:
             break
-        (details,) = yield Run(
-            query("recall_details"),
-            {
-                **fact_filters,
-                "ns": ns,
-                "fact_ids": facts,
-                "episode_ids": episodes,
-                "vector": vector,
-                "expand": expand,
-                "pairs": cfg.update_order and len(episodes) > 1,
-            },
-        )
+        (details,) = yield search.details(facts, episodes)
         reads.facts.update((r["id"], r) for r in details["facts"])  # by the id asked for
         reads.episodes.update((r["episode"]["id"], r) for r in details["episodes"])
         # A fact replaced while the statement walked its chain can come back with nothing (it
         # read the fact retired but not yet the edge to its successor): read it again.
         facts, episodes = [i for i in facts if i not in reads.facts], []
-    if cfg.update_order:
-        place_updates(text, reads.candidates, reads.episodes, cfg.update_similarity)
-    return reads
 
 
 def _gate(
