@@ -24,6 +24,7 @@ from typing import Any
 
 from graphmem.core.checks import checked_flag
 from graphmem.core.consolidate.clusters import group, number
+from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.progress import Gate, Outcome, Records
 from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
 from graphmem.core.consolidate.undo import RunPlans
