@@ -172,10 +172,13 @@ def test_bad_queries_are_invalid_input(graph: Graph) -> None:
 def test_a_query_that_would_exhaust_the_server_stops_with_a_typed_error(
     graph: Graph, text: str, error: type[Exception]
 ) -> None:
+    # A query that runs out of memory gets a time limit it never needs, so that a busy machine
+    # (where filling a quarter of the heap takes seconds) cannot make it a timeout instead.
+    limit = 5 if error is TransactionTimeoutError else 60
     began = time.monotonic()
     with pytest.raises(error):
-        graph.read(text, timeout=5)
-    assert time.monotonic() - began < 5 + 2
+        graph.read(text, timeout=limit)
+    assert time.monotonic() - began < limit + 2
     assert graph.read("RETURN 1 AS ok").data() == [{"ok": 1}]  # the server answers afterwards
 
 
