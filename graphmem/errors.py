@@ -230,9 +230,10 @@ class MessageConflictError(InvalidInputError):
 
 
 class QueryMemoryError(InvalidInputError):
-    """A query of the caller's (on the guarded read path) needed more memory than one
-    transaction may use (``db.memory.transaction.max``) or than Neo4j's heap holds; Neo4j
-    stopped it and rolled it back, nothing changed, and asking again will not help."""
+    """A query (the caller's on the guarded read path, or a transaction of graphmem's own)
+    needed more memory than one transaction may use (``db.memory.transaction.max``) or than
+    Neo4j's heap holds; Neo4j stopped it and rolled it back, nothing changed, and asking
+    again will not help."""
 
 
 class QueryRefusedError(InvalidInputError):
