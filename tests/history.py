@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from graphmem.bench.llm_stub import StubLLMServer, prompt_of
 from graphmem.settings import GraphmemSettings
+from graphmem.testing.llm_stub import StubLLMServer, prompt_of
 
 _LISTED = re.compile(r"^\[(\d+)\] (['\"])(.*)\2 \(", re.MULTILINE)
 

@@ -126,9 +126,10 @@ ROOMS = (
     "llm",
     "cli",
     "mcp",
-    "bench",
-    "evaluation",
+    "testing",
 )
+#: The benchmark and evaluation part, a package of its own beside the service.
+PLUGIN_ROOMS = ("graphmem_bench", "graphmem_bench/bench", "graphmem_bench/evaluation")
 
 
 def _summary(path: Path) -> str:
@@ -154,6 +155,9 @@ def layout() -> str:
         else:
             summary = _summary(path)
         rows.append(f"| `graphmem/{room}/` | {summary} |")
+    plugin = ROOT / "tools" / "graphmem-bench"
+    for room in PLUGIN_ROOMS:
+        rows.append(f"| `tools/graphmem-bench/{room}/` | {_summary(plugin / room)} |")
     return "| room | what it holds |\n|---|---|\n" + "\n".join(rows) + "\n"
 
 

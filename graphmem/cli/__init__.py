@@ -2,6 +2,9 @@
 
 Every command prints a table or key/value block for people, and ``--json`` for machines.
 Errors from graphmem's error tree become one ``Error:`` line on stderr and exit status 1.
+
+Installed plugins add commands (:mod:`graphmem.cli.plugins`): the benchmark and evaluation
+part, ``graphmem-bench``, adds ``graphmem bench`` and ``graphmem eval``.
 """
 
 from graphmem.cli import (  # noqa: F401 - each registers its commands
@@ -16,11 +19,9 @@ from graphmem.cli import (  # noqa: F401 - each registers its commands
     setup,
     write,
 )
-from graphmem.cli.benchmark import bench
-from graphmem.cli.evaluate import eval_group
+from graphmem.cli.plugins import register_plugins
 from graphmem.cli.root import main
 
-main.add_command(bench)
-main.add_command(eval_group)
+register_plugins(main)
 
 __all__ = ["main"]

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from graphmem.bench.llm_stub import StubLLMServer
 from graphmem.client import AsyncMemory, Memory
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
+from graphmem.testing.llm_stub import StubLLMServer
 from tests.history import History, build_history, stub_answers
 from tests.history import llm_settings as history_settings
 

@@ -14,12 +14,12 @@ from typing import Any
 import neo4j
 import pytest
 
-from graphmem.bench.llm_stub import StubLLMServer
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.errors import InvalidInputError
 from graphmem.settings import GraphmemSettings
 from graphmem.store.cypher import CypherQuery, analyst_queries
+from graphmem.testing.llm_stub import StubLLMServer
 from tests.history import MESSAGES, REASONS, TEXTS, VALID, History, stub_answers
 from tests.history import llm_settings as history_settings
 from tests.integration.conftest import Client, close_client, make_client

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem.bench.render import render_markdown
-from graphmem.bench.report import BenchOptions, BenchReport, Percentiles
-from graphmem.bench.runner import run_bench
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
+from graphmem_bench.bench.render import render_markdown
+from graphmem_bench.bench.report import BenchOptions, BenchReport, Percentiles
+from graphmem_bench.bench.runner import run_bench
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +128,7 @@ def test_recall_runs_before_the_neo4j_only_twins_are_written(
 def test_the_consolidation_benchmark_merges_what_it_planted_and_counts_llm_tokens(
     graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
-    from graphmem.bench.consolidation import (
+    from graphmem_bench.bench.consolidation import (
         ConsolidationBenchOptions,
         render_consolidation_markdown,
         run_consolidation_bench,
@@ -159,7 +159,7 @@ def test_the_consolidation_benchmark_merges_what_it_planted_and_counts_llm_token
 def test_the_mcp_benchmark_times_both_paths_on_the_same_questions(
     graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
 ) -> None:
-    from graphmem.bench.mcp import McpBenchOptions, render_mcp_markdown, run_mcp_bench
+    from graphmem_bench.bench.mcp import McpBenchOptions, render_mcp_markdown, run_mcp_bench
 
     lines: list[str] = []
     options = McpBenchOptions(facts=120, queries=6, warmup=2, server="configured", seed=4)

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.bench.peer_graphiti import run_peer_bench
-from graphmem.bench.peer_report import PeerOptions, PeerReport
-from graphmem.bench.report import BenchOptions, BenchReport
-from graphmem.bench.runner import run_bench
 from graphmem.embed.embedder import Embedder
 from graphmem.servers.local import LocalNeo4jServer
 from graphmem.settings import GraphmemSettings, load_settings
+from graphmem_bench.bench.peer_graphiti import run_peer_bench
+from graphmem_bench.bench.peer_report import PeerOptions, PeerReport
+from graphmem_bench.bench.report import BenchOptions, BenchReport
+from graphmem_bench.bench.runner import run_bench
 
 # A process that holds a throwaway server until it is told to stop. It takes its settings from
 # the environment, so it runs the same Neo4j version as the suite.

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from graphmem.bench.llm_stub import StubLLMServer, prompt_of, replay
 from graphmem.client.graph import Graph
 from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.errors import (
@@ -26,6 +25,7 @@ from graphmem.errors import (
     UndoRefusedError,
 )
 from graphmem.settings import GraphmemSettings
+from graphmem.testing.llm_stub import StubLLMServer, prompt_of, replay
 from tests.helpers import free_port
 
 

@@ -9,14 +9,14 @@ import pytest
 
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
-from graphmem.evaluation.configs import Configuration
-from graphmem.evaluation.format import EvalMessage, EvalQuestion
-from graphmem.evaluation.report import render_markdown, render_suite
-from graphmem.evaluation.results import EvalReport
-from graphmem.evaluation.runner import EvalOptions, run_eval, run_sets
-from graphmem.evaluation.sets import DataSet
 from graphmem.models import Hit
 from graphmem.settings import GraphmemSettings
+from graphmem_bench.evaluation.configs import Configuration
+from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion
+from graphmem_bench.evaluation.report import render_markdown, render_suite
+from graphmem_bench.evaluation.results import EvalReport
+from graphmem_bench.evaluation.runner import EvalOptions, run_eval, run_sets
+from graphmem_bench.evaluation.sets import DataSet
 
 START = datetime(2023, 3, 1, 9, 0, tzinfo=UTC)
 ASKED = START + timedelta(days=60)

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from graphmem.bench.llm_stub import StubLLMServer
 from graphmem.cli import main
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.settings import GraphmemSettings
+from graphmem.testing.llm_stub import StubLLMServer
 from tests.helpers import cli_env
 
 Invoke = Callable[..., Result]

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem.bench.peer_graphiti import run_peer_bench
-from graphmem.bench.peer_report import PeerOptions, PeerReport, render_peer_markdown
-from graphmem.bench.report import Percentiles
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
+from graphmem_bench.bench.peer_graphiti import run_peer_bench
+from graphmem_bench.bench.peer_report import PeerOptions, PeerReport, render_peer_markdown
+from graphmem_bench.bench.report import Percentiles
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,12 @@ import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr, ValidationError
 
-from graphmem.bench import runner as bench
-from graphmem.bench.render import render_markdown
-from graphmem.bench.report import (
+from graphmem.cli import main
+from graphmem.servers.connection import Neo4jTarget
+from graphmem.settings import load_settings
+from graphmem_bench.bench import runner as bench
+from graphmem_bench.bench.render import render_markdown
+from graphmem_bench.bench.report import (
     BenchOptions,
     BenchReport,
     CpuUse,
@@ -30,14 +33,11 @@ from graphmem.bench.report import (
     cpu_note,
     evaluate_targets,
 )
-from graphmem.bench.runner import usable_cpus
-from graphmem.bench.synthetic import generate_facts
-from graphmem.bench.timing import Meter, plan_batches
-from graphmem.cli import benchmark as cli_bench
-from graphmem.cli import main
-from graphmem.cli.benchmark import bench as bench_command
-from graphmem.servers.connection import Neo4jTarget
-from graphmem.settings import load_settings
+from graphmem_bench.bench.runner import usable_cpus
+from graphmem_bench.bench.synthetic import generate_facts
+from graphmem_bench.bench.timing import Meter, plan_batches
+from graphmem_bench.cli import benchmark as cli_bench
+from graphmem_bench.cli.benchmark import bench as bench_command
 
 
 def _percentiles(p50: float) -> Percentiles:
@@ -496,7 +496,7 @@ def test_usable_cpus_follow_the_affinity_mask_and_a_cgroup_quota(
 
 
 def _ceiling(backend: str, precision: str, per_second: float, cos: float | None) -> Any:
-    from graphmem.bench.report import BackendCeiling
+    from graphmem_bench.bench.report import BackendCeiling
 
     return BackendCeiling(
         backend=backend,
@@ -509,7 +509,7 @@ def _ceiling(backend: str, precision: str, per_second: float, cos: float | None)
 
 
 def test_the_backends_are_held_to_twice_torch_and_its_vectors() -> None:
-    from graphmem.bench.report import BackendComparison, backend_targets
+    from graphmem_bench.bench.report import BackendComparison, backend_targets
 
     comparison = BackendComparison(
         texts=1000,
@@ -543,8 +543,8 @@ def test_the_backends_are_held_to_twice_torch_and_its_vectors() -> None:
 def test_the_startup_targets_and_report() -> None:
     from datetime import UTC, datetime
 
-    from graphmem.bench.report import MachineInfo
-    from graphmem.bench.startup import (
+    from graphmem_bench.bench.report import MachineInfo
+    from graphmem_bench.bench.startup import (
         CommandCost,
         StartupOptions,
         StartupReport,

@@ -18,14 +18,19 @@ import graphmem.client as memory_module
 from graphmem.cli import main
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import BadLinesError, InvalidInputError
-from graphmem.evaluation import metrics, runner
-from graphmem.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
-from graphmem.evaluation.configs import Configuration, configurations
-from graphmem.evaluation.format import EvalQuestion, read_messages, read_questions
-from graphmem.evaluation.report import checks, render_markdown, render_suite, suite_checks
-from graphmem.evaluation.results import ConfigurationResult, EvalReport, SetReport, SuiteReport
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import load_settings
+from graphmem_bench.evaluation import metrics, runner
+from graphmem_bench.evaluation.beam import BeamFormatError, chat_dirs, convert, parse_chat_selection
+from graphmem_bench.evaluation.configs import Configuration, configurations
+from graphmem_bench.evaluation.format import EvalQuestion, read_messages, read_questions
+from graphmem_bench.evaluation.report import checks, render_markdown, render_suite, suite_checks
+from graphmem_bench.evaluation.results import (
+    ConfigurationResult,
+    EvalReport,
+    SetReport,
+    SuiteReport,
+)
 from tests.helpers import FakeEmbedder
 
 MESSAGE = {

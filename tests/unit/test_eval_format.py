@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from graphmem.cli import main
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.errors import BadLinesError, InvalidInputError
-from graphmem.evaluation.beam import (
+from graphmem_bench.evaluation.beam import (
     BeamFormatError,
     chat_dirs,
     convert,
@@ -21,8 +21,8 @@ from graphmem.evaluation.beam import (
     parse_anchor,
     parse_chat_selection,
 )
-from graphmem.evaluation.configs import configurations, select, variant
-from graphmem.evaluation.format import (
+from graphmem_bench.evaluation.configs import configurations, select, variant
+from graphmem_bench.evaluation.format import (
     EvalMessage,
     EvalQuestion,
     check_dataset,

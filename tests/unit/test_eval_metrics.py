@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from graphmem.evaluation.baselines import BM25, CosineBaseline, tokenize
-from graphmem.evaluation.metrics import (
+from graphmem_bench.evaluation.baselines import BM25, CosineBaseline, tokenize
+from graphmem_bench.evaluation.metrics import (
     best_rank,
     both_present,
     distinct,

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from graphmem.cli import main
 from graphmem.errors import InvalidInputError
-from graphmem.evaluation.format import check_dataset
-from graphmem.evaluation.sets import REALMEM_HELD_OUT, development_suite, load_set, parse_spec
-from graphmem.evaluation.synthetic import generate
+from graphmem_bench.evaluation.format import check_dataset
+from graphmem_bench.evaluation.sets import REALMEM_HELD_OUT, development_suite, load_set, parse_spec
+from graphmem_bench.evaluation.synthetic import generate
 
 
 def _neutral(directory: Path, conversations: list[str], empty: bool = False) -> Path:

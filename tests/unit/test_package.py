@@ -51,6 +51,11 @@ def test_the_wheel_carries_the_files_graphmem_reads_outside_its_code(tmp_path: P
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
+        names = archive.namelist()
+    # The service alone: the benchmark and evaluation part is graphmem-bench's wheel.
+    assert not [n for n in names if n.startswith(("graphmem_bench", "graphmem/bench"))]
+    assert not [n for n in names if n.startswith("graphmem/evaluation")]
+    assert "graphmem/testing/llm_stub.py" in names and "graphmem/cli/plugins.py" in names
     probe = (
         "import graphmem, graphmem.store.cypher as c, graphmem._files as f\n"
         "print(graphmem.__file__)\n"

@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from graphmem.bench import peer_graphiti
-from graphmem.bench.peer_graphiti import PrecomputedEmbedder
-from graphmem.bench.peer_report import (
+from graphmem.errors import EmbeddingError
+from graphmem_bench.bench import peer_graphiti
+from graphmem_bench.bench.peer_graphiti import PrecomputedEmbedder
+from graphmem_bench.bench.peer_report import (
     PeerOptions,
     PeerReport,
     PeerSizeResult,
@@ -27,9 +28,14 @@ from graphmem.bench.peer_report import (
     render_peer_markdown,
     top_k_overlap,
 )
-from graphmem.bench.report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo, Throughput
-from graphmem.cli.benchmark import bench as bench_command
-from graphmem.errors import EmbeddingError
+from graphmem_bench.bench.report import (
+    EmbedderInfo,
+    MachineInfo,
+    Percentiles,
+    ServerInfo,
+    Throughput,
+)
+from graphmem_bench.cli.benchmark import bench as bench_command
 
 
 def test_overlap_is_the_share_of_graphmem_hits_whose_edge_graphiti_found() -> None:

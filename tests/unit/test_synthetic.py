@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from graphmem.bench.synthetic import (
+from graphmem.models import FactInput, Message
+from graphmem_bench.bench.synthetic import (
     ATTRIBUTES,
     NAMES,
     TOPICS,
@@ -18,7 +19,6 @@ from graphmem.bench.synthetic import (
     generate_queries,
     heads,
 )
-from graphmem.models import FactInput, Message
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ from zoneinfo import TZPATH, ZoneInfo
 
 import pytest
 
-from graphmem.bench.synthetic import generate_facts, generate_messages
 from graphmem.core.context.block import CONTEXT_HEADER, build_context, context_header, time_zone
 from graphmem.embed.identity import DEFAULT_MODEL_ID, packaged_model_path
 from graphmem.embed.tokens import (
@@ -25,6 +24,7 @@ from graphmem.embed.tokens import (
 )
 from graphmem.errors import ClientUsageError, InvalidInputError
 from graphmem.models import Episode, Fact, Hit, Provenance, Scores, SourceMessage
+from graphmem_bench.bench.synthetic import generate_facts, generate_messages
 
 KEY = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=150))
 THAI = "ผมชื่อสมชายและผมทำงานที่กรุงเทพมหานครตั้งแต่ปีที่แล้ว"

@@ -12,7 +12,7 @@ Shopify."). Each carries the index of the fact it replaces, always the newest ve
 so every fact is replaced at most once and updates form chains.
 
 The vocabulary (names, word lists, the attributes' sentence templates and the chat phrasings)
-is data, in ``graphmem/bench/data/*.json``, read once on first use (:func:`vocabulary`).
+is data, in this package's ``data/*.json``, read once on first use (:func:`vocabulary`).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class Vocabulary:
 
 
 def _data(name: str) -> Any:
-    path = resources.files("graphmem.bench") / "data" / f"{name}.json"
+    path = resources.files("graphmem_bench.bench") / "data" / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -107,7 +107,7 @@ def _attribute(item: Mapping[str, Any]) -> _Attribute:
 
 @functools.cache
 def vocabulary() -> Vocabulary:
-    """The vocabulary of ``graphmem/bench/data/``, read on the first call."""
+    """The vocabulary of this package's ``data/``, read on the first call."""
     words, chat = _data("words"), _data("chat")
     names = tuple(words["names"])
     slots: dict[str, Slot] = {name: tuple(values) for name, values in words["slots"].items()}

@@ -7,7 +7,7 @@ For each size, in one run against one Neo4j, with a fresh namespace per size and
    before anything is written, so that no background work of the server runs beside it;
    then the model's backends are compared on the first size's texts (torch, ONNX float32,
    ONNX int8: each one's ceiling, and the cosine of each ONNX vector to torch's, see
-   :mod:`graphmem.bench.backends`);
+   :mod:`graphmem_bench.bench.backends`);
 2. **end-to-end ingest**: facts per second through :meth:`Memory.remember_many`, embedding
    included; updates are written with ``supersedes`` naming the fact they replace;
 3. **episodes**: messages per second through :meth:`Memory.ingest` (a tenth of the size);
@@ -29,9 +29,9 @@ By default the run uses a throwaway local Neo4j in a temporary directory, stoppe
 at the end, so nothing touches the configured graph. With ``server="configured"`` it writes
 into ``bench-<time>-...`` namespaces of the configured Neo4j, which stay there.
 
-The report's models and targets are in :mod:`graphmem.bench.report`, its Markdown in
-:mod:`graphmem.bench.render`, the timed steps shared with the peer benchmark in
-:mod:`graphmem.bench.timing`, and the throwaway server in :mod:`graphmem.servers.scratch`.
+The report's models and targets are in :mod:`graphmem_bench.bench.report`, its Markdown in
+:mod:`graphmem_bench.bench.render`, the timed steps shared with the peer benchmark in
+:mod:`graphmem_bench.bench.timing`, and the throwaway server in :mod:`graphmem.servers.scratch`.
 """
 
 from __future__ import annotations
@@ -49,35 +49,6 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from graphmem import __version__
-from graphmem.bench.backends import compare_backends
-from graphmem.bench.report import (
-    BenchOptions,
-    BenchReport,
-    EmbedderInfo,
-    MachineInfo,
-    Percentiles,
-    RecallLatency,
-    ServerInfo,
-    SizeResult,
-    Throughput,
-    backend_targets,
-    evaluate_targets,
-)
-from graphmem.bench.synthetic import (
-    SyntheticFact,
-    generate_facts,
-    generate_messages,
-    generate_queries,
-)
-from graphmem.bench.timing import (
-    TimedEmbedder,
-    chunks,
-    embed_ceiling,
-    plan_batches,
-    ticker,
-    with_tail,
-    write_facts,
-)
 from graphmem.embed.loading import load_embedder
 from graphmem.errors import DatabaseError
 from graphmem.servers.connection import Neo4jTarget
@@ -90,6 +61,35 @@ from graphmem.servers.scratch import (
 )
 from graphmem.settings import GraphmemSettings
 from graphmem.store import cypher, db
+from graphmem_bench.bench.backends import compare_backends
+from graphmem_bench.bench.report import (
+    BenchOptions,
+    BenchReport,
+    EmbedderInfo,
+    MachineInfo,
+    Percentiles,
+    RecallLatency,
+    ServerInfo,
+    SizeResult,
+    Throughput,
+    backend_targets,
+    evaluate_targets,
+)
+from graphmem_bench.bench.synthetic import (
+    SyntheticFact,
+    generate_facts,
+    generate_messages,
+    generate_queries,
+)
+from graphmem_bench.bench.timing import (
+    TimedEmbedder,
+    chunks,
+    embed_ceiling,
+    plan_batches,
+    ticker,
+    with_tail,
+    write_facts,
+)
 
 if TYPE_CHECKING:
     import neo4j

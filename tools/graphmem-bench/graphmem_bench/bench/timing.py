@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphmem.bench.report import CpuUse, Throughput
-from graphmem.bench.synthetic import SyntheticFact
 from graphmem.embed.embedder import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.servers.scratch import Progress, cpu_reader
+from graphmem_bench.bench.report import CpuUse, Throughput
+from graphmem_bench.bench.synthetic import SyntheticFact
 
 if TYPE_CHECKING:
     from graphmem.client import Memory

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphmem.bench.report import BackendCeiling, BackendComparison
-from graphmem.bench.timing import embed_ceiling
 from graphmem.embed.loading import chosen_backend, embedder_from_settings
 from graphmem.servers.scratch import Progress
+from graphmem_bench.bench.report import BackendCeiling, BackendComparison
+from graphmem_bench.bench.timing import embed_ceiling
 
 if TYPE_CHECKING:
     from graphmem.embed.embedder import Vectors

@@ -14,7 +14,7 @@ from graphmem.cli.output import json_option, memory_size, print_report, writable
 from graphmem.errors import ConfigurationError, InvalidInputError
 
 if TYPE_CHECKING:
-    from graphmem.evaluation.sets import DataSet
+    from graphmem_bench.evaluation.sets import DataSet
 
 F = Callable[..., Any]
 
@@ -91,8 +91,8 @@ def _checked_configurations(func: F) -> F:
         variants, only = kwargs["variants"], kwargs["only"]
         if variants or only:
             from graphmem.client.base import settings_recall_config
-            from graphmem.evaluation.configs import configurations, select
             from graphmem.settings import load_settings
+            from graphmem_bench.evaluation.configs import configurations, select
 
             ctx = click.get_current_context()
             params = {param.name: param for param in ctx.command.params}
@@ -121,9 +121,9 @@ def _evaluate(
     out: Path | None,
     as_json: bool,
 ) -> None:
-    from graphmem.evaluation.report import render_markdown, render_suite
-    from graphmem.evaluation.runner import EvalOptions, run_sets
     from graphmem.settings import load_settings
+    from graphmem_bench.evaluation.report import render_markdown, render_suite
+    from graphmem_bench.evaluation.runner import EvalOptions, run_sets
 
     options = EvalOptions(
         server="configured" if server == "configured" else "scratch",
@@ -165,7 +165,7 @@ def eval_group() -> None:
 
 def _set_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str]:
     """The callback of ``--set``: a malformed NAME=SOURCE is a malformed command line."""
-    from graphmem.evaluation.sets import parse_spec
+    from graphmem_bench.evaluation.sets import parse_spec
 
     for spec in value:
         try:
@@ -225,8 +225,8 @@ def eval_run(
         graphmem eval run --conversations conv.jsonl --questions questions.jsonl --out results
         graphmem eval run --set realmem=data/realmem --set beam=data/beam/100K@1-10
     """
-    from graphmem.evaluation.format import read_messages, read_questions
-    from graphmem.evaluation.sets import DataSet, check_names, load_set
+    from graphmem_bench.evaluation.format import read_messages, read_questions
+    from graphmem_bench.evaluation.sets import DataSet, check_names, load_set
 
     if (conversations is None) != (questions is None):
         raise click.UsageError("--conversations and --questions go together")
@@ -257,7 +257,7 @@ def eval_suite(data: Path, **options: Any) -> None:
     \b
         graphmem eval suite ../shared/data --out eval-results/suite
     """
-    from graphmem.evaluation.sets import development_suite
+    from graphmem_bench.evaluation.sets import development_suite
 
     _evaluate(development_suite(data), **options)
 
@@ -266,7 +266,7 @@ def _chat_selection(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> list[range] | None:
     """The callback of ``--chats``: a malformed selection is a malformed command line."""
-    from graphmem.evaluation.beam import BeamFormatError, parse_chat_selection
+    from graphmem_bench.evaluation.beam import BeamFormatError, parse_chat_selection
 
     try:
         return parse_chat_selection(value) if value else None
@@ -303,8 +303,8 @@ def eval_beam(path: Path, chats: list[range] | None, export: Path | None, **opti
     \b
         graphmem eval beam /data/beam/100K --chats 1-10 --out eval-results/beam
     """
-    from graphmem.evaluation.beam import convert
-    from graphmem.evaluation.format import write_jsonl
+    from graphmem_bench.evaluation.beam import convert
+    from graphmem_bench.evaluation.format import write_jsonl
 
     messages, questions = convert(path, chats)
     if export is not None:
@@ -330,6 +330,6 @@ def eval_beam(path: Path, chats: list[range] | None, export: Path | None, **opti
                 f"{wrote_questions} questions to {questions_path}"
             )
         return
-    from graphmem.evaluation.sets import DataSet
+    from graphmem_bench.evaluation.sets import DataSet
 
     _evaluate([DataSet("beam", messages, questions)], **options)

@@ -1,7 +1,7 @@
 """The report of ``graphmem bench``: what a run is asked to do, the figures it reports and the
 targets they are held to. Pure: nothing here measures or touches the database
-(:mod:`graphmem.bench.runner` runs the benchmark; :mod:`graphmem.bench.render` shows a report
-as Markdown)."""
+(:mod:`graphmem_bench.bench.runner` runs the benchmark; :mod:`graphmem_bench.bench.render`
+shows a report as Markdown)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from graphmem.evaluation.results import ConfigurationResult, EvalReport, Metrics, SuiteReport
+from graphmem_bench.evaluation.results import ConfigurationResult, EvalReport, Metrics, SuiteReport
 
 #: The default configuration should reach at least this share of knowledge updates with the
 #: updated message above the original.

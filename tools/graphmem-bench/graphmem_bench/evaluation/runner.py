@@ -39,27 +39,27 @@ from graphmem.core.messages import episode_text
 from graphmem.embed.embedder import EmbedderWrapper
 from graphmem.embed.loading import load_embedder
 from graphmem.errors import DatabaseError, InvalidInputError
-from graphmem.evaluation.baselines import BM25, CosineBaseline, rrf
-from graphmem.evaluation.configs import (
+from graphmem.models import Message
+from graphmem.servers.scratch import Progress, ServerOptions, on_server
+from graphmem.settings import GraphmemSettings, load_settings
+from graphmem_bench.evaluation.baselines import BM25, CosineBaseline, rrf
+from graphmem_bench.evaluation.configs import (
     Configuration,
     Corpus,
     configurations,
     select,
     with_new_names,
 )
-from graphmem.evaluation.format import EvalMessage, EvalQuestion, check_dataset
-from graphmem.evaluation.metrics import Answer, distinct, summarize
-from graphmem.evaluation.results import (
+from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion, check_dataset
+from graphmem_bench.evaluation.metrics import Answer, distinct, summarize
+from graphmem_bench.evaluation.results import (
     ConfigurationResult,
     EvalReport,
     QuestionRecord,
     SetReport,
     SuiteReport,
 )
-from graphmem.evaluation.sets import DataSet, check_names
-from graphmem.models import Message
-from graphmem.servers.scratch import Progress, ServerOptions, on_server
-from graphmem.settings import GraphmemSettings, load_settings
+from graphmem_bench.evaluation.sets import DataSet, check_names
 
 if TYPE_CHECKING:
     from graphmem.client import Memory

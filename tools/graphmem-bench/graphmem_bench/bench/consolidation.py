@@ -4,7 +4,7 @@ In a fresh namespace: ``facts`` synthetic facts are stored (precomputed vectors)
 consolidated once, so that they are the believed graph; then ``new`` facts arrive, of which
 ``duplicate_share`` repeat a believed fact (half verbatim, half with other case and
 punctuation). A dry run through graphiti-core's OpenAI-compatible client against the local
-stub server (:mod:`graphmem.bench.llm_stub`, answering every cluster with no operation)
+stub server (:mod:`graphmem.testing.llm_stub`, answering every cluster with no operation)
 counts LLM calls and prompt tokens; then the heuristic proposer's run is timed, wall clock,
 with the read, propose and apply phases. Target: the heuristic run over 1,000 new facts
 among 10,000 within 1 second.
@@ -19,10 +19,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from graphmem import __version__
-from graphmem.bench.llm_stub import StubLLMServer
-from graphmem.bench.report import MachineInfo
-from graphmem.bench.runner import machine_info
-from graphmem.bench.synthetic import generate_facts
 from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.embed.embedder import Embedder
 from graphmem.embed.loading import load_embedder
@@ -30,6 +26,10 @@ from graphmem.servers.connection import Neo4jTarget
 from graphmem.servers.scratch import Progress, ServerOptions, on_server
 from graphmem.settings import GraphmemSettings
 from graphmem.store import cypher, db
+from graphmem.testing.llm_stub import StubLLMServer
+from graphmem_bench.bench.report import MachineInfo
+from graphmem_bench.bench.runner import machine_info
+from graphmem_bench.bench.synthetic import generate_facts
 
 #: The heuristic run's wall-clock target, in seconds, for 1,000 new facts among 10,000.
 TARGET_SECONDS = 1.0

@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from graphmem.evaluation.format import EvalMessage, EvalQuestion
+from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion
 
 
 @dataclass(frozen=True)

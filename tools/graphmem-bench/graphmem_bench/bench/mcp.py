@@ -24,16 +24,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem import __version__
-from graphmem.bench.report import MachineInfo, Percentiles
-from graphmem.bench.runner import machine_info
-from graphmem.bench.startup import child_env
-from graphmem.bench.synthetic import generate_facts, generate_queries
-from graphmem.bench.timing import fact_item, plan_batches
 from graphmem.embed.embedder import Embedder
 from graphmem.embed.loading import load_embedder
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.servers.scratch import Progress, ServerOptions, on_server
 from graphmem.settings import GraphmemSettings
+from graphmem_bench.bench.report import MachineInfo, Percentiles
+from graphmem_bench.bench.runner import machine_info
+from graphmem_bench.bench.startup import child_env
+from graphmem_bench.bench.synthetic import generate_facts, generate_queries
+from graphmem_bench.bench.timing import fact_item, plan_batches
 
 
 class McpBenchOptions(ServerOptions):

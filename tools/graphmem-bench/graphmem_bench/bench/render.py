@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphmem.bench.report import BenchReport, SizeResult, TargetResult, per_item_ms
+from graphmem_bench.bench.report import BenchReport, SizeResult, TargetResult, per_item_ms
 
 
 def format_count(value: float) -> str:

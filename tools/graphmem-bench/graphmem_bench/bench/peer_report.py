@@ -8,8 +8,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from graphmem.bench.render import format_count, format_ms, markdown_table, targets_table
-from graphmem.bench.report import (
+from graphmem.servers.scratch import ServerOptions
+from graphmem_bench.bench.render import format_count, format_ms, markdown_table, targets_table
+from graphmem_bench.bench.report import (
     EmbedderInfo,
     MachineInfo,
     Percentiles,
@@ -18,7 +19,6 @@ from graphmem.bench.report import (
     Throughput,
     check_sizes,
 )
-from graphmem.servers.scratch import ServerOptions
 
 #: graphiti-core's hybrid search p95 must be at least this many times graphmem's recall p95 ...
 PEER_P95_RATIO_TARGET = 5.0
@@ -94,7 +94,7 @@ class PeerSizeResult(BaseModel):
 
 
 class PeerReport(BaseModel):
-    """The result of :func:`graphmem.bench.peer_graphiti.run_peer_bench`."""
+    """The result of :func:`graphmem_bench.bench.peer_graphiti.run_peer_bench`."""
 
     graphmem_version: str
     peer_version: str

@@ -6,7 +6,7 @@ A set is given as ``NAME=SOURCE``:
   ``NAME=DIR@ID,ID`` keeps only those conversations and ``NAME=DIR@-ID,ID`` leaves them out;
 * a BEAM directory (chat directories ``1``, ``2``, ..., or one chat), ``NAME=DIR@1-10`` for
   some chats;
-* ``synthetic:SEED``: the synthetic conversations of :mod:`graphmem.evaluation.synthetic`.
+* ``synthetic:SEED``: the synthetic conversations of :mod:`graphmem_bench.evaluation.synthetic`.
 
 :func:`development_suite` is the fixed set of sets that recall's defaults are chosen on: BEAM
 chats 1-10, seven RealMem personas and the synthetic set of seed 1, beside two sets never used
@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphmem.errors import InvalidInputError
-from graphmem.evaluation.format import EvalMessage, EvalQuestion, read_messages, read_questions
+from graphmem_bench.evaluation.format import (
+    EvalMessage,
+    EvalQuestion,
+    read_messages,
+    read_questions,
+)
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -57,7 +62,7 @@ def load_set(spec: str, *, held_out: bool = False) -> DataSet:
     """The data set ``spec`` names (see the module docstring)."""
     name, source, selection = parse_spec(spec)
     if source.startswith("synthetic:"):
-        from graphmem.evaluation.synthetic import generate
+        from graphmem_bench.evaluation.synthetic import generate
 
         seed = source.removeprefix("synthetic:")
         if not seed.isdigit() or len(seed) > 9 or selection is not None:
@@ -74,7 +79,7 @@ def load_set(spec: str, *, held_out: bool = False) -> DataSet:
         if selection is not None:
             messages, questions = _select(spec, messages, questions, selection)
         return DataSet(name, messages, questions, held_out, skipped)
-    from graphmem.evaluation.beam import convert, parse_chat_selection
+    from graphmem_bench.evaluation.beam import convert, parse_chat_selection
 
     chats = parse_chat_selection(selection) if selection is not None else None
     messages, questions = convert(path, chats)

@@ -1,5 +1,5 @@
-"""A local OpenAI-compatible server that replays scripted answers, for graphmem's LLM tests
-and the consolidation benchmark: no network, no key.
+"""A local OpenAI-compatible server that replays scripted answers, for tests of the LLM paths
+(graphmem's own, an application's, the consolidation benchmark's): no network, no key.
 
 It serves ``POST /v1/chat/completions`` on 127.0.0.1 and answers each request with what its
 ``respond`` callable returns for the request's JSON body: a dict (sent as the JSON content),

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from graphmem.evaluation.format import CONTRADICTION_KEYS, UPDATE_KEYS, EvalQuestion
-from graphmem.evaluation.results import ContradictionFigures, Metrics, UpdateFigures
+from graphmem_bench.evaluation.format import CONTRADICTION_KEYS, UPDATE_KEYS, EvalQuestion
+from graphmem_bench.evaluation.results import ContradictionFigures, Metrics, UpdateFigures
 
 KS = (1, 5, 10)
 NDCG_K = 10

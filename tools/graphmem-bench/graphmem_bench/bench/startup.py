@@ -27,12 +27,12 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem import __version__
-from graphmem.bench.report import MachineInfo, TargetResult
-from graphmem.bench.runner import machine_info
 from graphmem.errors import DatabaseError
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.servers.scratch import Progress, ServerOptions, on_server
 from graphmem.settings import GraphmemSettings
+from graphmem_bench.bench.report import MachineInfo, TargetResult
+from graphmem_bench.bench.runner import machine_info
 
 #: One-shot recall: CPU seconds and peak resident megabytes a process may use.
 RECALL_CPU_TARGET = 2.0

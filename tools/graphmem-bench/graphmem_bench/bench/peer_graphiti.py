@@ -3,7 +3,7 @@ vectors and queries.
 
 For each size, in one run (by default on a throwaway local Neo4j, as ``graphmem bench``):
 
-1. N synthetic facts (:mod:`graphmem.bench.synthetic`, no updates) are embedded once with the
+1. N synthetic facts (:mod:`graphmem_bench.bench.synthetic`, no updates) are embedded once with the
    configured embedder, with the names of the entities graphiti-core needs (the facts'
    subjects and topics) and the queries;
 2. **graphmem** stores them with ``Memory.remember_many(..., vectors=...)`` in batches, in a
@@ -39,7 +39,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphmem import __version__
-from graphmem.bench.peer_report import (
+from graphmem.embed.loading import load_embedder
+from graphmem.errors import DatabaseError, EmbeddingError
+from graphmem.servers.scratch import Progress, on_server, scratch_server_pid, settle
+from graphmem.settings import GraphmemSettings
+from graphmem.store import db
+from graphmem.store.cypher import query
+from graphmem_bench.bench.peer_report import (
     PeerOptions,
     PeerReport,
     PeerSizeResult,
@@ -48,16 +54,10 @@ from graphmem.bench.peer_report import (
     mean_overlap,
     top_k_overlap,
 )
-from graphmem.bench.report import Percentiles, Throughput
-from graphmem.bench.runner import embedder_info, machine_info, server_info
-from graphmem.bench.synthetic import SyntheticFact, generate_facts, generate_queries
-from graphmem.bench.timing import chunks, embed_ceiling, plan_batches, ticker, write_facts
-from graphmem.embed.loading import load_embedder
-from graphmem.errors import DatabaseError, EmbeddingError
-from graphmem.servers.scratch import Progress, on_server, scratch_server_pid, settle
-from graphmem.settings import GraphmemSettings
-from graphmem.store import db
-from graphmem.store.cypher import query
+from graphmem_bench.bench.report import Percentiles, Throughput
+from graphmem_bench.bench.runner import embedder_info, machine_info, server_info
+from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
+from graphmem_bench.bench.timing import chunks, embed_ceiling, plan_batches, ticker, write_facts
 
 if TYPE_CHECKING:
     from graphmem.client import Memory
@@ -394,7 +394,7 @@ def run_peer_bench(
 ) -> PeerReport:
     """Compare graphmem with graphiti-core and return the report.
 
-    As :func:`graphmem.bench.runner.run_bench`: ``server="scratch"`` (the default) starts
+    As :func:`graphmem_bench.bench.runner.run_bench`: ``server="scratch"`` (the default) starts
     and deletes a throwaway local Neo4j; ``"configured"`` uses ``target`` (default: the
     settings' Neo4j) and leaves the ``<prefix>-*`` namespaces and group_ids there.
     """

@@ -38,8 +38,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from graphmem.errors import InvalidInputError
-from graphmem.evaluation.format import EvalMessage, EvalQuestion
 from graphmem.models import MAX_EPISODE_CHARS, describe_validation_error
+from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion
 
 _FALLBACK_START = datetime(2024, 1, 1, tzinfo=UTC)
 _STEP = timedelta(minutes=1)

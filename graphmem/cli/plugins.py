@@ -1,0 +1,43 @@
+"""Commands from other packages: each installed distribution that names an entry point in the
+group ``graphmem.plugins`` adds its commands to ``graphmem``, as simonw/llm's plugins do. The
+entry point is a module (or any object) with ``register_commands(cli)``, called with the
+``graphmem`` group; it should import what its commands need inside them, so that
+``graphmem --help`` stays fast.
+
+The benchmark and evaluation part, ``graphmem-bench`` (``tools/graphmem-bench`` in the
+repository), registers ``graphmem bench`` and ``graphmem eval`` this way.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import EntryPoint, entry_points
+
+import click
+
+#: The entry point group plugins register in.
+GROUP = "graphmem.plugins"
+
+logger = logging.getLogger(__name__)
+
+
+def plugins() -> list[EntryPoint]:
+    """The installed plugins' entry points, by name."""
+    return sorted(entry_points(group=GROUP), key=lambda point: point.name)
+
+
+def register_plugins(cli: click.Group) -> list[str]:
+    """Lets every installed plugin add its commands to ``cli``; the names of those that did.
+    A plugin that fails to load is logged and left out: the service's own commands stay."""
+    loaded = []
+    for point in plugins():
+        try:
+            point.load().register_commands(cli)
+        except Exception as exc:  # a broken plugin must not take the command line down
+            logger.warning("the graphmem plugin %r could not be loaded: %s", point.name, exc)
+            continue
+        loaded.append(point.name)
+    return loaded
+
+
+__all__ = ["GROUP", "plugins", "register_plugins"]

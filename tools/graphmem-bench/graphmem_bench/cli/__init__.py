@@ -1,0 +1,1 @@
+"""The commands graphmem-bench adds to ``graphmem``: ``bench`` and ``eval``."""
