@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from pydantic import SecretStr, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from graphmem.cli import main
 from graphmem.servers.connection import Neo4jTarget
@@ -583,3 +583,47 @@ def test_the_startup_targets_and_report() -> None:
     assert "| graphmem recall | torch | 9.00 | 9.10 | 1040 |" in text
     assert "built the ONNX graph in 4.2 s" in text
     assert "| one-shot recall CPU | 1.20 s | <= 2 s | pass |" in text
+
+
+class _Ran(BaseModel):
+    """A report as every benchmark's has it: its start, whether it passed, its targets."""
+
+    started_at: datetime = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    passed: bool = False
+    targets: list[Any] = []
+
+
+@pytest.mark.parametrize(
+    ("flags", "kind", "stem", "fails"),
+    [
+        ([], "speed", "bench", True),
+        (["--startup", "--runs", "2"], "startup", "startup", True),
+        (["--mcp"], "mcp", "mcp", False),  # no target: --fail-on-miss has nothing to fail on
+        (["--consolidation"], "consolidation", "consolidation", True),
+        (["--peer", "graphiti"], "peer", "peer-graphiti", True),
+    ],
+)
+def test_each_benchmark_runs_and_reports_through_one_path(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    flags: list[str],
+    kind: str,
+    stem: str,
+    fails: bool,
+) -> None:
+    called: list[tuple[str, int]] = []
+
+    def run(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
+        called.append((type(options).__name__, runs))
+        return _Ran(), f"# {kind}\n"
+
+    monkeypatch.setitem(cli_bench._KINDS, kind, run)
+    args = [*flags, "--out", str(tmp_path), "--fail-on-miss"]
+    result = CliRunner().invoke(bench_command, args)
+    assert result.exit_code == (1 if fails else 0), result.output
+    runs = 2 if "--runs" in flags else 3  # the default
+    assert called == [("PeerOptions" if kind == "peer" else "BenchOptions", runs)]
+    assert (tmp_path / f"{stem}-20260301T120000Z.md").read_text() == f"# {kind}\n"
+    assert ("targets missed" in result.stderr) is fails
+    both = CliRunner().invoke(bench_command, ["--mcp", "--startup"])
+    assert both.exit_code == 2 and "different benchmarks" in both.output

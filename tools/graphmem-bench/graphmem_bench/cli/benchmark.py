@@ -236,26 +236,21 @@ def bench(
             f"graphmem bench: writing into the configured Neo4j; the {kept} stay there afterwards",
             err=True,
         )
-    if sum((consolidation, peer is not None, mcp_round_trip, startup)) > 1:
+    asked = {
+        "startup": startup,
+        "mcp": mcp_round_trip,
+        "consolidation": consolidation,
+        "peer": peer is not None,
+    }
+    kinds = [name for name, given in asked.items() if given]
+    if len(kinds) > 1:
         raise click.UsageError(
             "--consolidation, --peer, --mcp and --startup are different benchmarks"
         )
-    settings = load_settings()
-    kind = (
-        "startup"
-        if startup
-        else "mcp"
-        if mcp_round_trip
-        else "consolidation"
-        if consolidation
-        else "peer"
-        if peer is not None
-        else "speed"
-    )
-    report, markdown = _KINDS[kind](options, runs, settings)
-    stem = f"{_STEMS.get(kind, kind)}-{report.started_at:%Y%m%dT%H%M%SZ}"
-    if kind == "peer":
-        stem = f"peer-{peer}-{report.started_at:%Y%m%dT%H%M%SZ}"
+    kind = kinds[0] if kinds else "speed"
+    report, markdown = _KINDS[kind](options, runs, load_settings())
+    prefix = {"speed": "bench", "peer": f"peer-{peer}"}.get(kind, kind)
+    stem = f"{prefix}-{report.started_at:%Y%m%dT%H%M%SZ}"
     _emit(report, markdown, stem, out, as_json, fail_on_miss and kind != "mcp")
 
 
@@ -325,8 +320,6 @@ _KINDS: dict[str, Callable[[Any, int, Any], tuple[Any, str]]] = {
     "mcp": _mcp,
     "startup": _startup,
 }
-#: The start of each report's file names (the speed benchmark's is ``bench``).
-_STEMS = {"speed": "bench"}
 
 
 def _fields(options: Any, *names: str) -> dict[str, Any]:
