@@ -9,7 +9,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field, computed_field, field_validator
 
 from graphmem.servers.scratch import ServerOptions
-from graphmem_bench.bench.render import format_count, format_ms, markdown_table, targets_table
+from graphmem_bench.bench.render import format_count, format_ms, targets_table
 from graphmem_bench.bench.report import (
     EmbedderInfo,
     MachineInfo,
@@ -19,6 +19,7 @@ from graphmem_bench.bench.report import (
     Throughput,
     check_sizes,
 )
+from graphmem_bench.markdown import markdown_table
 
 #: graphiti-core's hybrid search p95 must be at least this many times graphmem's recall p95 ...
 PEER_P95_RATIO_TARGET = 5.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphmem_bench.bench.report import BenchReport, SizeResult, TargetResult, per_item_ms
+from graphmem_bench.markdown import markdown_table
 
 
 def format_count(value: float) -> str:
@@ -50,13 +51,6 @@ def _threshold(target: TargetResult) -> str:
     if target.unit == "ms":
         return f"{sign} {format_ms(target.threshold)} ms"
     return f"{sign} {format_count(target.threshold)} {target.unit}"
-
-
-def markdown_table(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join("---:" if a == "r" else ":---" for a in align) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
 
 
 def _split(r: SizeResult) -> str:

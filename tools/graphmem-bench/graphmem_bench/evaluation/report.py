@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from graphmem_bench.evaluation.results import ConfigurationResult, EvalReport, Metrics, SuiteReport
+from graphmem_bench.markdown import markdown_table
 
 #: The default configuration should reach at least this share of knowledge updates with the
 #: updated message above the original.
@@ -17,12 +18,6 @@ def _f(value: float | None) -> str:
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
 
 
 _METRIC_HEADER = [
@@ -84,14 +79,16 @@ def render_markdown(report: EvalReport) -> str:
         "## Configurations",
         "",
     ]
-    lines += _table(
+    lines += markdown_table(
         ["configuration", *_METRIC_HEADER],
+        None,
         [[c.name, *_metric_cells(c.overall)] for c in report.configurations],
     )
     default = report.configurations[0]
     lines += ["", f"## Per category ({default.name})", ""]
-    lines += _table(
+    lines += markdown_table(
         ["category", "questions", *_METRIC_HEADER],
+        None,
         [
             [cat, str(m.questions), *_metric_cells(m)]
             for cat, m in sorted(default.by_category.items())
@@ -104,8 +101,9 @@ def render_markdown(report: EvalReport) -> str:
     )
     for title, cell in cells:
         lines += ["", f"## {title} by category and configuration", ""]
-        lines += _table(
+        lines += markdown_table(
             ["category", *(c.name for c in report.configurations)],
+            None,
             [
                 [
                     cat,
@@ -138,7 +136,7 @@ def render_markdown(report: EvalReport) -> str:
                 _share(x.both_in_top10, x.questions),
             ]
         )
-    lines += _table(
+    lines += markdown_table(
         [
             "configuration",
             "updated above original",
@@ -147,6 +145,7 @@ def render_markdown(report: EvalReport) -> str:
             "both missing",
             "contradiction: both in top 10",
         ],
+        None,
         rows,
     )
     lines += ["", "## Checks", ""]
@@ -231,15 +230,16 @@ def render_suite(suite: SuiteReport) -> str:
                 row.append(_f(_mean([values[s.name] for s in held])))
             rows.append(row)
         lines += ["", f"## {title}", ""]
-        lines += _table(header, rows)
+        lines += markdown_table(header, None, rows)
     lines += ["", "## Knowledge updates: updated message above the original", ""]
     lines += [
         "Over the questions whose updated and original messages differ (a question naming one "
         "message as both cannot be ordered).",
         "",
     ]
-    lines += _table(
+    lines += markdown_table(
         ["configuration", *(s.name for s in suite.sets)],
+        None,
         [
             [
                 name,
