@@ -26,7 +26,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # --- errors and settings -----------------------------------------------------------------------
+#: Commands a plugin adds, with what to install for them: named when they are missing.
+PLUGIN_COMMANDS = {
+    "bench": "graphmem-bench (from a checkout: pip install -e tools/graphmem-bench)",
+    "eval": "graphmem-bench (from a checkout: pip install -e tools/graphmem-bench)",
+}
+
+
 class _Group(click.Group):
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else None
+        if name in PLUGIN_COMMANDS and self.get_command(ctx, name) is None:
+            raise click.UsageError(
+                f"'graphmem {name}' comes with graphmem's benchmark and evaluation part, which "
+                f"is not installed: install {PLUGIN_COMMANDS[name]}",
+                ctx,
+            )
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         logging.captureWarnings(True)  # a library's warning is a log line, kept under --json
         try:

@@ -54,7 +54,8 @@ def test_without_the_plugin_every_service_command_is_there() -> None:
     found = json.loads(done.stdout)
     assert set(found["commands"]) == SERVICE_COMMANDS - PLUGIN_COMMANDS
     code, output = found["bench"]
-    assert code == 2 and "No such command 'bench'" in output
+    assert code == 2 and "'graphmem bench' comes with graphmem's benchmark" in output
+    assert "pip install -e tools/graphmem-bench" in output
     assert found["loaded"] == []
 
 
