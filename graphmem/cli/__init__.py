@@ -3,8 +3,9 @@
 Every command prints a table or key/value block for people, and ``--json`` for machines.
 Errors from graphmem's error tree become one ``Error:`` line on stderr and exit status 1.
 
-Installed plugins add commands (:mod:`graphmem.cli.plugins`): the benchmark and evaluation
-part, ``graphmem-bench``, adds ``graphmem bench`` and ``graphmem eval``.
+Installed plugins add commands (:mod:`graphmem.cli.plugins`), looked up when a command is not
+a built-in one or the commands are listed: the benchmark and evaluation part,
+``graphmem-bench``, adds ``graphmem bench`` and ``graphmem eval``.
 """
 
 from graphmem.cli import (  # noqa: F401 - each registers its commands
@@ -19,9 +20,6 @@ from graphmem.cli import (  # noqa: F401 - each registers its commands
     setup,
     write,
 )
-from graphmem.cli.plugins import register_plugins
 from graphmem.cli.root import main
-
-register_plugins(main)
 
 __all__ = ["main"]

@@ -34,6 +34,31 @@ PLUGIN_COMMANDS = {
 
 
 class _Group(click.Group):
+    #: The plugins that added commands, once they were looked up (None before).
+    plugins: list[str] | None = None
+
+    def load_plugins(self) -> list[str]:
+        """Lets the installed plugins add their commands, once: when a command is not a
+        built-in one, or when the commands are listed (``--help``). A built-in command never
+        waits for the lookup (some 40 ms of reading the installed packages' metadata)."""
+        if self.plugins is None:
+            from graphmem.cli.plugins import register_plugins
+
+            self.plugins = []  # set first: a plugin that looks up a command does not recurse
+            self.plugins = register_plugins(self)
+        return self.plugins
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and self.plugins is None:
+            self.load_plugins()
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load_plugins()
+        return super().list_commands(ctx)
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:

@@ -13,7 +13,9 @@ from graphmem.cli import main
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [prefix]
-    for name, command in group.commands.items():
+    for name in group.list_commands(click.Context(group)):
+        command = group.get_command(click.Context(group), name)
+        assert command is not None
         if isinstance(command, click.Group):
             found += _commands(command, (*prefix, name))
         else:
@@ -38,7 +40,9 @@ def test_every_command_has_help_with_an_example() -> None:
         command: click.Command = main
         for name in path:
             assert isinstance(command, click.Group)
-            command = command.commands[name]
+            found = command.get_command(click.Context(command), name)
+            assert found is not None
+            command = found
         example = (command.help or "").split("Example:", 1)[1]
         shown = [line.strip() for line in result.output.splitlines()]
         for line in example.splitlines():

@@ -326,7 +326,10 @@ def _tree(command: click.Command, path: str) -> dict[str, list[str]]:
             names.append((param.name or "").upper())
     tree = {path: sorted(names)}
     if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None
             tree.update(_tree(sub, f"{path} {name}"))
     return tree
 

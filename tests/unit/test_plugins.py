@@ -25,8 +25,26 @@ SERVICE_COMMANDS = {path.split()[1] for path in COMMAND_TREE if path.count(" ") 
 
 def test_the_installed_plugin_adds_bench_and_eval() -> None:
     assert [point.name for point in plugins()] == ["bench"]
-    assert set(main.commands) == SERVICE_COMMANDS
+    assert set(main.list_commands(click.Context(main))) == SERVICE_COMMANDS
     assert set(main.commands) >= PLUGIN_COMMANDS
+
+
+def test_a_built_in_command_does_not_look_up_the_plugins() -> None:
+    """In a fresh process: running a built-in command reads no package metadata; asking for
+    one that is not built in, or for the list, does, once."""
+    probe = (
+        "import json, sys\n"
+        "from click.testing import CliRunner\n"
+        "from graphmem.cli import main\n"
+        "CliRunner().invoke(main, ['config', '--help'])\n"
+        "first = main.plugins\n"
+        "CliRunner().invoke(main, ['--help'])\n"
+        "print(json.dumps([first, main.plugins]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert json.loads(done.stdout) == [None, ["bench"]]
 
 
 def test_without_the_plugin_every_service_command_is_there() -> None:
@@ -39,7 +57,9 @@ def test_without_the_plugin_every_service_command_is_there() -> None:
         "from click.testing import CliRunner\n"
         "from graphmem.cli import main\n"
         "missing = CliRunner().invoke(main, ['bench', '--help'])\n"
-        "print(json.dumps({'commands': sorted(main.commands),"
+        "import click\n"
+        "listed = main.list_commands(click.Context(main))\n"
+        "print(json.dumps({'commands': sorted(listed),"
         " 'bench': [missing.exit_code, missing.output],"
         " 'loaded': sorted(n for n in sys.modules if n.startswith('graphmem_bench'))}))\n"
     )
