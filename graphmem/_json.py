@@ -1,14 +1,25 @@
 """JSON read strictly: an object that names a key twice is refused, and each line of a JSON
-Lines text is read on its own, with the reason for each line that is not a JSON object."""
+Lines text is read on its own, with the reason for each line that is not a JSON object; and
+JSON files read leniently (:func:`json_file`), where an unreadable file counts as absent."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from graphmem._text import brief
 from graphmem.errors import DuplicateKeyError
+
+
+def json_file(path: Path) -> Any:
+    """The JSON value in the file at ``path``, or None when it cannot be read or parsed (a
+    missing or damaged file counts as absent: a model's optional config, a cache's record)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

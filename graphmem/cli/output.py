@@ -22,17 +22,27 @@ from graphmem.errors import BadLinesError, ConfigurationError, GraphmemError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    """The callback of ``--json``: the ``graphmem`` group then prints errors as JSON too."""
-    if value:
-        noted = ctx.ensure_object(dict)
-        noted["as_json"] = True
-        _one_format(noted)
-    return value
+def _noting(key: str) -> Callable[[click.Context, click.Parameter, bool], bool]:
+    """The callback of an output format's flag: it notes the format in the command's state
+    (where the ``graphmem`` group reads ``as_json`` to print errors as JSON too), and refuses a
+    second format while the options are read, before the command runs."""
+
+    def note(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+        if value:
+            noted = ctx.ensure_object(dict)
+            noted[key] = True
+            _one_format(noted)
+        return value
+
+    return note
+
+
+#: The callback of ``--json``.
+note_json = _noting("as_json")
 
 
 def _one_format(noted: dict[str, Any]) -> None:
-    """Refuses ``--json`` with ``--csv`` while the options are read, before the command runs."""
+    """Refuses ``--json`` with ``--csv``."""
     if noted.get("as_json") and noted.get("as_csv"):
         raise click.UsageError("--json and --csv are two formats: give one")
 
@@ -40,14 +50,6 @@ def _one_format(noted: dict[str, Any]) -> None:
 def json_option(help_text: str) -> Callable[[F], F]:
     """``--json``, received as ``as_json``: the output as JSON, and errors as JSON on stderr."""
     return click.option("--json", "as_json", is_flag=True, callback=note_json, help=help_text)
-
-
-def _note_csv(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    if value:
-        noted = ctx.ensure_object(dict)
-        noted["as_csv"] = True
-        _one_format(noted)
-    return value
 
 
 def output_options(func: F) -> F:
@@ -59,7 +61,7 @@ def output_options(func: F) -> F:
         "as_csv",
         is_flag=True,
         expose_value=False,
-        callback=_note_csv,
+        callback=_noting("as_csv"),
         help="Print CSV instead: one line per row (or one row of the fields), nested values as "
         "JSON, cells that start like a spreadsheet formula escaped with '.",
     )

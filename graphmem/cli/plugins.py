@@ -17,6 +17,14 @@ import click
 
 #: The entry point group plugins register in.
 GROUP = "graphmem.plugins"
+#: graphmem's own plugins: the commands each adds, and how to install it (named when one of
+#: its commands is asked for and it is not installed).
+KNOWN = {
+    "graphmem's benchmark and evaluation part, graphmem-bench": (
+        ("bench", "eval"),
+        "pip install -e tools/graphmem-bench (from a checkout of graphmem)",
+    ),
+}
 
 logger = logging.getLogger(__name__)
 
@@ -40,4 +48,13 @@ def register_plugins(cli: click.Group) -> list[str]:
     return loaded
 
 
-__all__ = ["GROUP", "plugins", "register_plugins"]
+def missing_plugin(command: str) -> str | None:
+    """What to install for ``command`` when it belongs to one of graphmem's own plugins that is
+    not installed; None for any other name."""
+    for name, (commands, install) in KNOWN.items():
+        if command in commands:
+            return f"'graphmem {command}' comes with {name}, which is not installed: {install}"
+    return None
+
+
+__all__ = ["GROUP", "KNOWN", "missing_plugin", "plugins", "register_plugins"]

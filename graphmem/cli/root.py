@@ -26,13 +26,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # --- errors and settings -----------------------------------------------------------------------
-#: Commands a plugin adds, with what to install for them: named when they are missing.
-PLUGIN_COMMANDS = {
-    "bench": "graphmem-bench (from a checkout: pip install -e tools/graphmem-bench)",
-    "eval": "graphmem-bench (from a checkout: pip install -e tools/graphmem-bench)",
-}
-
-
 class _Group(click.Group):
     #: The plugins that added commands, once they were looked up (None before).
     plugins: list[str] | None = None
@@ -63,12 +56,12 @@ class _Group(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else None
-        if name in PLUGIN_COMMANDS and self.get_command(ctx, name) is None:
-            raise click.UsageError(
-                f"'graphmem {name}' comes with graphmem's benchmark and evaluation part, which "
-                f"is not installed: install {PLUGIN_COMMANDS[name]}",
-                ctx,
-            )
+        if name is not None and self.get_command(ctx, name) is None:
+            from graphmem.cli.plugins import missing_plugin
+
+            missing = missing_plugin(name)
+            if missing is not None:
+                raise click.UsageError(missing, ctx)
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:

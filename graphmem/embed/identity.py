@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from graphmem._json import json_file
 from graphmem.errors import EmbeddingError
 
 #: The identifier recorded in the graph for the packaged default model.
@@ -215,7 +216,7 @@ class _DigestCache:
         self._entries, self._new = entries, {}
 
     def _read(self) -> dict[str, Any]:
-        data = _json_file(self._path)
+        data = json_file(self._path)
         files = data.get("files") if isinstance(data, dict) and data.get("version") == 1 else None
         return files if isinstance(files, dict) else {}
 
@@ -242,7 +243,7 @@ def dimension_from_files(source: str | Path) -> int | None:
     is ``None`` and the model has to be loaded to learn it.
     """
     root = Path(source).expanduser()
-    modules = _json_file(root / "modules.json")
+    modules = json_file(root / "modules.json")
     if not isinstance(modules, list) or not modules:
         return None
     dimension: int | None = None
@@ -252,7 +253,7 @@ def dimension_from_files(source: str | Path) -> int | None:
         kind = module["type"].rsplit(".", 1)[-1]
         if kind == "Normalize":
             continue
-        config = _json_file(root / str(module.get("path", "")) / "config.json")
+        config = json_file(root / str(module.get("path", "")) / "config.json")
         if kind == "Dense" and isinstance(config, dict):
             dimension = _positive_int(config.get("out_features"))
         elif kind == "Pooling" and isinstance(config, dict):
@@ -261,7 +262,7 @@ def dimension_from_files(source: str | Path) -> int | None:
         break
     if dimension is None:
         return None
-    settings = _json_file(root / "config_sentence_transformers.json")
+    settings = json_file(root / "config_sentence_transformers.json")
     stated = settings.get("truncate_dim") if isinstance(settings, dict) else None
     if stated is None:
         return dimension
@@ -285,10 +286,3 @@ def _pooled_dimension(config: dict[str, Any]) -> int | None:
 
 def _positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _json_file(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from graphmem._json import json_file
 from graphmem.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -62,8 +63,8 @@ class BertPlan:
 
 def onnx_plan(model_dir: Path) -> BertPlan | str:
     """The plan for ``model_dir``, or a sentence saying why the ONNX path cannot serve it."""
-    config = _json(model_dir / "config.json")
-    modules = _json(model_dir / "modules.json")
+    config = json_file(model_dir / "config.json")
+    modules = json_file(model_dir / "modules.json")
     if not isinstance(config, dict) or not isinstance(modules, list):
         return "not a local sentence-transformers model directory"
     kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules if isinstance(m, dict)]
@@ -81,10 +82,10 @@ def onnx_plan(model_dir: Path) -> BertPlan | str:
     pooling_dir = next(
         (str(m.get("path", "")) for m in modules if str(m.get("type", "")).endswith("Pooling")), ""
     )
-    pooling = _pooling_mode(_json(model_dir / pooling_dir / "config.json"))
+    pooling = _pooling_mode(json_file(model_dir / pooling_dir / "config.json"))
     if pooling is None:
         return "its pooling is neither mean nor CLS"
-    st_config = _json(model_dir / "sentence_bert_config.json")
+    st_config = json_file(model_dir / "sentence_bert_config.json")
     max_positions = int(config.get("max_position_embeddings", 512))
     max_seq = (
         int(st_config.get("max_seq_length") or max_positions)
@@ -342,6 +343,19 @@ def _layer(g: _GraphWriter, plan: BertPlan, weight: _Weight, i: int, hidden: str
     def w(name: str) -> npt.NDArray[np.float32]:
         return weight(f"encoder.layer.{i}.{name}")
 
+    def added_and_normed(x: str, skip: str, block: str, names: tuple[str, str], output: str) -> str:
+        """``x`` plus ``block``'s dense bias plus ``skip``, layer-normed with ``block``'s
+        LayerNorm (ONNX Runtime's SkipLayerNormalization); ``names`` name the constants."""
+        norm, bias = names
+        constants = [
+            g.const(f"l{i}_{norm}_w", w(f"{block}.LayerNorm.weight")),
+            g.const(f"l{i}_{norm}_b", w(f"{block}.LayerNorm.bias")),
+            g.const(f"l{i}_{bias}", w(f"{block}.dense.bias")),
+        ]
+        return g.node(
+            "SkipLayerNormalization", [x, skip, *constants], output, ms=True, epsilon=plan.eps
+        )
+
     parts = ("query", "key", "value")
     qkv = g.linear(
         hidden, np.concatenate([w(f"attention.self.{p}.weight") for p in parts]), f"l{i}_qkv"
@@ -364,38 +378,14 @@ def _layer(g: _GraphWriter, plan: BertPlan, weight: _Weight, i: int, hidden: str
         num_heads=plan.heads,
     )
     attended = g.linear(context, w("attention.output.dense.weight"), f"l{i}_attn")
-    middle = g.node(
-        "SkipLayerNormalization",
-        [
-            attended,
-            hidden,
-            g.const(f"l{i}_ln1_w", w("attention.output.LayerNorm.weight")),
-            g.const(f"l{i}_ln1_b", w("attention.output.LayerNorm.bias")),
-            g.const(f"l{i}_out_b", w("attention.output.dense.bias")),
-        ],
-        f"l{i}_mid",
-        ms=True,
-        epsilon=plan.eps,
-    )
+    middle = added_and_normed(attended, hidden, "attention.output", ("ln1", "out_b"), f"l{i}_mid")
     widened = g.linear(middle, w("intermediate.dense.weight"), f"l{i}_ff1")
     active = g.node(
         "BiasGelu", [widened, g.const(f"l{i}_ff1_b", w("intermediate.dense.bias"))],
         f"l{i}_act", ms=True,
     )  # fmt: skip
     narrowed = g.linear(active, w("output.dense.weight"), f"l{i}_ff2")
-    return g.node(
-        "SkipLayerNormalization",
-        [
-            narrowed,
-            middle,
-            g.const(f"l{i}_ln2_w", w("output.LayerNorm.weight")),
-            g.const(f"l{i}_ln2_b", w("output.LayerNorm.bias")),
-            g.const(f"l{i}_ff2_b", w("output.dense.bias")),
-        ],
-        f"hidden_{i + 1}",
-        ms=True,
-        epsilon=plan.eps,
-    )
+    return added_and_normed(narrowed, middle, "output", ("ln2", "ff2_b"), f"hidden_{i + 1}")
 
 
 def _pooled(g: _GraphWriter, plan: BertPlan, hidden: str) -> None:
@@ -414,10 +404,3 @@ def _pooled(g: _GraphWriter, plan: BertPlan, hidden: str) -> None:
         pooled = g.node("Gather", [hidden, first], "pooled", axis=1)
     norms = g.node("ReduceL2", [pooled, "one"], "norms", keepdims=1)
     g.node("Div", [pooled, g.node("Max", [norms, "tiny"], "safe_norms")], "sentence_embedding")
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

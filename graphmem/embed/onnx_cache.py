@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphmem._json import json_file
 from graphmem.embed.onnx_build import BUILDER_VERSION, BertPlan, Precision, build_graph
 from graphmem.errors import EmbeddingError
 
@@ -113,8 +114,5 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 def _manifest(path: Path) -> dict[str, Any] | None:
     """A graph's manifest, or None when it cannot be read."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    record = json_file(path)
     return record if isinstance(record, dict) else None
