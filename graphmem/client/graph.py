@@ -21,7 +21,8 @@ from graphmem.settings import GraphmemSettings
 from graphmem.store import schema
 from graphmem.store.cypher import CypherQuery
 from graphmem.store.guard import GuardedRows, guarded_read, guarded_read_async
-from graphmem.store.schema import EmbedderInfo, SchemaReport
+from graphmem.store.indexes import EmbedderInfo
+from graphmem.store.schema import SchemaReport
 
 
 @dataclass

@@ -15,7 +15,8 @@ from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed.embedder import Vectors, check_vectors
 from graphmem.errors import EmbeddingError, InvalidInputError, NotFoundError
 from graphmem.store.cypher import query
-from graphmem.store.schema import SCHEMA_KEY, check_embedder
+from graphmem.store.indexes import check_embedder
+from graphmem.store.schema import SCHEMA_KEY
 
 #: The characters of a whole id (a UUID), and what a shortened one looks like.
 FULL_ID_CHARS = 36
@@ -46,6 +47,10 @@ class CoreBase:
         self.has_extractor = has_extractor
         #: What a consolidation run may do: its gate, cluster sizes and lock.
         self.consolidation = consolidation or ConsolidationConfig()
+        #: Whether the graph's vector indexes filter by namespace inside the index (Neo4j
+        #: 2026.01+, Cypher's SEARCH): searches then use the ``*_filtered`` statements. The
+        #: client sets it from the schema it connected to.
+        self.filtered_search = False
 
     def _ns(self, ns: str | None) -> str:
         """The namespace a call names, else the client's default, checked."""

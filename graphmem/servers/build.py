@@ -21,9 +21,9 @@ from graphmem.servers.processes import free_port
 from graphmem.settings import GraphmemSettings, memory_bytes
 
 #: The default version of the local server; the pom's own default, kept in step with it.
-NEO4J_VERSION = "5.26.30"
+NEO4J_VERSION = "2026.09.0"
 #: The oldest Java each version runs on (and the release its launcher class is compiled for).
-MIN_JAVA: dict[str, int] = {"5.26.30": 17, "2025.12.1": 21}
+MIN_JAVA: dict[str, int] = {"5.26.30": 17, "2026.09.0": 21}
 MAIN_CLASS = "io.graphmem.localneo4j.LocalNeo4j"
 _JAR = "graphmem-local-neo4j.jar"
 #: What the launcher logs once the DBMS is up.

@@ -1,4 +1,4 @@
-"""Neo4j 5.26 Community in Docker, through ``docker/compose.yaml`` (GRAPHMEM_NEO4J_URI=docker).
+"""Neo4j 2026.09 Community in Docker, through ``docker/compose.yaml`` (GRAPHMEM_NEO4J_URI=docker).
 
 The compose file publishes Bolt on 127.0.0.1 only. The ``neo4j`` user's password is generated
 once into a 0600 file under graphmem's data directory and handed to ``docker compose`` in the
@@ -22,7 +22,7 @@ from graphmem.servers.connection import Neo4jTarget, wait_for_bolt
 from graphmem.servers.state import ServerStatus, StartResult
 from graphmem.settings import GraphmemSettings
 
-IMAGE_VERSION = "5.26-community"
+IMAGE_VERSION = "2026.09.0-community"
 _SERVICE = "neo4j"
 
 

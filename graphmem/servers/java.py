@@ -29,7 +29,7 @@ def runtime_options(feature: int) -> list[str]:
     """JVM options that depend on the Java version.
 
     Lucene computes vector distances with SIMD instructions only when the JDK's vector module
-    is added (Lucene 9.11, in Neo4j 5.26, on Java 20-22; Lucene 10.3, in 2025.12, on 21-25);
+    is added (Lucene 9.11, in Neo4j 5.26, on Java 20-22; Lucene 10, in 2026.09, on 21-25);
     without it every HNSW insert and search uses scalar loops. Java 24+ also wants the native
     and Unsafe memory access that Neo4j uses allowed explicitly.
     """

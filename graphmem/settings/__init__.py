@@ -9,7 +9,7 @@ Which Neo4j graphmem talks to is one setting, ``GRAPHMEM_NEO4J_URI``:
 * ``local`` (the default): the local server graphmem builds from Neo4j's Community jars and
   manages with ``graphmem neo4j start|stop|status``; its generated password is read from a
   0600 file next to its data.
-* ``docker``: the Neo4j 5.26 Community container of ``docker/compose.yaml``, managed with the
+* ``docker``: the Neo4j 2026.09 Community container of ``docker/compose.yaml``, managed with the
   same commands through ``docker compose``.
 * any ``bolt://``, ``bolt+s://``, ``neo4j://`` or ``neo4j+s://`` URI: an existing server,
   cluster or Aura instance, with ``GRAPHMEM_NEO4J_USER`` / ``GRAPHMEM_NEO4J_PASSWORD``.

@@ -35,8 +35,9 @@ def memory_bytes(size: str) -> int:
 
 
 Neo4jMode = Literal["local", "docker", "external"]
-#: Neo4j versions the local server can run: the 5.26 LTS (Java 17+) and 2025.12 (Java 21+).
-LocalNeo4jVersion = Literal["5.26.30", "2025.12.1"]
+#: Neo4j versions the local server can run: 2026.09 (Java 21+, the default) and the 5.26 LTS
+#: (Java 17+).
+LocalNeo4jVersion = Literal["2026.09.0", "5.26.30"]
 
 
 def default_cache_dir() -> Path:

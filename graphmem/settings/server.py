@@ -30,7 +30,9 @@ class LocalServerSettings(SettingsBase):
         300.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the server to start."
     )
     local_neo4j_version: LocalNeo4jVersion = Field(
-        "5.26.30", description="5.26.30 (LTS, Java 17+) or 2025.12.1 (Java 21+)."
+        "2026.09.0",
+        description="2026.09.0 (Java 21+; the newest Java found is used, 25 where installed) "
+        "or 5.26.30 (the LTS, Java 17+).",
     )
     local_neo4j_vector_merge_factor: int = Field(
         10,

@@ -10,11 +10,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from graphmem.errors import SchemaError
+from graphmem.embed.identity import legacy_mismatch_hint, precision_mismatch_hint
+from graphmem.errors import EmbedderMismatchError, SchemaError
 
 VECTOR_INDEXES = {"fact_embedding": "Fact", "episode_embedding": "Episode"}
+#: The properties each vector index carries for filtering inside the index, on servers whose
+#: Cypher has the ``SEARCH`` clause (Neo4j 2026.01+): recall, consolidation and verification
+#: then search one namespace (and, for facts, some statuses) instead of the whole index.
+VECTOR_FILTERS: dict[str, tuple[str, ...]] = {
+    "fact_embedding": ("ns", "status"),
+    "episode_embedding": ("ns",),
+}
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,9 @@ class Migration:
     statements: tuple[str, ...]
     #: Names of the indexes and constraints the statements create.
     creates: tuple[str, ...]
+    #: Whether the statements need a server with in-index vector filtering (``SEARCH``); a
+    #: statement may hold several, separated by ``;``.
+    needs_search: bool = False
 
     @property
     def checksum(self) -> str:
@@ -41,6 +52,13 @@ class IndexShape:
     unique: bool = False
     #: ``indexConfig`` entries (string values compared without regard to case).
     config: Mapping[str, str | bool] = field(default_factory=dict)
+    #: Properties a vector index may also carry as filters (on servers that have them).
+    filters: tuple[str, ...] = ()
+
+    def covers(self, properties: tuple[str, ...]) -> bool:
+        """Whether an index on ``properties`` covers what this shape does: its own
+        properties, or those and its filter properties."""
+        return properties in {self.properties, self.properties + self.filters}
 
 
 #: Each index graphmem creates, by name. Another application (or a person) may have created an
@@ -75,12 +93,18 @@ def _fulltext(name: str, label: str, prop: str) -> str:
     )
 
 
-def _vector(name: str, label: str) -> str:
+def _vector(name: str, label: str, *, filtered: bool = False) -> str:
     config = {"vector.similarity_function": "cosine"}
-    INDEX_SHAPES[name] = IndexShape("VECTOR", label, ("embedding",), config=config)
+    filters = VECTOR_FILTERS[name]
+    INDEX_SHAPES[name] = IndexShape("VECTOR", label, ("embedding",), config=config, filters=filters)
+    # Filter properties are Cypher 25 syntax (Neo4j 2026.01+).
+    prefix, with_filters = "", ""
+    if filtered:
+        prefix = "CYPHER 25 "
+        with_filters = "WITH [" + ", ".join(f"n.{p}" for p in filters) + "] "
     return (
-        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
-        "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, "
+        f"{prefix}CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.embedding) "
+        f"{with_filters}OPTIONS {{indexConfig: {{`vector.dimensions`: $dimension, "
         "`vector.similarity_function`: 'cosine'}}"
     )
 
@@ -161,12 +185,23 @@ _M8 = (
 )
 
 
-def _migration(version: int, name: str, items: Sequence[tuple[str, str]]) -> Migration:
+# Migration 9 runs only on a server with in-index filtering; on one without, it is recorded and
+# :func:`graphmem.store.schema.apply_schema` runs it once the server has it (after an upgrade).
+_M9 = tuple(
+    (name, f"DROP INDEX {name} IF EXISTS;{_vector(name, label, filtered=True)}")
+    for name, label in VECTOR_INDEXES.items()
+)
+
+
+def _migration(
+    version: int, name: str, items: Sequence[tuple[str, str]], *, needs_search: bool = False
+) -> Migration:
     return Migration(
         version=version,
         name=name,
         statements=tuple(stmt for _, stmt in items),
         creates=tuple(index for index, _ in items),
+        needs_search=needs_search,
     )
 
 
@@ -179,11 +214,23 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(6, "consolidation: one gate per namespace, the changes of each run", _M6),
     _migration(7, "erasure: the records and changes that show a fact, tombstones by erasure", _M7),
     _migration(8, "audits: facts by retirement, tombstones by erasure time", _M8),
+    _migration(
+        9,
+        "vector indexes filter by namespace (and a fact's status) inside the index, on "
+        "servers with Cypher's SEARCH clause (Neo4j 2026.01+)",
+        _M9,
+        needs_search=True,
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))
 #: The statements of migration 3, which create the vector indexes.
 VECTOR_STATEMENTS = tuple(stmt for _, stmt in _M3)
+#: The statements that create them with their filter properties (migration 9's, without its
+#: drops), on servers with in-index filtering.
+FILTERED_VECTOR_STATEMENTS = {
+    name: _vector(name, label, filtered=True) for name, label in VECTOR_INDEXES.items()
+}
 
 
 @dataclass(frozen=True)
@@ -214,7 +261,7 @@ def check_shapes(indexes: Sequence[IndexState]) -> None:
         shape = INDEX_SHAPES.get(index.name)
         if shape is None:
             continue
-        if index.labels != (shape.label,) or index.properties != shape.properties:
+        if index.labels != (shape.label,) or not shape.covers(index.properties):
             found = f":{'|'.join(index.labels)}({', '.join(index.properties)})"
             needed = f":{shape.label}({', '.join(shape.properties)})"
             foreign.append(f"{index.name!r} covers {found}, graphmem needs {needed}")
@@ -253,3 +300,55 @@ def _shape_difference(index: IndexState, shape: IndexShape) -> str:
         if not same:
             return f"has {key} {found!r}, graphmem needs {wanted!r}"
     return ""
+
+
+class EmbedderInfo(Protocol):
+    """What the schema needs to know of an embedder."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+
+def check_embedder(
+    state: Mapping[str, Any] | None, indexes: Sequence[IndexState], embedder: EmbedderInfo
+) -> None:
+    """Refuse ``embedder`` if the recorded one, or an existing vector index, differs, and any
+    embedder while a re-embedding has not finished."""
+    if state is not None and state.get("reembedding_model") is not None:
+        raise SchemaError(
+            f"the graph is being re-embedded with {state['reembedding_model']!r} "
+            f"({state['reembedding_dimension']}-d vectors), started at "
+            f"{state['reembedding_started_at']} and not finished, so its vectors are mixed: "
+            "run `graphmem reembed` with that model to finish it"
+        )
+    if state is not None and state["embedder_model"] is not None:
+        model, dimension = state["embedder_model"], int(state["embedding_dimension"])
+        if dimension != embedder.dimension or model != embedder.model_id:
+            # A graph recorded under a local model's folder name, before identities by content.
+            hint = (
+                legacy_mismatch_hint(model, embedder) or precision_mismatch_hint(model, embedder)
+                if dimension == embedder.dimension
+                else ""
+            )
+            raise EmbedderMismatchError(
+                graph_model=model,
+                graph_dimension=dimension,
+                embedder_model=embedder.model_id,
+                embedder_dimension=embedder.dimension,
+                hint=hint,
+            )
+    # Vector indexes made by hand or by an interrupted run, before the embedder was recorded.
+    for index in indexes:
+        if index.name not in VECTOR_INDEXES:
+            continue
+        built_for = vector_dimension(index)
+        if built_for is not None and built_for != embedder.dimension:
+            raise EmbedderMismatchError(
+                graph_model=f"unrecorded model (index {index.name})",
+                graph_dimension=built_for,
+                embedder_model=embedder.model_id,
+                embedder_dimension=embedder.dimension,
+            )

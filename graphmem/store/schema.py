@@ -16,37 +16,30 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import neo4j
 
-from graphmem.embed.identity import legacy_mismatch_hint, precision_mismatch_hint
-from graphmem.errors import EmbedderMismatchError, SchemaError
+from graphmem.errors import SchemaError
 from graphmem.store import db
 from graphmem.store.cypher import query
 from graphmem.store.indexes import (
     ALL_INDEXES,
+    FILTERED_VECTOR_STATEMENTS,
     INDEX_SHAPES,
     LATEST_VERSION,
     MIGRATIONS,
+    VECTOR_FILTERS,
     VECTOR_INDEXES,
     VECTOR_STATEMENTS,
+    EmbedderInfo,
     IndexState,
+    check_embedder,
     check_shapes,
     vector_dimension,
 )
 
 SCHEMA_KEY = "graphmem"
-
-
-class EmbedderInfo(Protocol):
-    """What the schema needs to know of an embedder."""
-
-    @property
-    def model_id(self) -> str: ...
-
-    @property
-    def dimension(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -88,6 +81,12 @@ class SchemaReport:
     def up_to_date(self) -> bool:
         return self.version >= self.latest_version
 
+    @property
+    def filtered_search(self) -> bool:
+        """Whether both vector indexes carry their filter properties, so that searches filter
+        by namespace inside them (Cypher's ``SEARCH``, Neo4j 2026.01+)."""
+        return filtered_vector_indexes(self.indexes)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "version": self.version,
@@ -97,6 +96,7 @@ class SchemaReport:
             "checksum_mismatches": [asdict(m) for m in self.checksum_mismatches],
             "embedder_model": self.embedder_model,
             "embedding_dimension": self.embedding_dimension,
+            "filtered_search": self.filtered_search,
             "indexes": [
                 {
                     "name": i.name,
@@ -125,8 +125,11 @@ def apply_schema(
     _check_others(driver, database, existing)
     recorded = _recorded_checksums(driver, database)
     applied = set(recorded)
-    newly = _migrate(driver, database, applied, embedder.dimension)
-    restored = _restore_missing(driver, database, applied, existing, embedder)
+    search = server_has_search(driver, database)
+    newly = _migrate(driver, database, applied, embedder.dimension, search=search)
+    restored = _restore_missing(driver, database, applied, existing, embedder, search=search)
+    if search:
+        _filter_vector_indexes(driver, database, embedder.dimension)
     claimed = db.execute(
         driver,
         database,
@@ -159,19 +162,25 @@ def apply_migrations(
         database,
         set(_recorded_checksums(driver, database)),
         int(state["embedding_dimension"]),
+        search=server_has_search(driver, database),
     )
     created = [name for m in MIGRATIONS if m.version in newly for name in m.creates]
     await_indexes_online(driver, database=database, timeout=timeout, only=created)
     return tuple(newly)
 
 
-def _migrate(driver: neo4j.Driver, database: str, applied: set[int], dimension: int) -> list[int]:
-    """Apply every migration not in ``applied``, in order; the versions applied."""
+def _migrate(
+    driver: neo4j.Driver, database: str, applied: set[int], dimension: int, *, search: bool
+) -> list[int]:
+    """Apply every migration not in ``applied``, in order; the versions applied. A migration
+    that needs in-index filtering is recorded without running on a server without it
+    (``search`` false); :func:`apply_schema` runs it once the server has it."""
     newly: list[int] = []
     for migration in MIGRATIONS:
         if migration.version in applied:
             continue
-        _run_statements(driver, database, migration.statements, dimension)
+        if search or not migration.needs_search:
+            _run_statements(driver, database, migration.statements, dimension)
         db.execute(
             driver,
             database,
@@ -190,19 +199,20 @@ def _restore_missing(
     applied: set[int],
     existing: Sequence[IndexState],
     embedder: EmbedderInfo,
+    *,
+    search: bool,
 ) -> tuple[str, ...]:
     """Create again the indexes and constraints of the recorded migrations ``applied`` that
     are not in ``existing`` (dropped by hand since): a recorded migration is not run again,
-    and without them searches fail and waiting for them to be ONLINE never ends. The names
-    created."""
+    and without them searches fail and waiting for them to be ONLINE never ends. Each is
+    made by the last migration that creates it and can run on this server (``search``: one
+    with in-index filtering). The names created."""
     present = {index.name for index in existing}
-    missing = [
-        (name, statement)
-        for migration in MIGRATIONS
-        if migration.version in applied
-        for name, statement in zip(migration.creates, migration.statements, strict=True)
-        if name not in present
-    ]
+    latest: dict[str, str] = {}
+    for migration in MIGRATIONS:
+        if migration.version in applied and (search or not migration.needs_search):
+            latest.update(zip(migration.creates, migration.statements, strict=True))
+    missing = [(name, statement) for name, statement in latest.items() if name not in present]
     if missing:
         # The vector indexes may be missing because a re-embedding began since the caller
         # checked the state; it builds them for its own model, so that is refused here.
@@ -214,18 +224,19 @@ def _restore_missing(
 def _run_statements(
     driver: neo4j.Driver, database: str, statements: Sequence[str], dimension: int = 0
 ) -> None:
-    """Run schema statements in order, ``$dimension`` bound to ``dimension``, each in a managed
-    transaction of its own, so that the driver retries the deadlocks that schema statements of
-    processes starting at once can meet; later reads of the driver's default bookmark manager
-    see them."""
+    """Run schema statements in order (an entry may hold several, separated by ``;``),
+    ``$dimension`` bound to ``dimension``, each in a managed transaction of its own, so that
+    the driver retries the deadlocks that schema statements of processes starting at once can
+    meet; later reads of the driver's default bookmark manager see them."""
     with (
         db.driver_errors(),
         driver.session(
             database=database, bookmark_manager=driver.execute_query_bookmark_manager
         ) as session,
     ):
-        for statement in statements:
-            session.execute_write(_run_statement, statement, dimension)
+        for entry in statements:
+            for statement in entry.split(";"):
+                session.execute_write(_run_statement, statement, dimension)
 
 
 def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int) -> None:
@@ -269,12 +280,48 @@ def drop_vector_indexes(driver: neo4j.Driver, *, database: str) -> None:
 
 
 def create_vector_indexes(driver: neo4j.Driver, *, database: str, dimension: int) -> None:
-    """Create the vector indexes of migration 3 for ``dimension``-d vectors, if missing; one
-    for another dimension (left by an interrupted or overtaken re-embedding) is replaced."""
+    """Create the vector indexes for ``dimension``-d vectors, if missing, with their filter
+    properties where the server has in-index filtering; one for another dimension (left by
+    an interrupted or overtaken re-embedding) is replaced."""
     built = vector_index_dimensions(driver, database)
     wrong = [name for name in VECTOR_INDEXES if built.get(name, dimension) != dimension]
     drops = [f"DROP INDEX {name} IF EXISTS" for name in wrong]
-    _run_statements(driver, database, [*drops, *VECTOR_STATEMENTS], dimension)
+    search = server_has_search(driver, database)
+    creates = tuple(FILTERED_VECTOR_STATEMENTS.values()) if search else VECTOR_STATEMENTS
+    _run_statements(driver, database, [*drops, *creates], dimension)
+    if search:
+        _filter_vector_indexes(driver, database, dimension)
+
+
+def server_has_search(driver: neo4j.Driver, database: str) -> bool:
+    """Whether the server filters inside vector indexes (Cypher's ``SEARCH``: Neo4j
+    2026.01 and later; calendar versions start with the year)."""
+    rows = db.execute(driver, database, query("server_version"))
+    version = str(rows[0]["version"]) if rows else ""
+    try:
+        year, month = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (year, month) >= (2026, 1)
+
+
+def filtered_vector_indexes(indexes: Sequence[IndexState]) -> bool:
+    """Whether both of graphmem's vector indexes in ``indexes`` carry their filter
+    properties."""
+    found = {i.name: i.properties for i in indexes if i.name in VECTOR_INDEXES}
+    return all(found.get(name) == ("embedding", *VECTOR_FILTERS[name]) for name in VECTOR_INDEXES)
+
+
+def _filter_vector_indexes(driver: neo4j.Driver, database: str, dimension: int) -> None:
+    """Build again, with their filter properties, the vector indexes that lack them (made
+    before the server had in-index filtering, or by an older graphmem): migration 9's work on
+    a graph that recorded it on an older server."""
+    for index in _index_states(driver, database):
+        filters = VECTOR_FILTERS.get(index.name)
+        if filters is not None and index.properties != ("embedding", *filters):
+            statement = FILTERED_VECTOR_STATEMENTS[index.name]
+            built_for = vector_dimension(index) or dimension
+            _run_statements(driver, database, [f"DROP INDEX {index.name}", statement], built_for)
 
 
 def vector_index_dimensions(driver: neo4j.Driver, database: str) -> dict[str, int]:
@@ -330,48 +377,6 @@ def _read_state(
 ) -> tuple[Mapping[str, Any] | None, tuple[IndexState, ...]]:
     """The recorded embedder (if any) and the states of graphmem's indexes."""
     return read_state(driver, database), _index_states(driver, database)
-
-
-def check_embedder(
-    state: Mapping[str, Any] | None, indexes: Sequence[IndexState], embedder: EmbedderInfo
-) -> None:
-    """Refuse ``embedder`` if the recorded one, or an existing vector index, differs, and any
-    embedder while a re-embedding has not finished."""
-    if state is not None and state.get("reembedding_model") is not None:
-        raise SchemaError(
-            f"the graph is being re-embedded with {state['reembedding_model']!r} "
-            f"({state['reembedding_dimension']}-d vectors), started at "
-            f"{state['reembedding_started_at']} and not finished, so its vectors are mixed: "
-            "run `graphmem reembed` with that model to finish it"
-        )
-    if state is not None and state["embedder_model"] is not None:
-        model, dimension = state["embedder_model"], int(state["embedding_dimension"])
-        if dimension != embedder.dimension or model != embedder.model_id:
-            # A graph recorded under a local model's folder name, before identities by content.
-            hint = (
-                legacy_mismatch_hint(model, embedder) or precision_mismatch_hint(model, embedder)
-                if dimension == embedder.dimension
-                else ""
-            )
-            raise EmbedderMismatchError(
-                graph_model=model,
-                graph_dimension=dimension,
-                embedder_model=embedder.model_id,
-                embedder_dimension=embedder.dimension,
-                hint=hint,
-            )
-    # Vector indexes made by hand or by an interrupted run, before the embedder was recorded.
-    for index in indexes:
-        if index.name not in VECTOR_INDEXES:
-            continue
-        built_for = vector_dimension(index)
-        if built_for is not None and built_for != embedder.dimension:
-            raise EmbedderMismatchError(
-                graph_model=f"unrecorded model (index {index.name})",
-                graph_dimension=built_for,
-                embedder_model=embedder.model_id,
-                embedder_dimension=embedder.dimension,
-            )
 
 
 def _check_others(driver: neo4j.Driver, database: str, existing: Sequence[IndexState]) -> None:

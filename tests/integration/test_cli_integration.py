@@ -15,7 +15,7 @@ def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:
     result = CliRunner().invoke(main, ["init", "--json"], env=cli_env(graph))
     assert result.exit_code == 0, result.output
     report = json.loads(result.output[result.output.index("{") :])
-    assert report["version"] == report["latest_version"] == 8
+    assert report["version"] == report["latest_version"] == 9
     assert report["applied_now"] == []
     assert report["checksum_mismatches"] == []
     assert report["embedding_dimension"] == 384

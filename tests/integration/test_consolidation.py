@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 from graphmem.client.graph import Graph
@@ -632,3 +633,38 @@ def test_a_cluster_whose_proposals_stay_unusable_is_given_up_after_its_tries(
     assert len(stub.requests) == 3
     record = memory.consolidation_runs(limit=1)[0]
     assert any("given up" in r.rejection for r in record.rejected)
+
+
+def test_a_duplicate_is_found_while_a_thousand_other_namespaces_hold_the_same_text(
+    memory: Any, graph: Graph, embedder: Any, ns: str
+) -> None:
+    first_text = "The user keeps a spare key under the blue flowerpot."
+    second_text = "The user keeps a spare key under the blue flowerpot outside."
+    (vector,) = np.asarray(embedder.embed((first_text,)), dtype=float)
+    near = vector + np.random.default_rng(3).normal(0, 0.008, size=vector.shape)
+    near /= np.linalg.norm(near)
+    assert 0.97 < float(near @ vector) < 0.995
+    first, second = memory.remember_many([first_text, second_text], vectors=[vector, near])
+    # A thousand other namespaces (named after this one, so the fixture removes them) hold
+    # both texts with the vector halfway between the two: in the whole index, 2,000 facts are
+    # nearer to each of this namespace's two than they are to each other.
+    middle = (vector + near) / np.linalg.norm(vector + near)
+    graph.driver.execute_query(
+        "UNWIND range(1, 1000) AS i UNWIND $texts AS text "
+        "CREATE (:Fact {id: randomUUID(), ns: $ns + '-other-' + i, text: text, "
+        "embedding: $vector, status: 'active', recorded_at: datetime(), text_hash: text})",
+        ns=ns,
+        texts=[first_text, second_text],
+        vector=[float(x) for x in middle],
+        database_=graph.database,
+    )
+    result = memory.consolidate(force=True)
+    merged = [(a.op, set(a.facts)) for a in result.applied]
+    if graph.schema.filtered_search:
+        # The index filters by namespace: the namespace's own near neighbour is found.
+        assert merged == [("MERGE", {first.id, second.id})]
+    else:
+        # Neo4j 5.26: the neighbours come from the whole index, and the other namespaces'
+        # copies crowd this one's out (exact duplicates are still found by their text hash).
+        assert merged == []
+        assert memory.get(second.id).status == "active"

@@ -89,7 +89,7 @@ def test_start_twice_kill_9_and_restart_keeps_the_data(env: dict[str, str]) -> N
         driver.execute_query("RETURN vector.similarity.cosine([1.0, 2.0], [2.0, 1.0]) AS s")
     assert records[0]["version"] == first["version"] == server.version
     # Lucene's SIMD vector distances: on where its version and the JDK allow them.
-    simd = {"5.26.30": range(20, 23), "2025.12.1": range(21, 26)}[server.version]
+    simd = {"5.26.30": range(20, 23), "2026.09.0": range(21, 26)}[server.version]
     log = (home / "logs" / "server.log").read_text()
     assert ("Java vector incubator API enabled" in log) == (server.java.feature in simd)
 

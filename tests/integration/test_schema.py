@@ -11,7 +11,7 @@ from graphmem.client.graph import Graph
 from graphmem.errors import EmbedderMismatchError, SchemaError
 from graphmem.settings import GraphmemSettings
 from graphmem.store import schema
-from graphmem.store.indexes import LATEST_VERSION, MIGRATIONS
+from graphmem.store.indexes import LATEST_VERSION, MIGRATIONS, VECTOR_STATEMENTS
 from tests.helpers import FakeEmbedder
 
 
@@ -37,7 +37,7 @@ def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -
     driver, database = fresh_graph.driver, fresh_graph.database
     report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
     assert report.applied_now == tuple(m.version for m in MIGRATIONS)
-    assert report.version == report.latest_version == 8
+    assert report.version == report.latest_version == 9
     assert report.embedder_model == "fake/hash-embedder"
     assert report.embedding_dimension == 384
 
@@ -55,7 +55,7 @@ def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -
         config = indexes[name]["options"]["indexConfig"]  # type: ignore[index]
         assert config["fulltext.analyzer"] == "english"
         assert config["fulltext.eventually_consistent"] is False
-    assert _count(driver, database, "GraphmemMigration") == 8
+    assert _count(driver, database, "GraphmemMigration") == 9
 
 
 def test_init_is_idempotent(graph: Graph, embedder: FakeEmbedder) -> None:
@@ -64,7 +64,7 @@ def test_init_is_idempotent(graph: Graph, embedder: FakeEmbedder) -> None:
     assert report.applied_now == ()
     assert report.up_to_date
     assert _indexes(graph.driver, graph.database).keys() == before.keys()
-    assert _count(graph.driver, graph.database, "GraphmemMigration") == 8
+    assert _count(graph.driver, graph.database, "GraphmemMigration") == 9
     assert _count(graph.driver, graph.database, "GraphmemSchema") == 1
 
 
@@ -292,7 +292,7 @@ def test_init_creates_again_the_indexes_dropped_since_their_migration(fresh_grap
     assert schema.check_schema(driver, database=database, embedder=FakeEmbedder(384)).up_to_date
     again = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
     assert again.restored == ()
-    assert _count(driver, database, "GraphmemMigration") == 8
+    assert _count(driver, database, "GraphmemMigration") == 9
 
 
 def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused(
@@ -339,5 +339,32 @@ def test_indexes_are_not_created_again_under_a_reembedding_that_began_meanwhile(
     schema.drop_vector_indexes(driver, database=database)
     existing = schema._index_states(driver, database)
     with pytest.raises(SchemaError, match="being re-embedded"):
-        schema._restore_missing(driver, database, {1, 2, 3, 4, 5}, existing, embedder)
+        schema._restore_missing(driver, database, {1, 2, 3, 4, 5}, existing, embedder, search=False)
     assert not {"fact_embedding", "episode_embedding"} & set(_indexes(driver, database))
+
+
+def test_vector_indexes_filter_by_namespace_where_the_server_can(fresh_graph: Graph) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    search = schema.server_has_search(driver, database)
+    version = driver.execute_query(
+        "CALL dbms.components() YIELD versions RETURN versions[0] AS v", database_=database
+    ).records[0]["v"]
+    assert search == (not version.startswith("5."))  # 2026.09 here, or the 5.26 LTS
+    report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    assert report.filtered_search == search
+    assert report.as_dict()["filtered_search"] == search
+    properties = {i.name: i.properties for i in report.indexes}
+    if search:
+        assert properties["fact_embedding"] == ("embedding", "ns", "status")
+        assert properties["episode_embedding"] == ("embedding", "ns")
+    else:
+        assert properties["fact_embedding"] == properties["episode_embedding"] == ("embedding",)
+    # A graph whose vector indexes an older server built (migration 9 recorded, nothing
+    # done): on a server with in-index filtering, init builds them again with their filters.
+    schema.drop_vector_indexes(driver, database=database)
+    for statement in VECTOR_STATEMENTS:
+        driver.execute_query(statement, dimension=384, database_=database)
+    again = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+    assert again.applied_now == ()
+    assert again.filtered_search == search
+    assert all(i.state == "ONLINE" for i in again.indexes)

@@ -16,7 +16,7 @@ def test_compose_file_publishes_bolt_on_loopback_with_a_healthcheck(tmp_path: Pa
     server = DockerNeo4j(load_settings(neo4j_uri="docker", data_dir=tmp_path))
     compose = yaml.safe_load(server.compose_file.read_text())
     service = compose["services"]["neo4j"]
-    assert service["image"] == "neo4j:5.26-community"
+    assert service["image"] == "neo4j:2026.09.0-community"
     assert service["ports"] == ["127.0.0.1:${GRAPHMEM_DOCKER_BOLT_PORT:-7687}:7687"]
     assert service["environment"]["NEO4J_dbms_usage__report_enabled"] == "false"
     # the local server's default vector merge factor, as the image's entrypoint spells it

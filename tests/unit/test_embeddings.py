@@ -424,7 +424,7 @@ def test_from_settings_caches_digests_in_the_settings_cache_dir(tmp_path: Path) 
 
 def test_a_mismatch_with_a_folder_name_identity_explains_itself(tmp_path: Path) -> None:
     from graphmem.errors import EmbedderMismatchError
-    from graphmem.store.schema import check_embedder
+    from graphmem.store.indexes import check_embedder
 
     model = _fake_model(tmp_path / "model")
     embedder = SentenceTransformerEmbedder(model, lazy=True, cache_dir=tmp_path)

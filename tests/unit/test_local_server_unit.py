@@ -202,22 +202,22 @@ def test_a_home_whose_server_is_not_running_is_not_looked_for_on_its_port(
 def test_a_store_that_a_newer_neo4j_has_run_is_not_started_with_an_older_one(
     tmp_path: Path,
 ) -> None:
-    # 5.26.30 on a store that 2025.12.1 had run failed in Java after ~40 s with a stack trace
+    # 5.26.30 on a store that 2026.09.0 had run failed in Java after ~40 s with a stack trace
     # about transaction log entries "from a newer version of neo4j".
     server = _server(
         tmp_path, local_neo4j_version="5.26.30", maven="mvn-not-installed", cache_dir=tmp_path
     )
     server.home.mkdir(parents=True)
-    server.version_file.write_text("2025.12.1\n")
-    with pytest.raises(ConfigurationError, match=r"Neo4j 2025\.12\.1 has run the store") as raised:
+    server.version_file.write_text("2026.09.0\n")
+    with pytest.raises(ConfigurationError, match=r"Neo4j 2026\.09\.0 has run the store") as raised:
         server.start()
-    assert "GRAPHMEM_LOCAL_NEO4J_VERSION=2025.12.1" in str(raised.value)
+    assert "GRAPHMEM_LOCAL_NEO4J_VERSION=2026.09.0" in str(raised.value)
     assert not server.password_file.exists()  # refused before anything was set up
     # Forward is fine: a newer version upgrades the store of an older one.
-    newer = _server(tmp_path, local_neo4j_version="2025.12.1")
+    newer = _server(tmp_path, local_neo4j_version="2026.09.0")
     server.version_file.write_text("5.26.30\n")
     newer._check_store_version()
-    server.version_file.write_text("2025.12.1\n")
+    server.version_file.write_text("2026.09.0\n")
     newer._check_store_version()
 
 
@@ -229,7 +229,7 @@ def test_missing_maven_is_explained(tmp_path: Path) -> None:
 
 def test_missing_java_is_explained(tmp_path: Path) -> None:
     server = _server(tmp_path, java="java-not-installed")
-    with pytest.raises(Neo4jServerError, match=r"not found\) cannot run .* needs Java 17"):
+    with pytest.raises(Neo4jServerError, match=r"not found\) cannot run .* needs Java 21"):
         server._java_command(
             MavenBuild(tmp_path), home=tmp_path, port=1, password_file=tmp_path / "pw"
         )
@@ -295,16 +295,16 @@ def test_maven_builds_the_configured_version_with_its_jdk(
         java=str(jdk),
         maven=str(maven),
         cache_dir=tmp_path / "cache",
-        local_neo4j_version="2025.12.1",
+        local_neo4j_version="2026.09.0",
     )
     with pytest.raises(Neo4jServerError, match="exit 3"):
         server.build()
     java_home, *arguments = record.read_text().split()
     assert java_home == str(jdk.parent.parent)
-    assert "-Dneo4j.version=2025.12.1" in arguments
+    assert "-Dneo4j.version=2026.09.0" in arguments
     assert "-Dmaven.compiler.release=21" in arguments
-    assert list((tmp_path / "cache" / "local-neo4j").glob("2025.12.1-java25-*/pom.xml"))
-    assert server.status().version == "2025.12.1"
+    assert list((tmp_path / "cache" / "local-neo4j").glob("2026.09.0-java25-*/pom.xml"))
+    assert server.status().version == "2026.09.0"
 
 
 def test_unknown_versions_and_bad_merge_factors_are_configuration_errors(tmp_path: Path) -> None:

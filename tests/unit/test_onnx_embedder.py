@@ -21,7 +21,7 @@ from graphmem.embed.onnx_build import BertPlan, Precision, onnx_plan, read_safet
 from graphmem.embed.onnx_embedder import OnnxEmbedder
 from graphmem.errors import ConfigurationError, EmbedderMismatchError, EmbeddingError
 from graphmem.settings import load_settings
-from graphmem.store.schema import check_embedder
+from graphmem.store.indexes import check_embedder
 
 #: Short facts, questions, a text longer than the model's 256 tokens (truncated alike), text
 #: in other scripts, emoji, markup, numbers, an empty and a blank text.

@@ -173,9 +173,11 @@ class ConsolidatePlans(RunPlans):
             "k": config.neighbours,
             "floor": (1 + config.neighbour_similarity) / 2,  # the index's (1 + cos) / 2
         }
-        found: Rows = yield Transaction(
-            "read", lambda: single(Run(query("consolidate_candidates"), params))
+        # Where the index filters by namespace, the nearest are the namespace's own.
+        name = (
+            "consolidate_candidates_filtered" if self.filtered_search else "consolidate_candidates"
         )
+        found: Rows = yield Transaction("read", lambda: single(Run(query(name), params)))
         # Native times: the driver's own DateTime compares slowly, and the watermark is
         # compared with each new fact's time after every cluster.
         outcome.new = [(r["id"], native_time(r["recorded_at"])) for r in found]

@@ -100,7 +100,9 @@ class VerifyPlans(CoreBase):
             findings += yield from _scan(ns, tombstones, key, words)
             if vector is not None:
                 checks.append(_VECTORS)
-                findings += yield from _vectors(ns, VectorParam(vector.tolist()))
+                findings += yield from _vectors(
+                    ns, VectorParam(vector.tolist()), filtered=self.filtered_search
+                )
             if phrase is not None and words:
                 checks.append(_FULLTEXT)
                 findings += yield from _fulltext(ns, phrase, words)
@@ -159,10 +161,11 @@ def _scan(ns: str, tombstones: Rows, key: bytes | None, words: str | None) -> Wo
     return findings
 
 
-def _vectors(ns: str, vector: VectorParam) -> Work[list[Finding]]:
-    """The vector indexes' hits this close (:data:`_NEAR`) to the given text's ``vector``."""
+def _vectors(ns: str, vector: VectorParam, *, filtered: bool) -> Work[list[Finding]]:
+    """The vector indexes' hits this close (:data:`_NEAR`) to the given text's ``vector``
+    (searched within the namespace inside the index where the indexes filter)."""
     params = {"ns": ns, "vector": vector, "k": _K}
-    hits = yield Run(query("verify_vectors"), params)
+    hits = yield Run(query("verify_vectors_filtered" if filtered else "verify_vectors"), params)
     return [
         Finding(
             check=_VECTORS,

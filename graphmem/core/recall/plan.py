@@ -42,7 +42,15 @@ class RecallPlans(CoreBase):
         started = time.perf_counter()
         reads: RecallReads = yield Transaction(
             "read",
-            lambda: recall_reads(ns, text, vector, request, now, check_state=self._check_state),
+            lambda: recall_reads(
+                ns,
+                text,
+                vector,
+                request,
+                now,
+                check_state=self._check_state,
+                filtered=self.filtered_search,
+            ),
         )
         db_ms = (time.perf_counter() - started) * 1000
         hits = assemble(reads, k, cfg, scope.as_of)

@@ -26,10 +26,10 @@ from graphmem.core.recall.ranking import (
     recency_factor,
 )
 from graphmem.core.recall.scope import RecallRequest
+from graphmem.core.recall.statements import SearchStatements
 from graphmem.core.recall.updates import place_updates
 from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
 from graphmem.store.cypher import query
-from graphmem.store.schema import SCHEMA_KEY
 
 #: How many times recall reads a kept fact's details before it gives up on it (a fact erased
 #: since the search has none), when a concurrent update made a read come back without it.
@@ -92,94 +92,14 @@ def _exact_cosine(hit: Mapping[str, Any], briefs: Mapping[str, Mapping[str, Any]
     return index_score_to_cosine(hit["score"] if similarity is None else similarity)
 
 
-def _ran_out(retriever: str, fetched: int, asked: int, nodes: int) -> bool:
+def _ran_out(retriever: str, fetched: int, asked: int, nodes: int, *, filtered: bool) -> bool:
     """Whether an index asked for ``asked`` entries returned all it holds (``fetched`` of
     them, the index covering ``nodes``): a fulltext index returns every match up to the number
-    asked, while a vector index's approximate search may return fewer than asked though it
+    asked, and so does a vector index that filters inside itself (``filtered``: it searches on
+    until it has found as many of the namespace's entries as asked, or scores all of them),
+    while a vector index's unfiltered approximate search may return fewer than asked though it
     holds more (its graph loses the links that ran through deleted nodes)."""
-    return fetched >= nodes if retriever == "vector" else fetched < asked
-
-
-#: The kinds and retrievers of recall's ranked lists, in the order it reads them.
-_KINDS: tuple[Kind, ...] = ("fact", "episode")
-_RETRIEVERS: tuple[Retriever, ...] = ("vector", "fulltext")
-
-
-@dataclass(frozen=True)
-class _Search:
-    """One recall's search: the namespace, the query as a vector and as Lucene text (None when
-    it holds nothing to search for), and the checked options; the statements recall reads with
-    are built from it."""
-
-    ns: str
-    vector: list[float]
-    lucene: str | None
-    request: RecallRequest
-
-    @property
-    def candidates(self) -> int:
-        """How many entries the search asks each index for at first."""
-        return self.request.config.candidates(self.request.k)
-
-    def retrievers(self) -> list[Retriever]:
-        """The retrievers the search uses: fulltext only with something to search for."""
-        used = self.request.config.retrievers
-        return [r for r in _RETRIEVERS if r in used and (r == "vector" or self.lucene is not None)]
-
-    def lists(self) -> list[tuple[Kind, Retriever]]:
-        """The ranked lists the search reads: each kind asked for, from each retriever used."""
-        kinds = self.request.scope.kinds
-        return [(kind, r) for kind in _KINDS if kind in kinds for r in self.retrievers()]
-
-    def run(self, candidates: int, kinds: Sequence[Kind], retrievers: Sequence[Retriever]) -> Run:
-        """The search statement, asking the indexes of ``kinds`` and ``retrievers`` for
-        ``candidates`` entries each."""
-        cfg = self.request.config
-        return Run(
-            query("recall_search"),
-            {
-                **self.request.scope.fact_params(),
-                "ns": self.ns,
-                "vector": self.vector,
-                "query": self.lucene,
-                "pool": cfg.pool(self.request.k),
-                "schema_key": SCHEMA_KEY,
-                "candidates": candidates,
-                "facts": "fact" in kinds,
-                "episodes": "episode" in kinds,
-                "use_vector": "vector" in retrievers,
-                "use_fulltext": "fulltext" in retrievers,
-                "next_message": cfg.next_credit > 0,
-            },
-        )
-
-    def exact(self, kind: Kind) -> Run:
-        """The statement that scores every visible node of ``kind`` exactly."""
-        scope = self.request.scope
-        return Run(
-            query(f"recall_{kind}_exact"),
-            {
-                "ns": self.ns,
-                **(scope.fact_params() if kind == "fact" else scope.params()),
-                "vector": self.vector,
-                "pool": self.request.config.pool(self.request.k),
-            },
-        )
-
-    def details(self, facts: list[str], episodes: list[str]) -> Run:
-        """The statement that reads the details of ``facts`` and ``episodes``."""
-        return Run(
-            query("recall_details"),
-            {
-                **self.request.scope.fact_params(),
-                "ns": self.ns,
-                "fact_ids": facts,
-                "episode_ids": episodes,
-                "vector": self.vector,
-                "expand": self.request.expand_references,
-                "pairs": self.request.config.update_order and len(episodes) > 1,
-            },
-        )
+    return fetched >= nodes if retriever == "vector" and not filtered else fetched < asked
 
 
 def recall_reads(
@@ -189,12 +109,14 @@ def recall_reads(
     request: RecallRequest,
     now: datetime,
     check_state: Callable[[Mapping[str, Any] | None], None],
+    *,
+    filtered: bool = False,
 ) -> Work[RecallReads]:
     """The search for ``text`` in ``ns``, widened or done exactly where the filters left too
     few candidates, fused, gated, and the details of what passed; ``check_state`` checks the
     graph's embedder state that the search statement read."""
     cfg = request.config
-    search = _Search(ns, vector, lucene_query(text), request)
+    search = SearchStatements(ns, vector, lucene_query(text), request, filtered)
     found = yield search.run(search.candidates, request.scope.kinds, search.retrievers())
     row = found[0]
     check_state(row["schema_state"])
@@ -216,7 +138,11 @@ def recall_reads(
 
 
 def _index_hits(
-    search: _Search, row: Mapping[str, Any], kind: Kind, retriever: Retriever, reads: RecallReads
+    search: SearchStatements,
+    row: Mapping[str, Any],
+    kind: Kind,
+    retriever: Retriever,
+    reads: RecallReads,
 ) -> Work[list[dict[str, Any]]]:
     """One index's hits for ``kind``, from the search's ``row``: widened while the filters hid
     too many of them, then, from the vector index, scored exactly if still too few."""
@@ -235,7 +161,7 @@ def _index_hits(
 
 
 def _widened(
-    search: _Search,
+    search: SearchStatements,
     row: Mapping[str, Any],
     kind: Kind,
     retriever: Retriever,
@@ -249,7 +175,7 @@ def _widened(
     hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], search.candidates
     nodes = row[f"{kind}_nodes"]
     for factor in cfg.vector_widen if retriever == "vector" else cfg.fulltext_widen:
-        if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes):
+        if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes, filtered=search.filtered):
             break  # enough visible candidates, or the index has no more
         # The filters hid most of what the index returned: ask for more.
         asked = search.candidates * factor
@@ -261,7 +187,7 @@ def _widened(
         )
         reads.add_briefs(wider[0])
         reads.widened = True
-    return hits, _ran_out(retriever, fetched, asked, nodes)
+    return hits, _ran_out(retriever, fetched, asked, nodes, filtered=search.filtered)
 
 
 def _ranked(
@@ -285,7 +211,7 @@ def _ranked(
     return sorted(best.items(), key=lambda x: -x[1])
 
 
-def _read_details(search: _Search, reads: RecallReads) -> Work[None]:
+def _read_details(search: SearchStatements, reads: RecallReads) -> Work[None]:
     """The details of the candidates that passed the gate, in place of their briefs."""
     facts = [c.id for c in reads.candidates if c.kind == "fact"]
     episodes = [c.id for c in reads.candidates if c.kind == "episode"]

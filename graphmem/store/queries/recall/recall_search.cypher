@@ -23,35 +23,12 @@
 // embedder as recorded (schema_state.cypher's fields), read in the same statement, so that
 // the caller can refuse results its query vector cannot be compared with; while the graph is
 // being re-embedded, or when its vectors have another dimension, nothing is searched.
-OPTIONAL MATCH (schema:GraphmemSchema {key: $schema_key})
-WITH schema {.embedder_model, .embedding_dimension, .reembedding_model, .reembedding_dimension,
-             .reembedding_started_at} AS schema_state,
-     schema IS NULL OR (schema.reembedding_model IS NULL
-                        AND schema.embedding_dimension = size($vector)) AS usable
-WITH schema_state,
-     usable AND EXISTS { MATCH (f:Fact {ns: $ns}) } AS has_facts,
-     usable AND EXISTS { MATCH (e:Episode {ns: $ns}) } AS has_episodes
+{{recall_search_state}}
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_vector THEN [1] ELSE [] END AS go
   CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node, score
   WITH count(*) AS fetched, collect({{fact_candidate}}) AS found
   RETURN fetched AS fv_fetched, found AS fv_found
-}
-CALL (has_facts) {
-  UNWIND CASE WHEN has_facts AND $facts AND $use_fulltext AND $query IS NOT NULL
-              THEN [1] ELSE [] END AS go
-  CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: $candidates})
-  YIELD node, score
-  WITH count(*) AS fetched, collect({{fact_candidate}}) AS found
-  RETURN fetched AS ff_fetched, found AS ff_found
-}
-CALL (fv_found) {
-  WITH fv_found AS found
-  RETURN {{fact_successors}} AS fv
-}
-CALL (ff_found) {
-  WITH ff_found AS found
-  RETURN {{fact_successors}} AS ff
 }
 CALL (has_episodes) {
   UNWIND CASE WHEN has_episodes AND $episodes AND $use_vector THEN [1] ELSE [] END AS go
@@ -60,44 +37,4 @@ CALL (has_episodes) {
        collect(CASE WHEN {{episode_visible}} THEN {node: node, score: score} END) AS visible
   RETURN fetched AS ev_fetched, visible[..$pool] AS ev
 }
-CALL (has_episodes) {
-  UNWIND CASE WHEN has_episodes AND $episodes AND $use_fulltext AND $query IS NOT NULL
-              THEN [1] ELSE [] END AS go
-  CALL db.index.fulltext.queryNodes('episode_content', $query, {limit: $candidates})
-  YIELD node, score
-  WITH count(*) AS fetched,
-       collect(CASE WHEN {{episode_visible}} THEN {node: node, score: score} END) AS visible
-  RETURN fetched AS ef_fetched, visible[..$pool] AS ef
-}
-CALL (fv, ff) {
-  UNWIND fv + ff AS hit
-  WITH DISTINCT hit.node AS node
-  RETURN collect({id: node.id, text: node.text, at: node.recorded_at.epochMillis,
-                  similarity: vector.similarity.cosine(node.embedding, $vector)}) AS fact_briefs
-}
-CALL (ev, ef) {
-  UNWIND ev + ef AS hit
-  WITH DISTINCT hit.node AS node
-  RETURN collect({id: node.id, text: node.content, speaker: node.speaker,
-                  at: coalesce(node.occurred_at, node.recorded_at).epochMillis,
-                  similarity: vector.similarity.cosine(node.embedding, $vector),
-                  next: CASE WHEN $next_message AND node.session_id IS NOT NULL
-                                  AND node.occurred_at IS NOT NULL
-                        THEN head(COLLECT {
-                          MATCH (later:Episode)
-                          WHERE later.ns = $ns AND later.occurred_at > node.occurred_at
-                          WITH later ORDER BY later.occurred_at LIMIT 8
-                          WITH later WHERE later.session_id = node.session_id
-                          RETURN later.id ORDER BY later.occurred_at LIMIT 1
-                        }) END})
-         AS episode_briefs
-}
-RETURN schema_state, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
-                               head_at: h.head.recorded_at.epochMillis}] AS fv_hits,
-       ff_fetched, [h IN ff | {id: h.node.id, score: h.score, head: h.head.id,
-                               head_at: h.head.recorded_at.epochMillis}] AS ff_hits,
-       ev_fetched, [h IN ev | {id: h.node.id, score: h.score}] AS ev_hits,
-       ef_fetched, [h IN ef | {id: h.node.id, score: h.score}] AS ef_hits,
-       fact_briefs, episode_briefs,
-       CASE WHEN has_facts THEN COUNT { MATCH (:Fact) } ELSE 0 END AS fact_nodes,
-       CASE WHEN has_episodes THEN COUNT { MATCH (:Episode) } ELSE 0 END AS episode_nodes
+{{recall_search_rest}}
