@@ -78,16 +78,18 @@ def _range(name: str, label: str, *props: str) -> str:
     return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
 
 
-def _fulltext(name: str, label: str, prop: str) -> str:
+def _fulltext(name: str, label: str, prop: str, *, with_ns: bool = False) -> str:
     # english: lower-casing, stop words and Porter stemming ("works" finds "work").
     # eventually_consistent false: a fact is searchable as soon as its transaction commits.
+    # with_ns (migration 10): the namespace too, so that a query can require it.
     config: dict[str, str | bool] = {
         "fulltext.analyzer": "english",
         "fulltext.eventually_consistent": False,
     }
-    INDEX_SHAPES[name] = IndexShape("FULLTEXT", label, (prop,), config=config)
+    INDEX_SHAPES[name] = IndexShape("FULLTEXT", label, (prop,), config=config, filters=("ns",))
+    columns = f"n.{prop}, n.ns" if with_ns else f"n.{prop}"
     return (
-        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [n.{prop}] "
+        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [{columns}] "
         "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
         "`fulltext.eventually_consistent`: false}}"
     )
@@ -192,6 +194,15 @@ _M9 = tuple(
     for name, label in VECTOR_INDEXES.items()
 )
 
+# Migration 10: the fulltext indexes hold the namespace too, which recall's queries require.
+_M10 = tuple(
+    (name, f"DROP INDEX {name} IF EXISTS;{_fulltext(name, label, prop, with_ns=True)}")
+    for name, label, prop in (
+        ("fact_text", "Fact", "text"),
+        ("episode_content", "Episode", "content"),
+    )
+)
+
 
 def _migration(
     version: int, name: str, items: Sequence[tuple[str, str]], *, needs_search: bool = False
@@ -220,6 +231,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "servers with Cypher's SEARCH clause (Neo4j 2026.01+)",
         _M9,
         needs_search=True,
+    ),
+    _migration(
+        10, "fulltext indexes hold the namespace, so that searches are confined to it", _M10
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -173,11 +173,9 @@ class ConsolidatePlans(RunPlans):
             "k": config.neighbours,
             "floor": (1 + config.neighbour_similarity) / 2,  # the index's (1 + cos) / 2
         }
-        # Where the index filters by namespace, the nearest are the namespace's own.
-        name = (
-            "consolidate_candidates_filtered" if self.filtered_search else "consolidate_candidates"
+        found: Rows = yield Transaction(
+            "read", lambda: _candidates(params, filtered=self.filtered_search)
         )
-        found: Rows = yield Transaction("read", lambda: single(Run(query(name), params)))
         # Native times: the driver's own DateTime compares slowly, and the watermark is
         # compared with each new fact's time after every cluster.
         outcome.new = [(r["id"], native_time(r["recorded_at"])) for r in found]
@@ -381,3 +379,18 @@ def _clusters_done(
 ) -> Callable[[int], object]:
     """The report of a Progress step after cluster ``done`` of ``total``."""
     return lambda _count: progress(done, total)
+
+
+def _candidates(params: dict[str, Any], *, filtered: bool) -> Work[Rows]:
+    """The new facts and their neighbours. Where the index filters by namespace, the nearest
+    are the namespace's own, and the search asks for no more than the namespace's believed
+    facts (see search_counts)."""
+    if not filtered:
+        rows: Rows = yield Run(query("consolidate_candidates"), params)
+        return rows
+    counts = {"ns": params["ns"], "statuses": ["active"], "cap": params["scan"]}
+    (held,) = yield Run(query("search_counts"), counts)
+    if held["facts"] == 0:
+        return []
+    rows = yield Run(query("consolidate_candidates_filtered"), {**params, "scan": held["facts"]})
+    return rows

@@ -18,6 +18,7 @@ from graphmem.core.checks import QUERY_TEXT, checked_label, checked_value
 from graphmem.core.forget.hashing import comparable, keyed_hash, namespace_key, pieces
 from graphmem.core.plans import Plan, Rows, Run, Transaction, VectorParam, Work
 from graphmem.core.recall.fulltext import lucene_query
+from graphmem.core.recall.statements import ALL_STATUSES
 from graphmem.models.erasure import Finding, ForgetVerification
 from graphmem.store.cypher import query
 
@@ -164,8 +165,14 @@ def _scan(ns: str, tombstones: Rows, key: bytes | None, words: str | None) -> Wo
 def _vectors(ns: str, vector: VectorParam, *, filtered: bool) -> Work[list[Finding]]:
     """The vector indexes' hits this close (:data:`_NEAR`) to the given text's ``vector``
     (searched within the namespace inside the index where the indexes filter)."""
-    params = {"ns": ns, "vector": vector, "k": _K}
-    hits = yield Run(query("verify_vectors_filtered" if filtered else "verify_vectors"), params)
+    if filtered:
+        # No more than the index holds of the namespace's (see search_counts).
+        counts = {"ns": ns, "statuses": list(ALL_STATUSES), "cap": _K}
+        (held,) = yield Run(query("search_counts"), counts)
+        limits = {"fact_k": held["facts"], "episode_k": held["episodes"]}
+        hits = yield Run(query("verify_vectors_filtered"), {"ns": ns, "vector": vector, **limits})
+    else:
+        hits = yield Run(query("verify_vectors"), {"ns": ns, "vector": vector, "k": _K})
     return [
         Finding(
             check=_VECTORS,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -117,6 +117,9 @@ def recall_reads(
     graph's embedder state that the search statement read."""
     cfg = request.config
     search = SearchStatements(ns, vector, lucene_query(text), request, filtered)
+    if filtered:
+        (held,) = yield search.counts()
+        search = replace(search, held=(held["facts"], held["episodes"]))
     found = yield search.run(search.candidates, request.scope.kinds, search.retrievers())
     row = found[0]
     check_state(row["schema_state"])

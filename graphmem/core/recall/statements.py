@@ -19,7 +19,7 @@ from graphmem.store.schema import SCHEMA_KEY
 #: that stand for the fact that replaced them (superseded or merged).
 _CURRENT_STATUSES = ("active", "superseded", "merged")
 #: Every status a fact with an embedding can have.
-_ALL_STATUSES = (*_CURRENT_STATUSES, "retracted")
+ALL_STATUSES = (*_CURRENT_STATUSES, "retracted")
 
 #: The kinds and retrievers of recall's ranked lists, in the order it reads them.
 KINDS: tuple[Kind, ...] = ("fact", "episode")
@@ -38,6 +38,25 @@ class SearchStatements:
     request: RecallRequest
     #: Whether the vector indexes filter by namespace inside the index.
     filtered: bool = False
+    #: Where they do: how many of the namespace's facts and episodes they hold (counted up to
+    #: the most any read asks for), which no filtered read may ask for more than.
+    held: tuple[int, int] = (0, 0)
+
+    def statuses(self) -> list[str]:
+        """The statuses of the facts the filtered search reads."""
+        facts = self.request.scope
+        past = facts.as_of is not None or facts.include_retired
+        return list(ALL_STATUSES if past else _CURRENT_STATUSES)
+
+    def counts(self) -> Run:
+        """The statement that counts what the filtered vector reads may ask for, up to the
+        most any read of this search asks for (the first, or the widest retry)."""
+        cfg = self.request.config
+        widest = max((1, *cfg.vector_widen))
+        return Run(
+            query("search_counts"),
+            {"ns": self.ns, "statuses": self.statuses(), "cap": self.candidates * widest},
+        )
 
     @property
     def candidates(self) -> int:
@@ -61,8 +80,9 @@ class SearchStatements:
         facts = self.request.scope.fact_params()
         filters: dict[str, Any] = {}
         if self.filtered:
-            past = facts["as_of"] is not None or facts["include_retired"]
-            filters["statuses"] = list(_ALL_STATUSES if past else _CURRENT_STATUSES)
+            filters["statuses"] = self.statuses()
+            filters["fact_limit"] = min(candidates, self.held[0])
+            filters["episode_limit"] = min(candidates, self.held[1])
         return Run(
             query("recall_search_filtered" if self.filtered else "recall_search"),
             {

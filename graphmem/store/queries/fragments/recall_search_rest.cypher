@@ -4,8 +4,9 @@
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_fulltext AND $query IS NOT NULL
               THEN [1] ELSE [] END AS go
-  CALL db.index.fulltext.queryNodes('fact_text', $query, {limit: $candidates})
-  YIELD node, score
+  CALL db.index.fulltext.queryNodes('fact_text', {{fulltext_in_ns('text', $query)}},
+                                    {limit: $candidates})
+  YIELD node, score WHERE score > 0
   WITH count(*) AS fetched, collect({{fact_candidate}}) AS found
   RETURN fetched AS ff_fetched, found AS ff_found
 }
@@ -20,8 +21,9 @@ CALL (ff_found) {
 CALL (has_episodes) {
   UNWIND CASE WHEN has_episodes AND $episodes AND $use_fulltext AND $query IS NOT NULL
               THEN [1] ELSE [] END AS go
-  CALL db.index.fulltext.queryNodes('episode_content', $query, {limit: $candidates})
-  YIELD node, score
+  CALL db.index.fulltext.queryNodes('episode_content', {{fulltext_in_ns('content', $query)}},
+                                    {limit: $candidates})
+  YIELD node, score WHERE score > 0
   WITH count(*) AS fetched,
        collect(CASE WHEN {{episode_visible}} THEN {node: node, score: score} END) AS visible
   RETURN fetched AS ef_fetched, visible[..$pool] AS ef
