@@ -646,6 +646,7 @@ class _Ran(BaseModel):
         (["--mcp"], "mcp", "mcp", False),  # no target: --fail-on-miss has nothing to fail on
         (["--consolidation"], "consolidation", "consolidation", True),
         (["--peer", "graphiti"], "peer", "peer-graphiti", True),
+        (["--tenants", "5x20"], "tenants", "tenants", True),
     ],
 )
 def test_each_benchmark_runs_and_reports_through_one_path(
@@ -667,8 +668,10 @@ def test_each_benchmark_runs_and_reports_through_one_path(
     result = CliRunner().invoke(bench_command, args)
     assert result.exit_code == (1 if fails else 0), result.output
     runs = 2 if "--runs" in flags else 3  # the default
-    assert called == [("PeerOptions" if kind == "peer" else "BenchOptions", runs)]
+    options = {"peer": "PeerOptions", "tenants": "TenantsOptions"}.get(kind, "BenchOptions")
+    assert called == [(options, runs)]
     assert (tmp_path / f"{stem}-20260301T120000Z.md").read_text() == f"# {kind}\n"
     assert ("targets missed" in result.stderr) is fails
-    both = CliRunner().invoke(bench_command, ["--mcp", "--startup"])
-    assert both.exit_code == 2 and "different benchmarks" in both.output
+    for pair in (["--mcp", "--startup"], ["--tenants", "2x3", "--consolidation"]):
+        both = CliRunner().invoke(bench_command, pair)
+        assert both.exit_code == 2 and "different benchmarks" in both.output
