@@ -189,6 +189,7 @@ def _report(version: str = "5.26.30", large_db: float = 10.0) -> TenantsReport:
         graph_facts=1_100_050,
         namespaces=namespaces,
         targets=tenant_targets(namespaces),
+        load_average=(9.94, 7.5),
     )
 
 
@@ -204,6 +205,9 @@ def test_the_markdown_names_the_server_the_data_and_each_recall() -> None:
     text = render_tenants_markdown(_report())
     assert text.startswith("# graphmem bench --tenants (2026-03-01 12:00 UTC)")
     assert "- Neo4j 5.26.30 community (throwaway local server" in text
+    assert "; 1-minute load average 9.9 when the run began, 7.5 when it ended" in text
+    bare = render_tenants_markdown(_report().model_copy(update={"load_average": None}))
+    assert "load average" not in bare
     assert "1,000 tenant namespaces of 1,000 facts, a small namespace of 50 facts" in text
     assert "one pool of 5,000 distinct synthetic facts" in text
     assert "each pool fact is in about 200.0 tenants" in text and "cosine about 0.995" in text

@@ -28,6 +28,7 @@ included), and how many recalls widened their search or fell back to exact scori
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 import time
@@ -178,6 +179,10 @@ class TenantsReport(BaseModel):
     graph_facts: int
     namespaces: list[NamespaceFigures]
     targets: list[TargetResult]
+    #: The machine's 1-minute load average when the run began (before it embedded or wrote
+    #: anything) and when it ended (its own work included); None where unknown. Above the
+    #: number of CPUs at the start, other work shared them.
+    load_average: tuple[float, float] | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -431,6 +436,7 @@ def _run(
     from graphmem.client import Memory
 
     started = datetime.now(UTC)
+    began_load = _load_average()
     embedder = load_embedder(settings, embedder, say)
     prefix = f"bench-tenants-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
     shared = options.pool_size
@@ -478,6 +484,7 @@ def _run(
             for n, part in enumerate(named)
         ]
     machine = machine_info()
+    ended_load = _load_average()
     return TenantsReport(
         graphmem_version=__version__,
         started_at=started,
@@ -493,7 +500,18 @@ def _run(
         graph_facts=int(counts["facts"]),
         namespaces=measured,
         targets=tenant_targets(measured),
+        load_average=(
+            None if began_load is None or ended_load is None else (began_load, ended_load)
+        ),
     )
+
+
+def _load_average() -> float | None:
+    """The machine's 1-minute load average (None where the system does not say)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def _embed(embedder: Embedder, texts: Sequence[str], batch_size: int) -> tuple[Throughput, Vectors]:
@@ -578,7 +596,13 @@ def render_tenants_markdown(report: TenantsReport) -> str:
     lines = [
         f"# graphmem bench --tenants ({report.started_at:%Y-%m-%d %H:%M} UTC)",
         "",
-        f"- machine: {machine.cpus} CPUs, {machine.platform}, Python {machine.python}",
+        f"- machine: {machine.cpus} CPUs, {machine.platform}, Python {machine.python}"
+        + (
+            f"; 1-minute load average {report.load_average[0]:.1f} when the run began, "
+            f"{report.load_average[1]:.1f} when it ended"
+            if report.load_average
+            else ""
+        ),
         f"- {server.describe()}",
         f"- embedder: {embedder.model_id} ({embedder.dimension}-d, "
         f"{embedder.backend or 'own'} on {embedder.device})",
