@@ -443,7 +443,7 @@ def _run(
     texts = max(shared, options.large)
     pool = pool_facts(texts, options.seed)
     say(f"embedding the pool: {texts:,} distinct synthetic facts")
-    pool_embedding, pool_vectors = _embed(embedder, [f.text for f in pool], options.batch_size)
+    pool_embedding, pool_vectors = _embed(embedder, [f.text for f in pool], options.batch_size, say)
     seed = options.seed
     small = _members(shared, options.small, (seed, "small"))
     large = list(range(options.large))
@@ -514,12 +514,16 @@ def _load_average() -> float | None:
         return None
 
 
-def _embed(embedder: Embedder, texts: Sequence[str], batch_size: int) -> tuple[Throughput, Vectors]:
+def _embed(
+    embedder: Embedder, texts: Sequence[str], batch_size: int, say: Progress
+) -> tuple[Throughput, Vectors]:
     meter = Meter(None)
     parts = []
+    tick = ticker(say, "embedding", len(texts), "texts")
     for chunk in chunks(len(texts), batch_size):
         with meter.timing():
             parts.append(embedder.embed(list(texts[chunk.start : chunk.stop])))
+        tick(chunk.stop, meter.seconds)
     vectors = np.vstack(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
     return meter.throughput(len(texts), len(parts)), vectors
 
