@@ -91,10 +91,60 @@ def test_the_report_describes_the_run(report: BenchReport) -> None:
     assert report.namespace_prefix.startswith("bench-")
     assert all(ns.startswith(report.namespace_prefix) for ns in report.sizes[0].namespaces.values())
     assert {t.status for t in report.targets} <= {"pass", "fail", "n/a"}
-    assert len(report.targets) == 6  # three per size, three for the backends
+    assert len(report.targets) == 7  # four per size, three for the backends
+    assert "Neo4j-only / bare" in {t.name for t in report.targets}
     text = render_markdown(report)
     assert "## Recall latency" in text and report.namespace_prefix in text
     assert "## Embedding backends (300 texts)" in text
+
+
+def test_the_bare_baseline_writes_the_same_graph_and_reports_a_ratio(
+    report: BenchReport, graph: Graph
+) -> None:
+    (size,) = report.sizes
+    bare = size.bare
+    assert bare is not None and bare.items == 300 and bare.batches == size.neo4j_only.batches
+    assert bare.per_second > 0 and size.bare_ratio is not None
+    assert size.bare_ratio == pytest.approx(size.neo4j_only.per_second / bare.per_second)
+    (target,) = [t for t in report.targets if t.name == "Neo4j-only / bare"]
+    assert target.threshold == 0.9 and target.measured == size.bare_ratio
+    assert target.status == ("pass" if size.bare_ratio >= 0.9 else "fail")
+    assert "| Neo4j-only / bare |" in render_markdown(report)
+
+    def stored(ns: str) -> list[tuple[object, ...]]:
+        records, _, _ = graph.driver.execute_query(
+            "MATCH (f:Fact {ns: $ns}) "
+            "OPTIONAL MATCH (f)-[s:SUPERSEDES]->(old:Fact) "
+            "RETURN f.text AS text, keys(f) AS keys, f.embedding AS embedding, "
+            "f.status AS status, f.tags AS tags, f.source AS source, f.text_hash AS hash, "
+            "f.valid_from IS NOT NULL AS valid_from, f.retired_at IS NOT NULL AS retired, "
+            "f.valid_to IS NOT NULL AS valid_to, f.superseded_by IS NOT NULL AS replaced, "
+            "old.text AS old, keys(s) AS edge",
+            ns=ns,
+            database_=graph.database,
+        )
+        return sorted(
+            (
+                r["text"],
+                tuple(sorted(r["keys"])),
+                tuple(r["embedding"]),
+                r["status"],
+                tuple(r["tags"]),
+                r["source"],
+                r["hash"],
+                r["valid_from"],
+                r["retired"],
+                r["valid_to"],
+                r["replaced"],
+                r["old"],
+                tuple(sorted(r["edge"] or ())),
+            )
+            for r in records
+        )
+
+    ours, theirs = stored(size.namespaces["neo4j_only"]), stored(size.namespaces["bare"])
+    assert len(ours) == 300 and ours == theirs  # the same facts, properties, vectors, edges
+    assert sum(row[3] == "superseded" for row in ours) == size.updates
 
 
 def test_the_backends_are_compared_on_the_same_texts(report: BenchReport) -> None:

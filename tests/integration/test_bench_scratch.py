@@ -20,6 +20,7 @@ from graphmem_bench.bench.peer_graphiti import run_peer_bench
 from graphmem_bench.bench.peer_report import PeerOptions, PeerReport
 from graphmem_bench.bench.report import BenchOptions, BenchReport
 from graphmem_bench.bench.runner import run_bench
+from graphmem_bench.bench.tenants import TenantsOptions, run_tenants_bench
 
 # A process that holds a throwaway server until it is told to stop. It takes its settings from
 # the environment, so it runs the same Neo4j version as the suite.
@@ -86,7 +87,7 @@ def test_the_bench_waits_for_its_server_before_each_timed_phase(
         "timing the end-to-end writes",
         "timing the episodes",
         "timing recall",
-        "timing the Neo4j-only writes",
+        "timing the Neo4j-only writes and the bare ones",
         "measuring the merges they left",
     ], lines
     # Each wait after the warm-up comes right before its phase's first progress line.
@@ -94,7 +95,7 @@ def test_the_bench_waits_for_its_server_before_each_timed_phase(
         ("timing the end-to-end writes", "end-to-end"),
         ("timing the episodes", "episodes"),
         ("timing recall", "recall"),
-        ("timing the Neo4j-only writes", "Neo4j-only"),
+        ("timing the Neo4j-only writes and the bare ones", "Neo4j-only"),
     ):
         at = next(i for i, line in enumerate(lines) if line.endswith(wait))
         assert lines[at + 1].startswith(f"  {phase}: "), lines[at : at + 2]
@@ -111,10 +112,13 @@ def test_the_bench_describes_its_server_then_deletes_it(
     assert size.recall.queries == 5 and size.recall.found_share > 0
     # The CPU of each write phase: this process's and the throwaway server's, during the
     # phase and after it.
-    for phase in (size.end_to_end, size.neo4j_only):
+    assert size.bare is not None and size.bare.items == 100
+    for phase in (size.end_to_end, size.neo4j_only, size.bare):
         assert phase.cpu is not None and phase.cpu.client_seconds > 0
         assert phase.cpu.server_seconds is not None and phase.cpu.server_seconds > 0
-        assert phase.cpu.server_after_seconds is not None and phase.cpu.server_after_seconds >= 0
+    for phase in (size.end_to_end, size.neo4j_only):  # the bare writes' merges: Neo4j-only's
+        assert phase.cpu is not None and phase.cpu.server_after_seconds is not None
+        assert phase.cpu.server_after_seconds >= 0
     assert size.embedding_ceiling.cpu is not None and size.embedding_ceiling.cpu.client_seconds > 0
     _assert_server_gone(lines)
 
@@ -143,6 +147,32 @@ def test_the_peer_bench_waits_for_its_server_then_deletes_it(
     assert report.server.mode == "scratch" and not report.server.kept
     (size,) = report.sizes
     assert size.size == 60
+    _assert_server_gone(lines)
+
+
+def test_the_tenants_bench_waits_for_its_server_then_deletes_it(
+    test_settings: GraphmemSettings, embedder: Embedder
+) -> None:
+    lines: list[str] = []
+    options = TenantsOptions(
+        namespaces=2,
+        facts=10,
+        large=30,
+        small=10,
+        pool=40,
+        queries=2,
+        warmup=0,
+        heap="512m",
+        pagecache="64m",
+    )
+    report = run_tenants_bench(
+        options, settings=test_settings, embedder=embedder, progress=lines.append
+    )
+    assert _waits(lines) == ["loading", "timing recall"], lines
+    assert report.server.mode == "scratch" and not report.server.kept
+    assert report.load.items == 60 and report.load.cpu is not None
+    assert report.load.cpu.server_seconds is not None and report.load.cpu.server_seconds > 0
+    assert [n.facts for n in report.namespaces] == [10, 30]
     _assert_server_gone(lines)
 
 

@@ -63,6 +63,11 @@ def _split(r: SizeResult) -> str:
         f"{per_item_ms(rest, e2e.items)} validation and Neo4j; "
         f"ceiling {per_item_ms(r.embedding_ceiling.seconds, r.embedding_ceiling.items)} "
         f"per text; Neo4j-only {per_item_ms(r.neo4j_only.seconds, r.neo4j_only.items)} per fact"
+        + (
+            f", bare {per_item_ms(r.bare.seconds, r.bare.items)} per fact"
+            if r.bare is not None
+            else ""
+        )
     )
 
 
@@ -79,9 +84,10 @@ def _cpu_section(report: BenchReport) -> list[str]:
             ("embedding ceiling", r.embedding_ceiling),
             ("end-to-end", r.end_to_end),
             ("Neo4j-only", r.neo4j_only),
+            ("bare", r.bare),
         ):
-            cpu = phase.cpu
-            if cpu is None:
+            cpu = phase.cpu if phase is not None else None
+            if phase is None or cpu is None:
                 continue
             busy = phase.cpus_busy
             rows.append(
@@ -109,7 +115,8 @@ def _cpu_section(report: BenchReport) -> list[str]:
         "Client CPU is this process's (validation, the driver and, where the phase embeds, the "
         "embedder); server CPU is the throwaway Neo4j's during the timed calls, and "
         '"server after" what it went on to use once the phase ended, until it was idle (the '
-        "Lucene merges the writes left). A phase whose CPUs were all busy can only go faster "
+        "Lucene merges the writes left; the Neo4j-only row's holds the bare writes' merges too, "
+        "as their batches alternate). A phase whose CPUs were all busy can only go faster "
         "with less CPU per fact.",
     ]
     return lines
@@ -205,10 +212,12 @@ def render_markdown(report: BenchReport) -> str:
             "end-to-end (facts/s)",
             "ratio",
             "Neo4j-only (facts/s)",
+            "bare (facts/s)",
+            "Neo4j-only / bare",
             "episodes (msgs/s)",
             "superseded",
         ],
-        "rrrrrrr",
+        "rrrrrrrrr",
         [
             [
                 format_count(r.size),
@@ -216,6 +225,8 @@ def render_markdown(report: BenchReport) -> str:
                 format_count(r.end_to_end.per_second),
                 f"{r.end_to_end_ratio:.2f}",
                 format_count(r.neo4j_only.per_second),
+                format_count(r.bare.per_second) if r.bare is not None else "-",
+                f"{r.bare_ratio:.2f}" if r.bare_ratio is not None else "-",
                 f"{format_count(r.episodes.per_second)} ({format_count(r.messages)} msgs)",
                 f"{format_count(r.superseded)} of {format_count(r.updates)}",
             ]

@@ -18,6 +18,11 @@ For each size, in one run against one Neo4j, with a fresh namespace per size and
    vectors of phase 1, so only validation, Bolt and the transaction are timed. They come after
    recall because they repeat the end-to-end namespace's vectors: vector search cannot filter
    by namespace, so during recall each fact's twin would take a place in every candidate list.
+   Their batches alternate with those of the **bare** baseline: the same facts, vectors and
+   batches through one plain ``UNWIND ... CREATE`` statement (``bench_bare_create``: the same
+   properties, embeddings and supersessions, nothing else) into a namespace of its own, timed
+   the same way, so that both write into an index of the same size under the same merges; the
+   report gives the ratio of the two rates.
 
 Before the first size, an untimed warm-up writes facts (with random vectors), messages and
 recalls into a namespace of its own, so that the first measured phase does not pay for a
@@ -85,10 +90,13 @@ from graphmem_bench.bench.timing import (
     TimedEmbedder,
     chunks,
     embed_ceiling,
+    fact_item,
     plan_batches,
     ticker,
     with_tail,
+    write_bare,
     write_facts,
+    write_paired,
 )
 
 if TYPE_CHECKING:
@@ -165,13 +173,24 @@ def _recall(
 def _warm_up(
     memory: Memory, embedder: Embedder, ns: str, options: BenchOptions, say: Progress
 ) -> None:
-    """Untimed writes, ingest and recalls in their own namespace, through the same calls."""
+    """Untimed writes (and bare ones, in a namespace of their own), ingest and recalls in their
+    own namespace, through the same calls."""
     count = options.warmup_facts
     say(f"warming up: {count:,} facts with random vectors, messages and recalls in {ns}")
     facts = generate_facts(count, seed=options.seed - 1, update_share=options.update_share)
     rows = np.random.default_rng(options.seed).standard_normal((count, embedder.dimension))
     vectors = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
     write_facts(memory, ns, facts, plan_batches(facts, options.batch_size), vectors, "warm-up", say)
+    # The bare statement of the Neo4j-only phase, on a few batches of the same facts.
+    head = facts[: 3 * options.batch_size]
+    ids: dict[int, str] = {}
+    for batch in plan_batches(head, options.batch_size):
+        items = [fact_item(head[i], ids) for i in batch]
+        rows = vectors[np.asarray(batch, dtype=np.intp)]
+        created = write_bare(
+            memory.graph.driver, memory.graph.database, f"{ns}-bare", items, rows, "warm-up"
+        )
+        ids.update(zip(batch, created, strict=True))
     _ingest(memory, ns, min(count, 100), options.seed - 1, options.batch_size, say)
     for query in generate_queries(facts, 10, seed=options.seed):
         memory.recall(query.text, ns=ns, k=options.k)
@@ -221,7 +240,7 @@ def _bench_size(
     messages = max(1, round(size * options.episodes_per_fact))
     namespaces = {
         phase: f"{prefix}-{size}-{phase.replace('_', '-')}"
-        for phase in ("end_to_end", "neo4j_only", "episodes")
+        for phase in ("end_to_end", "neo4j_only", "bare", "episodes")
     }
     say(f"{size:,} facts ({updates:,} updates), {messages:,} messages")
     batches = plan_batches(facts, options.batch_size)
@@ -239,10 +258,17 @@ def _bench_size(
     recall = _recall(memory, namespaces["end_to_end"], facts, ids, options, seed + 2, say)
     stats = memory.stats(ns=namespaces["end_to_end"])
     # Last, so that recall above did not search these twins of the end-to-end vectors.
-    settle(pid, "timing the Neo4j-only writes", say)
-    neo4j_only, _ = write_facts(
-        memory, namespaces["neo4j_only"], facts, batches, vectors, "Neo4j-only", say, pid=pid
+    settle(pid, "timing the Neo4j-only writes and the bare ones", say)
+    neo4j_only, bare = write_paired(
+        memory,
+        (namespaces["neo4j_only"], namespaces["bare"]),
+        facts,
+        batches,
+        vectors,
+        say,
+        pid=pid,
     )
+    # Both sides' merges: their batches alternated.
     neo4j_only = with_tail(neo4j_only, settle(pid, "measuring the merges they left", say))
     return SizeResult(
         size=size,
@@ -253,6 +279,7 @@ def _bench_size(
         end_to_end=end_to_end,
         end_to_end_embed_seconds=embed_seconds,
         neo4j_only=neo4j_only,
+        bare=bare,
         episodes=episodes,
         recall=recall,
         superseded=stats.facts_by_status.get("superseded", 0),

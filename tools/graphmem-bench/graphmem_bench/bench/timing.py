@@ -5,19 +5,25 @@ ceiling and the timed fact writes."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphmem.core.plans import VectorParam
+from graphmem.core.writes import API_ACTOR, text_hash
 from graphmem.embed.embedder import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.servers.scratch import Progress, cpu_reader
+from graphmem.store import cypher, db
 from graphmem_bench.bench.report import CpuUse, Throughput
 from graphmem_bench.bench.synthetic import SyntheticFact
 
 if TYPE_CHECKING:
+    import neo4j
+
     from graphmem.client import Memory
     from graphmem.embed.embedder import Embedder, Vectors
 
@@ -176,6 +182,91 @@ def write_facts(
     return meter.throughput(len(facts), len(batches)), ids
 
 
+def bare_row(ns: str, item: Mapping[str, Any], vector: Vectors) -> dict[str, Any]:
+    """The ``bench_bare_create`` row of a :func:`fact_item`: the values ``remember_many``
+    stores for it (a new id, the text's hash, the vector as a list), made without validation."""
+    return {
+        "id": str(uuid.uuid4()),
+        "ns": ns,
+        "text": item["text"],
+        "text_hash": text_hash(item["text"]),
+        "embedding": VectorParam(vector.tolist()),
+        "source": item["source"],
+        "tags": item["tags"],
+        "valid_from": None,
+        "valid_to": None,
+        "metadata": None,
+        "pinned": False,
+        "reason": item.get("reason"),
+        "supersedes": item.get("supersedes", []),
+    }
+
+
+def write_bare(
+    driver: neo4j.Driver,
+    database: str,
+    ns: str,
+    items: Sequence[Mapping[str, Any]],
+    vectors: Vectors,
+    label: str,
+) -> list[str]:
+    """Write ``items`` (:func:`fact_item` mappings) with their ``vectors`` in one transaction
+    through the bare statement ``bench_bare_create``; their new ids, in order."""
+    rows = [bare_row(ns, item, vector) for item, vector in zip(items, vectors, strict=True)]
+    (out,) = db.execute(
+        driver, database, cypher.query("bench_bare_create"), facts=rows, actor=API_ACTOR
+    )
+    updates = sum(bool(row["supersedes"]) for row in rows)
+    if out["created"] != len(rows) or out["superseded"] != updates:
+        raise DatabaseError(
+            f"{label}: wrote {out['created']} of {len(rows)} facts, superseded "
+            f"{out['superseded']} of {updates}"
+        )
+    return [row["id"] for row in rows]
+
+
+def write_paired(
+    memory: Memory,
+    namespaces: tuple[str, str],
+    facts: Sequence[SyntheticFact],
+    batches: Sequence[Sequence[int]],
+    vectors: Vectors,
+    say: Progress,
+    *,
+    pid: int | None = None,
+) -> tuple[Throughput, Throughput]:
+    """The Neo4j-only writes and their bare baseline: the same ``facts`` with their
+    ``vectors``, in the same batches, through ``remember_many(vectors=...)`` into
+    ``namespaces[0]`` and through the bare statement (:func:`write_bare`) into
+    ``namespaces[1]``, one batch of each in turn (in the order AB BA AB ..., so that neither
+    always follows the other), each batch timed on its own as :func:`write_facts` times it.
+    Both thus write into an index of the same size while the same merges run."""
+    driver, database = memory.graph.driver, memory.graph.database
+    ids: tuple[dict[int, str], dict[int, str]] = ({}, {})
+    meters = (Meter(pid), Meter(pid))
+    tick = ticker(say, "Neo4j-only", len(facts), "facts")
+    for n, batch in enumerate(batches):
+        rows = vectors[np.asarray(batch, dtype=np.intp)]
+        for side in (0, 1) if n % 2 == 0 else (1, 0):
+            items = [fact_item(facts[i], ids[side]) for i in batch]
+            with meters[side].timing():
+                if side == 0:
+                    created = [
+                        f.id for f in memory.remember_many(items, ns=namespaces[0], vectors=rows)
+                    ]
+                else:
+                    created = write_bare(driver, database, namespaces[1], items, rows, "bare")
+            if len(created) != len(batch):
+                raise DatabaseError(f"Neo4j-only: wrote {len(created)} of {len(batch)} facts")
+            ids[side].update(zip(batch, created, strict=True))
+        done = len(ids[0])
+        tick(done, meters[0].seconds)
+    return (
+        meters[0].throughput(len(facts), len(batches)),
+        meters[1].throughput(len(facts), len(batches)),
+    )
+
+
 def with_tail(throughput: Throughput, server_after: float | None) -> Throughput:
     """``throughput`` with the server CPU its phase left to run after it ended."""
     if throughput.cpu is None:
@@ -187,10 +278,13 @@ def with_tail(throughput: Throughput, server_after: float | None) -> Throughput:
 __all__ = [
     "Meter",
     "TimedEmbedder",
+    "bare_row",
     "chunks",
     "embed_ceiling",
     "plan_batches",
     "ticker",
     "with_tail",
+    "write_bare",
     "write_facts",
+    "write_paired",
 ]
