@@ -137,10 +137,18 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
     offenders = [
         str(path)
         for path in sources
-        if path.name not in _ERASURE_FILES | _RELATIONSHIP_DELETES
+        if path.name not in _ERASURE_FILES | _RELATIONSHIP_DELETES | _NAMESPACE_DROPS
         and deleting.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+    # Dropping a whole namespace (confirmed by its caller) is the one other removal of nodes:
+    # its queries are run by the namespace drop's modules only, batch by batch.
+    runners = {
+        path.relative_to(package.parent).as_posix()
+        for path in package.rglob("*.py")
+        if re.search(r'query\("ns_drop(_locks)?"\)', path.read_text(encoding="utf-8"))
+    }
+    assert runners == {"graphmem/core/namespaces/drop.py", "graphmem/core/namespaces/plan.py"}
     unmaking = re.compile(r"\bREMOVE\s+\w+:(Fact|Episode)\b|\bSET\s+\w+\s*=\s*[{$]")
     unmade = [p.name for p in sources if unmaking.search(p.read_text(encoding="utf-8"))]
     assert sorted(unmade) == sorted(_TOMBSTONE_FILES)
@@ -151,6 +159,9 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
         for variable in re.findall(r"\bDELETE\s+(\w+)", text):
             assert re.search(rf"-\[{variable}[\]:]", text), variable
 
+
+#: The queries of dropping a whole namespace (nodes of one namespace, with their relationships).
+_NAMESPACE_DROPS = frozenset({"ns_drop.cypher", "ns_drop_locks.cypher"})
 
 #: Files that delete relationships (never nodes): the undo of a consolidation run.
 _RELATIONSHIP_DELETES = frozenset({"consolidate_undo.cypher"})
