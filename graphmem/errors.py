@@ -80,6 +80,34 @@ class EmbedderMismatchError(SchemaError):
         self.embedder_dimension = embedder_dimension
 
 
+class ImportEmbedderMismatchError(EmbedderMismatchError):
+    """A namespace export was made on a graph whose embedder (model or dimension) differs from
+    the target graph's: its vectors could not be compared with the target's. Nothing was
+    written."""
+
+    def __init__(
+        self,
+        *,
+        graph_model: str,
+        graph_dimension: int,
+        export_model: str,
+        export_dimension: int,
+    ) -> None:
+        GraphmemError.__init__(
+            self,
+            f"the export's vectors come from {export_model!r} ({export_dimension}-d), but this "
+            f"graph's embedder is {graph_model!r} ({graph_dimension}-d): they could not be "
+            "compared, so nothing was imported. Import into a graph built with the export's "
+            f"model (a database of its own with GRAPHMEM_EMBEDDING_MODEL={export_model}), or "
+            "move the source graph to this graph's model first (`graphmem reembed` there) and "
+            "export again.",
+        )
+        self.graph_model = graph_model
+        self.graph_dimension = graph_dimension
+        self.embedder_model = export_model
+        self.embedder_dimension = export_dimension
+
+
 class EmbeddingError(GraphmemError):
     """The embedding model could not be loaded, or produced unusable vectors."""
 
@@ -227,6 +255,33 @@ class MessageConflictError(InvalidInputError):
         self.external_id = external_id
         self.session_id = session_id
         self.conflicts: tuple[MessageConflictError, ...] = (self,)
+
+
+class ConfirmationRequiredError(InvalidInputError):
+    """A call that removes data for good was made without ``confirm=True`` (dropping a
+    namespace); nothing was removed."""
+
+
+class NamespaceNotEmptyError(InvalidInputError):
+    """An import was refused because the target namespace holds something (``counts``: what,
+    by label). Nothing was written; drop the namespace first or import into another one."""
+
+    def __init__(self, message: str, *, ns: str, counts: dict[str, int]) -> None:
+        super().__init__(message)
+        self.ns = ns
+        self.counts = counts
+
+
+class ExportFormatError(InvalidInputError):
+    """Records given to an import are not a whole namespace export that this graphmem reads:
+    no header or another format or version, a malformed or out-of-order record, a relationship
+    to a node the export does not hold, or an end that is missing or does not match what came
+    before (a file cut short). ``line`` is the 1-based record where it was found, when known.
+    Nothing became visible."""
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(message if line is None else f"record {line}: {message}")
+        self.line = line
 
 
 class QueryMemoryError(InvalidInputError):
