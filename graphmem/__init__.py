@@ -18,6 +18,7 @@ from graphmem.errors import (
     DatabaseError,
     EmbedderMismatchError,
     EmbeddingError,
+    ExportFormatError,
     ExtractionError,
     ForgottenContentError,
     ForgottenError,
@@ -25,6 +26,7 @@ from graphmem.errors import (
     InvalidInputError,
     LLMError,
     MessageConflictError,
+    NamespaceNotEmptyError,
     Neo4jServerError,
     Neo4jUnavailableError,
     NotFoundError,
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from graphmem.models.audit import Beliefs, Diff, Explanation, Timeline
     from graphmem.models.consolidation import ConsolidationResult
     from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
+    from graphmem.models.namespaces import DropResult, ImportResult, NamespaceSummary
 
 # The clients, what they take and what they return, imported on first use (the clients pull in
 # the driver and, through the embedder, PyTorch).
@@ -74,6 +77,9 @@ _LAZY = {
         ("ForgetResult", "ForgetVerification", "ReviewFlag"), "graphmem.models.erasure"
     ),
     **dict.fromkeys(("Beliefs", "Diff", "Explanation", "Timeline"), "graphmem.models.audit"),
+    **dict.fromkeys(
+        ("DropResult", "ImportResult", "NamespaceSummary"), "graphmem.models.namespaces"
+    ),
     **dict.fromkeys(
         (
             "ContextBlock",
@@ -113,10 +119,12 @@ __all__ = [
     "ContextBlock",
     "DatabaseError",
     "Diff",
+    "DropResult",
     "EmbedderMismatchError",
     "EmbeddingError",
     "Episode",
     "Explanation",
+    "ExportFormatError",
     "ExtractedFact",
     "ExtractionError",
     "Extractor",
@@ -131,13 +139,16 @@ __all__ = [
     "GraphmemSettings",
     "HeuristicProposer",
     "Hit",
+    "ImportResult",
     "IngestResult",
     "InvalidInputError",
     "LLMError",
     "Memory",
     "Message",
     "MessageConflictError",
+    "NamespaceNotEmptyError",
     "NamespaceStats",
+    "NamespaceSummary",
     "Neo4jServerError",
     "Neo4jUnavailableError",
     "NotFoundError",

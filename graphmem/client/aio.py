@@ -9,7 +9,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import neo4j
 
@@ -52,8 +52,6 @@ from graphmem.store.db import driver_errors, no_retry_on_memory
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-from typing import Unpack
-
 from graphmem.client.audit import AsyncAudit
 from graphmem.client.base import (
     ClientBase,
@@ -62,6 +60,7 @@ from graphmem.client.base import (
     time_limited,
 )
 from graphmem.client.graph import AsyncGraph
+from graphmem.client.namespaces import AsyncNamespaceMethods
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
@@ -69,7 +68,7 @@ T = TypeVar("T")
 logger = logging.getLogger("graphmem")
 
 
-class AsyncMemory(ClientBase):
+class AsyncMemory(ClientBase, AsyncNamespaceMethods):
     """Asynchronous graphmem client with the same methods as :class:`~graphmem.client.Memory`.
 
     Embedding and extraction run in a worker thread so the event loop stays free.
@@ -288,7 +287,11 @@ class AsyncMemory(ClientBase):
                 run.query.check_params(run.params)
                 with no_retry_on_memory():
                     result = await tx.run(run.query.text, run.params)
-                    rows = await result.data()
+                    rows = (
+                        [dict(record) async for record in result]
+                        if run.plain_rows
+                        else await result.data()
+                    )
 
         timeout = self.settings.neo4j_transaction_timeout
         body = time_limited(body, timeout)

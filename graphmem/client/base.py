@@ -35,6 +35,12 @@ T = TypeVar("T")
 B = TypeVar("B", bound=Callable[..., Any])
 
 
+def rows_of(result: neo4j.Result, plain: bool) -> list[dict[str, Any]]:
+    """A result's rows as dicts: with ``plain`` as the driver read them (rows of maps, lists and
+    plain values, see :class:`~graphmem.core.plans.Run`), else through ``Result.data``."""
+    return [dict(record) for record in result] if plain else result.data()
+
+
 def time_limited(body: B, timeout: float | None) -> B:
     """``body``, a transaction function, with Neo4j's time limit set when there is one."""
     return body if timeout is None else neo4j.unit_of_work(timeout=timeout)(body)

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import neo4j
 
@@ -59,9 +59,9 @@ from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
     import numpy.typing as npt
-from typing import Unpack
 
-from graphmem.client.base import ClientBase, refuse_close_inside_a_call, time_limited
+from graphmem.client.base import ClientBase, refuse_close_inside_a_call, rows_of, time_limited
+from graphmem.client.namespaces import NamespaceMethods
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
 from graphmem.models import FactFields
 
@@ -69,7 +69,7 @@ T = TypeVar("T")
 logger = logging.getLogger("graphmem")
 
 
-class Memory(ClientBase):
+class Memory(ClientBase, NamespaceMethods):
     """Synchronous graphmem client. Connects on first use (or :meth:`connect`); close it, or
     use it as a context manager.
 
@@ -237,7 +237,7 @@ class Memory(ClientBase):
                     return stop.value  # type: ignore[no-any-return]
                 run.query.check_params(run.params)
                 with no_retry_on_memory():
-                    rows = tx.run(run.query.text, run.params).data()
+                    rows = rows_of(tx.run(run.query.text, run.params), run.plain_rows)
 
         timeout = self.settings.neo4j_transaction_timeout
         body = time_limited(body, timeout)

@@ -19,7 +19,9 @@ them, once:
   (:mod:`~graphmem.core.forget.review`);
 - :mod:`graphmem.core.audit`: beliefs, truths, diff, timeline, contradictions and a change
   explained in words (:mod:`~graphmem.core.audit.plan`), times read by
-  :mod:`~graphmem.core.audit.times`.
+  :mod:`~graphmem.core.audit.times`;
+- :mod:`graphmem.core.namespaces`: the namespaces listed, exported, imported and dropped
+  (:mod:`~graphmem.core.namespaces.plan`).
 
 Re-embedding a graph with another model drives the database directly, batch by batch, and is
 the client side's (:mod:`graphmem.client.reembed`).
@@ -38,6 +40,7 @@ from graphmem.core.forget.plan import ForgetPlans
 from graphmem.core.forget.review import ReviewPlans
 from graphmem.core.forget.verify import VerifyPlans
 from graphmem.core.ingest import IngestPlans
+from graphmem.core.namespaces.plan import NamespacePlans
 from graphmem.core.reads import ReadPlans
 from graphmem.core.remember import RememberPlans
 
@@ -53,6 +56,7 @@ class MemoryCore(
     VerifyPlans,
     ReviewPlans,
     AuditPlans,
+    NamespacePlans,
 ):
     """Validation and plans for every memory operation; the clients drive the plans. Each
     base class is one flow; :class:`~graphmem.core.base.CoreBase` holds what they share."""

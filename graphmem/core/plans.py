@@ -44,6 +44,10 @@ class Run:
 
     query: CypherQuery
     params: dict[str, Any]
+    #: Rows of maps, lists and plain values only (no nodes, relationships or paths), taken as
+    #: the driver reads them, without its second pass over every nested value: for pages of
+    #: thousands of embeddings (a namespace export), where that pass costs most of the time.
+    plain_rows: bool = False
 
 
 Work = Generator[Run, Rows, T]

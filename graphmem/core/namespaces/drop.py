@@ -1,0 +1,55 @@
+"""Dropping a namespace: every node that carries it deleted with its relationships, batch by
+batch, each batch one transaction (``ns_drop``), then its lock nodes.
+
+Unlike ``forget --all``, which erases the content and keeps a tombstone of each erased node
+for the audits (and refuses the same words coming back), a drop leaves nothing behind: the
+namespace's tombstones, consolidation runs and records go too, so its audit trail is gone and
+nothing stops the same texts from being stored again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from graphmem.core.namespaces.document import label_of
+from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work
+from graphmem.store.cypher import query
+
+#: The kinds of lock node a namespace has (:GraphmemLock, keyed ``<kind>:<namespace>...``):
+#: ingest's, the text buckets' of remember and forget, and the import's.
+LOCK_KINDS = ("ingest", "import", "text")
+#: Nodes per batch when the caller does not say.
+DEFAULT_BATCH = 1000
+
+
+def import_lock(ns: str) -> Run:
+    """The write lock that an import's last step and every batch of a drop or of a staging
+    clean-up of ``ns`` take first: none of them runs beside another."""
+    return Run(query("ns_lock"), {"key": f"import:{ns}", "ns": ns})
+
+
+def drop_batches(
+    ns: str, *, lock: str, batch: int, progress: Callable[[int], object] | None = None
+) -> Plan[tuple[Counter[str], int]]:
+    """Deletes every node of namespace ``ns`` (a namespace, or the staging namespace of an
+    import into ``lock``), ``batch`` at a time; returns the nodes deleted by label and the
+    number of batches."""
+    deleted: Counter[str] = Counter()
+    batches = 0
+    while True:
+        rows: Rows = yield Transaction("write", lambda: _drop_one(ns, lock, batch))
+        batches += 1
+        count = 0
+        for row in rows:
+            deleted[label_of(row["labels"])] += row["deleted"]
+            count += row["deleted"]
+        if count and progress is not None:
+            yield Progress(progress, count)
+        if count < batch:
+            return deleted, batches
+
+
+def _drop_one(ns: str, lock: str, batch: int) -> Work[Rows]:
+    yield import_lock(lock)
+    return (yield Run(query("ns_drop"), {"ns": ns, "batch": batch}))
