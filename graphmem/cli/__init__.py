@@ -14,6 +14,7 @@ from graphmem.cli import (  # noqa: F401 - each registers its commands
     cypher,
     forget,
     mcp,
+    namespaces,
     read,
     schema,
     server,
