@@ -94,11 +94,12 @@ def build_history(memory: Client, ns: str) -> dict[str, str]:
 
 def exported(memory: Client, ns: str, **options: Any) -> Doc:
     """The records of an export, through either client."""
+    raw: Any = memory.raw
     if memory.loop is None:
-        return list(memory.raw.export(ns, **options))
+        return list(raw.export(ns, **options))
 
     async def collect() -> Doc:
-        return [record async for record in await memory.raw.export(ns, **options)]
+        return [record async for record in await raw.export(ns, **options)]
 
     return memory.loop.run_until_complete(collect())
 

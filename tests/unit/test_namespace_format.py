@@ -8,6 +8,7 @@ import math
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -221,7 +222,7 @@ def test_staging_namespaces_are_named_so_that_no_caller_can_name_one() -> None:
 
 def test_the_listing_reads_one_summary_per_namespace_and_folds_in_staged_imports() -> None:
     at = datetime(2026, 1, 2, tzinfo=UTC)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"ns": "b", "counts": [["facts:active", 2], ["facts:superseded", 1]], "last_write": at},
         {
             "ns": "a",
