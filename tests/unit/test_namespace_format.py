@@ -154,7 +154,7 @@ def test_remapping_follows_every_reference_but_never_the_words_as_said() -> None
     assert remapped("text", f"the id {OLD}", ids) == f"the id {OLD}"
     assert remapped("content", OLD, ids) == OLD
     assert remapped("count", 3, ids) == 3
-    assert remapped("anything", OLD, {}) == OLD
+    assert remapped("anything", OLD, None) == OLD
 
 
 def test_the_header_is_checked_first() -> None:

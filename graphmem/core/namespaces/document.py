@@ -160,11 +160,13 @@ def _plain_json(value: Any) -> bool:
     return False
 
 
-def remapped(key: str, value: Any, ids: Mapping[str, str]) -> Any:
+def remapped(key: str, value: Any, ids: Mapping[str, str] | None) -> Any:
     """``value`` with each id of ``ids`` replaced by its new id: a text or a list item that is
     one, and each id (a UUID, as graphmem makes them) inside a longer text, such as the JSON
-    of a consolidation record. The words as said (:data:`CONTENT_KEYS`) are never rewritten."""
-    if not ids or key in CONTENT_KEYS:
+    of a consolidation record. The words as said (:data:`CONTENT_KEYS`) are never rewritten.
+    ``ids`` is None when no id was given a new one (its emptiness is not asked: a ChainMap
+    would count its keys)."""
+    if ids is None or key in CONTENT_KEYS:
         return value
     if isinstance(value, list):
         return [remapped(key, v, ids) for v in value]

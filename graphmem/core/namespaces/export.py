@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmem._version import __version__
+from graphmem.core.namespaces.document import label_of
 from graphmem.core.namespaces.records import (
     edge_records,
     end_record,
@@ -170,7 +171,7 @@ class NamespaceExport:
     def _node_page(self, plan: Plan[Rows]) -> Plan[Records]:
         rows = yield from plan
         records = [node_record(row) for row in rows]
-        self.counts.update(label for record in records for label in record["labels"][:1])
+        self.counts.update(label_of(record["labels"]) for record in records)
         return records
 
     def _edge_page(self, plan: Plan[Rows]) -> Plan[Records]:

@@ -222,7 +222,10 @@ def _at(line: int) -> Iterator[None]:
 
 
 def _values(
-    record: Mapping[str, Any], line: int, ids: Mapping[str, str], ns: tuple[str, str] | None
+    record: Mapping[str, Any],
+    line: int,
+    ids: Mapping[str, str] | None,
+    ns: tuple[str, str] | None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """A record's properties as an import writes them: plain ones (ids remapped, a property
     ``ns`` of the export's namespace moved to ``ns[1]``), typed ones for Cypher to read, and
@@ -273,7 +276,7 @@ def _stage_nodes(staging: Staging, batch: Numbered) -> Plan[None]:
         if found["duplicates"]:
             raise ExportFormatError(f"the export names node {found['duplicates'][0]!r} twice")
         fresh = {i: str(uuid.uuid4()) for i in found["taken"] if i not in staging.ids}
-        mapping = ChainMap(fresh, staging.ids)
+        mapping = ChainMap(fresh, staging.ids) if fresh or staging.ids else None
         rows = []
         for line, record in batch:
             plain, typed, vectors = _values(record, line, mapping, None)
@@ -321,7 +324,7 @@ def _stage_edges(staging: Staging, batch: Numbered) -> Plan[None]:
     rows = []
     for line, record in batch:
         plain, typed, vectors = _values(
-            record, line, staging.ids, (staging.header.ns, staging.stage)
+            record, line, staging.ids or None, (staging.header.ns, staging.stage)
         )
         if vectors:
             raise ExportFormatError("a relationship cannot hold a vector", line=line)
