@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -117,9 +117,7 @@ def recall_reads(
     graph's embedder state that the search statement read."""
     cfg = request.config
     search = SearchStatements(ns, vector, lucene_query(text), request, filtered)
-    if filtered:
-        (held,) = yield search.counts()
-        search = replace(search, held=(held["facts"], held["episodes"]))
+    yield from _count(search, search.candidates)
     found = yield search.run(search.candidates, request.scope.kinds, search.retrievers())
     row = found[0]
     check_state(row["schema_state"])
@@ -138,6 +136,14 @@ def recall_reads(
     if cfg.update_order:
         place_updates(text, reads.candidates, reads.episodes, cfg.update_similarity)
     return reads
+
+
+def _count(search: SearchStatements, asked: int) -> Work[None]:
+    """Where the vector indexes filter inside the index, how many entries of the namespace a
+    read asking for ``asked`` may ask them for, counted unless already known."""
+    if search.filtered and (counts := search.counts(asked)) is not None:
+        (row,) = yield counts
+        search.counted(row, asked)
 
 
 def _index_hits(
@@ -182,6 +188,7 @@ def _widened(
             break  # enough visible candidates, or the index has no more
         # The filters hid most of what the index returned: ask for more.
         asked = search.candidates * factor
+        yield from _count(search, asked)
         wider = yield search.run(asked, (kind,), (retriever,))
         hits, fetched, nodes = (
             _merged(wider[0][f"{key}_hits"], followed),

@@ -4,7 +4,7 @@ candidates kept."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ KINDS: tuple[Kind, ...] = ("fact", "episode")
 RETRIEVERS: tuple[Retriever, ...] = ("vector", "fulltext")
 
 
-@dataclass(frozen=True)
+@dataclass
 class SearchStatements:
     """One recall's search: the namespace, the query as a vector and as Lucene text (None when
     it holds nothing to search for), and the checked options; the statements recall reads with
@@ -38,9 +38,10 @@ class SearchStatements:
     request: RecallRequest
     #: Whether the vector indexes filter by namespace inside the index.
     filtered: bool = False
-    #: Where they do: how many of the namespace's facts and episodes they hold (counted up to
-    #: the most any read asks for), which no filtered read may ask for more than.
+    #: Where they do: how many of the namespace's facts and episodes they hold, counted up to
+    #: ``counted_to``, which no filtered read may ask for more than (see search_counts).
     held: tuple[int, int] = (0, 0)
+    counted_to: int = 0
 
     def statuses(self) -> list[str]:
         """The statuses of the facts the filtered search reads."""
@@ -48,15 +49,20 @@ class SearchStatements:
         past = facts.as_of is not None or facts.include_retired
         return list(ALL_STATUSES if past else _CURRENT_STATUSES)
 
-    def counts(self) -> Run:
-        """The statement that counts what the filtered vector reads may ask for, up to the
-        most any read of this search asks for (the first, or the widest retry)."""
-        cfg = self.request.config
-        widest = max((1, *cfg.vector_widen))
+    def counts(self, asked: int) -> Run | None:
+        """The statement that counts, up to ``asked``, what a filtered vector read asking for
+        ``asked`` entries may ask for; None when the counts at hand already tell (the
+        namespace holds fewer than they were counted to, or they were counted far enough)."""
+        if asked <= self.counted_to or max(self.held) < self.counted_to:
+            return None
         return Run(
             query("search_counts"),
-            {"ns": self.ns, "statuses": self.statuses(), "cap": self.candidates * widest},
+            {"ns": self.ns, "statuses": self.statuses(), "cap": asked},
         )
+
+    def counted(self, row: Mapping[str, Any], asked: int) -> None:
+        """Take the counts of a :meth:`counts` statement that counted up to ``asked``."""
+        self.held, self.counted_to = (row["facts"], row["episodes"]), asked
 
     @property
     def candidates(self) -> int:
