@@ -380,9 +380,10 @@ def _made_visible(
         raise QueryMemoryError(
             f"making the {nodes:,} staged nodes visible in one transaction needs more memory "
             "than this server lets one transaction use (each node moved updates the "
-            "namespace's indexes: about 5 KiB a fact). Raise db.memory.transaction.max (on the "
-            "local server GRAPHMEM_LOCAL_NEO4J_TRANSACTION_MEMORY, with GRAPHMEM_LOCAL_NEO4J_HEAP"
-            ") and import again; nothing became visible, and what was staged is removed"
+            "namespace's indexes: some 5 to 10 KiB a fact). Raise db.memory.transaction.max "
+            "(on the local server GRAPHMEM_LOCAL_NEO4J_TRANSACTION_MEMORY, with "
+            "GRAPHMEM_LOCAL_NEO4J_HEAP) and import again; nothing became visible, and what was "
+            "staged is removed"
         ) from exc
     return done
 
