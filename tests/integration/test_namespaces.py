@@ -359,3 +359,52 @@ def test_the_listing_shows_each_namespace_with_its_counts_and_last_write(
     assert summary.last_write_at == datetime.fromisoformat(ids["erased_at"])
     names = [s.ns for s in memory.namespaces()]
     assert names == sorted(names)
+
+
+_EXACT = """
+MATCH (f:Fact {ns: $ns, id: $id})
+RETURN [k IN keys(f) WHERE k <> 'ns' |
+        [k, valueType(f[k]),
+         CASE WHEN valueType(f[k]) STARTS WITH 'LIST' THEN [x IN f[k] | toString(x)]
+              ELSE toString(f[k]) END]] AS values
+"""
+
+
+def test_every_value_comes_back_with_its_type_exactly(
+    builder: Client, graph: Graph, ns: str
+) -> None:
+    fact = builder.remember("Ada keeps odd values.", ns=ns)
+    graph.driver.execute_query(
+        "MATCH (f:Fact {ns: $ns, id: $id}) "
+        "SET f.zoned = datetime('2026-01-01T10:00:00.123456789+01:00[Europe/Paris]'), "
+        "f.offset = datetime('2026-01-01T10:00:00.5-03:30'), f.utc_zone = datetime("
+        "'2026-01-01T10:00:00Z[UTC]'), f.local = localdatetime('2026-01-01T10:00:00.000000001'), "
+        "f.day = date('2026-02-28'), f.clock = time('10:00:00+02:00'), "
+        "f.wall = localtime('23:59:59.999'), f.span = duration('P1Y2M3DT4H5M6.007S'), "
+        "f.times = [datetime('2026-01-01T00:00:00Z'), datetime('2026-01-02T00:00:00+01:00')], "
+        "f.whole = 3, f.real = 3.0, f.nan = 0.0 / 0.0, f.flags = [true, false]",
+        ns=ns,
+        id=fact.id,
+        database_=graph.database,
+    )
+
+    def values() -> list[Any]:
+        rows, _, _ = graph.driver.execute_query(_EXACT, ns=ns, id=fact.id, database_=graph.database)
+        return sorted(rows[0]["values"])
+
+    before = values()
+    vector, _, _ = graph.driver.execute_query(
+        "MATCH (f:Fact {ns: $ns, id: $id}) RETURN f.embedding AS v", ns=ns, id=fact.id
+    )
+    doc = exported(builder, ns)
+    types = next(r for r in doc if r["record"] == "node" and r["key"] == fact.id)["types"]
+    assert types["zoned"] == "datetime" and types["times"] == "list<datetime>"
+    assert types["nan"] == "float" and "whole" not in types and "real" not in types
+    builder.drop_namespace(ns, confirm=True)
+    builder.import_(doc, ns=ns)
+    assert values() == before
+    again, _, _ = graph.driver.execute_query(
+        "MATCH (f:Fact {ns: $ns, id: $id}) RETURN f.embedding AS v", ns=ns, id=fact.id
+    )
+    assert again[0]["v"] == vector[0]["v"]
+    assert comparable(exported(builder, ns)) == comparable(doc)
