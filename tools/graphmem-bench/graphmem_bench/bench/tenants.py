@@ -11,19 +11,20 @@ once; each stored copy keeps its pool text verbatim and gets the pool vector plu
 seeded perturbation of its own (``noise``: relative size of a Gaussian step, cosine about
 ``1 / sqrt(1 + noise**2)`` to the pool vector), so that copies are near-identical, not equal.
 Everything is written through ``Memory.remember_many(..., vectors=...)``, in batches of
-``batch_size``: the small namespace, then the large one, then the tenants.
+``batch_size``: the small namespace, then the large one, then the tenants; the load is timed
+as the main benchmark times its writes.
 
 Then, in the small and in the large namespace, questions about their facts
 (:func:`~graphmem_bench.bench.synthetic.generate_queries`) go to ``Memory.recall(k=10)``
 twice: with the default options (what a caller gets: hybrid search, the quality gate), and
 with the vector index alone and no gate (``config={"retrievers": ("vector",)}``,
 ``min_score=-1``), which isolates the index search. Each recall's ten hits are compared with
-the exact cosine ranking of the namespace's stored vectors against the query's vector (the
-same embedder, computed here in numpy): the report gives the share of queries whose top 10
-holds the exact top 5, with recall's database time (``timing.db_ms``: its read transaction,
-as the main benchmark reports it), the client's wall time per call (query embedding
-included), and how many recalls widened their search or fell back to exact scoring
-(``RecallResult.widened`` and ``exact_fallback``).
+the exact cosine ranking of the namespace's vectors, read back from the database as it stores
+them, against the query's vector (the same embedder; computed here in numpy): the report gives
+the share of queries whose top 10 holds the exact top 5, with recall's database time
+(``timing.db_ms``: its read transaction, as the main benchmark reports it), the client's wall
+time per call (query embedding included), and how many recalls widened their search or fell
+back to exact scoring (``RecallResult.widened`` and ``exact_fallback``).
 """
 
 from __future__ import annotations
