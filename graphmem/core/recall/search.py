@@ -30,6 +30,7 @@ from graphmem.core.recall.statements import SearchStatements
 from graphmem.core.recall.updates import place_updates
 from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
 from graphmem.store.cypher import query
+from graphmem.store.schema import SCHEMA_KEY
 
 #: How many times recall reads a kept fact's details before it gives up on it (a fact erased
 #: since the search has none), when a concurrent update made a read come back without it.
@@ -117,6 +118,11 @@ def recall_reads(
     graph's embedder state that the search statement read."""
     cfg = request.config
     search = SearchStatements(ns, vector, lucene_query(text), request, filtered)
+    if filtered:
+        # SEARCH names its index when the statement is planned, so a re-embedding (which
+        # drops the vector indexes) is refused before, not by, the search statement.
+        state = yield Run(query("schema_state"), {"key": SCHEMA_KEY})
+        check_state(state[0] if state else None)
     yield from _count(search, search.candidates)
     found = yield search.run(search.candidates, request.scope.kinds, search.retrievers())
     row = found[0]
