@@ -187,11 +187,16 @@ _M8 = (
 )
 
 
+#: The statements that create them with their filter properties (migration 9's, without its
+#: drops), on servers with in-index filtering.
+FILTERED_VECTOR_STATEMENTS = {
+    name: _vector(name, label, filtered=True) for name, label in VECTOR_INDEXES.items()
+}
 # Migration 9 runs only on a server with in-index filtering; on one without, it is recorded and
 # :func:`graphmem.store.schema.apply_schema` runs it once the server has it (after an upgrade).
 _M9 = tuple(
-    (name, f"DROP INDEX {name} IF EXISTS;{_vector(name, label, filtered=True)}")
-    for name, label in VECTOR_INDEXES.items()
+    (name, f"DROP INDEX {name} IF EXISTS;{statement}")
+    for name, statement in FILTERED_VECTOR_STATEMENTS.items()
 )
 
 # Migration 10: the fulltext indexes hold the namespace too, which recall's queries require.
@@ -240,11 +245,6 @@ LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))
 #: The statements of migration 3, which create the vector indexes.
 VECTOR_STATEMENTS = tuple(stmt for _, stmt in _M3)
-#: The statements that create them with their filter properties (migration 9's, without its
-#: drops), on servers with in-index filtering.
-FILTERED_VECTOR_STATEMENTS = {
-    name: _vector(name, label, filtered=True) for name, label in VECTOR_INDEXES.items()
-}
 
 
 @dataclass(frozen=True)
