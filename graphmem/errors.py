@@ -321,3 +321,22 @@ class BadLinesError(InvalidInputError):
             head = f"{len(problems)} malformed line(s)"
         super().__init__(f"{head}: {shown}{more}")
         self.problems = problems
+
+
+class AuthenticationError(GraphmemError):
+    """A request to ``graphmem serve`` carried no API key, or one that is unknown, revoked or
+    expired (HTTP 401). Nothing was read or written."""
+
+
+class PermissionDeniedError(GraphmemError):
+    """An API key asked for a namespace outside its scope, or for an operation its role does
+    not allow (HTTP 403). Nothing was read or written."""
+
+
+class ServiceError(GraphmemError):
+    """``graphmem serve`` could not be reached, or answered in a way the remote client cannot
+    read (``status``: the HTTP status, when there was an answer)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

@@ -1,5 +1,6 @@
-"""The namespace methods of both clients: ``namespaces``, ``export``, ``import_`` and
-``drop_namespace`` (:mod:`graphmem.core.namespaces` plans them; :class:`NamespaceMethods` is
+"""The administrator's methods of both clients: ``namespaces``, ``export``, ``import_``,
+``drop_namespace`` and the API keys, ``keys`` (:mod:`graphmem.core.namespaces` and
+:mod:`graphmem.core.keys` plan them; :class:`NamespaceMethods` is
 :class:`~graphmem.client.Memory`'s, :class:`AsyncNamespaceMethods`
 :class:`~graphmem.client.AsyncMemory`'s, the same methods awaited)."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphmem.client.keys import AsyncKeys, Keys
 from graphmem.core.namespaces.drop import DEFAULT_BATCH
 from graphmem.core.namespaces.plan import DEFAULT_PAGE
 from graphmem.models.namespaces import DropResult, ImportResult, NamespaceSummary
@@ -27,6 +29,11 @@ class NamespaceMethods:
         _core: MemoryCore
 
         def _run(self, plan: Plan[T]) -> T: ...
+
+    @property
+    def keys(self) -> Keys:
+        """The API keys of ``graphmem serve``: create, list, revoke, check."""
+        return Keys(self._core, self._run)
 
     def namespaces(self) -> list[NamespaceSummary]:
         """Every namespace of the database, by name, with its counts and its last write: the
@@ -98,6 +105,11 @@ class AsyncNamespaceMethods:
         _core: MemoryCore
 
         async def _run(self, plan: Plan[T]) -> T: ...
+
+    @property
+    def keys(self) -> AsyncKeys:
+        """The API keys of ``graphmem serve``: create, list, revoke, check."""
+        return AsyncKeys(self._core, self._run)
 
     async def namespaces(self) -> list[NamespaceSummary]:
         """See :meth:`~graphmem.client.Memory.namespaces`."""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphmem.core.actor import current_actor
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import as_list, as_model, checked_flag, checked_ids, checked_integer
 from graphmem.core.extraction import extract_facts
@@ -28,7 +29,6 @@ from graphmem.core.messages import (
 )
 from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, VectorParam, Work
 from graphmem.core.writes import (
-    API_ACTOR,
     fact_rows,
     fact_work,
     forgotten_refusal,
@@ -186,6 +186,8 @@ class IngestPlans(CoreBase):
                 fact_vectors = yield from self._embed(tuple(item.text for item in fact_inputs))
                 extracted_rows = fact_rows(ns, fact_inputs, fact_vectors, sources)
 
+        actor = current_actor()
+
         def write() -> Work[tuple[list[Episode], dict[int, str], list[Fact], int]]:
             yield Run(query("ns_lock"), {"key": f"ingest:{ns}", "ns": ns})
             key = yield from self._guard()
@@ -195,7 +197,7 @@ class IngestPlans(CoreBase):
             stamp(todo, key, ns, "content")
             created: Rows = []
             if todo:
-                created = yield Run(query("episode_create"), {"episodes": todo, "actor": API_ACTOR})
+                created = yield Run(query("episode_create"), {"episodes": todo, "actor": actor})
             new = [Episode.model_validate(r["episode"]) for r in created]
             again = [e for e in new if e.previously_forgotten]
             if again and not known.allow_forgotten:  # forgotten since the first read

@@ -21,7 +21,8 @@ them, once:
   explained in words (:mod:`~graphmem.core.audit.plan`), times read by
   :mod:`~graphmem.core.audit.times`;
 - :mod:`graphmem.core.namespaces`: the namespaces listed, exported, imported and dropped
-  (:mod:`~graphmem.core.namespaces.plan`).
+  (:mod:`~graphmem.core.namespaces.plan`);
+- :mod:`graphmem.core.keys`: the API keys of ``graphmem serve``.
 
 Re-embedding a graph with another model drives the database directly, batch by batch, and is
 the client side's (:mod:`graphmem.client.reembed`).
@@ -40,6 +41,7 @@ from graphmem.core.forget.plan import ForgetPlans
 from graphmem.core.forget.review import ReviewPlans
 from graphmem.core.forget.verify import VerifyPlans
 from graphmem.core.ingest import IngestPlans
+from graphmem.core.keys import KeyPlans
 from graphmem.core.namespaces.plan import NamespacePlans
 from graphmem.core.reads import ReadPlans
 from graphmem.core.remember import RememberPlans
@@ -57,6 +59,7 @@ class MemoryCore(
     ReviewPlans,
     AuditPlans,
     NamespacePlans,
+    KeyPlans,
 ):
     """Validation and plans for every memory operation; the clients drive the plans. Each
     base class is one flow; :class:`~graphmem.core.base.CoreBase` holds what they share."""

@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy.typing as npt
 
+from graphmem.core.actor import current_actor
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import as_list, as_model, checked_flag, validate
 from graphmem.core.plans import Plan, Transaction
-from graphmem.core.writes import API_ACTOR, fact_rows, fact_work
+from graphmem.core.writes import fact_rows, fact_work
 from graphmem.embed.embedder import Vectors, check_vectors
 from graphmem.errors import EmbeddingError, InvalidInputError
 from graphmem.models import Fact, FactInput
@@ -63,7 +64,7 @@ class RememberPlans(CoreBase):
         *,
         vectors: Vectors | None,
         derived_from: Sequence[Sequence[str]] | None = None,
-        actor: str = API_ACTOR,
+        actor: str | None = None,
         allow_forgotten: bool = False,
     ) -> Plan[list[Fact]]:
         inputs = yield from self._full_targets(ns, inputs)
@@ -79,7 +80,9 @@ class RememberPlans(CoreBase):
         if vectors is None:
             vectors = yield from self._embed(tuple(item.text for item in inputs))
         rows = fact_rows(ns, inputs, vectors, derived_from)
-        work = fact_work(ns, inputs, rows, actor, self._guard, allow_forgotten=allow_forgotten)
+        work = fact_work(
+            ns, inputs, rows, actor or current_actor(), self._guard, allow_forgotten=allow_forgotten
+        )
         facts: list[Fact] = yield Transaction("write", work)
         return facts
 

@@ -23,9 +23,6 @@ from graphmem.errors import (
 from graphmem.models import Fact, FactInput
 from graphmem.store.cypher import query
 
-#: Who a write is attributed to on its relationships when it comes through the client.
-API_ACTOR = "api"
-
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

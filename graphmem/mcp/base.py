@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from functools import wraps
 from typing import Annotated, Any
 
@@ -20,6 +21,7 @@ from graphmem.errors import (
     GraphmemError,
     InvalidInputError,
     NotFoundError,
+    PermissionDeniedError,
     TransactionTimeoutError,
     TransientDatabaseError,
     UndoRefusedError,
@@ -27,6 +29,7 @@ from graphmem.errors import (
 from graphmem.mcp.options import McpOptions
 from graphmem.mcp.shape import SHORT_ID, dumps, fitted, ids_in, plain, replace_ids, short_ids
 from graphmem.models.fields import MAX_CALL_BYTES, MAX_CALL_ITEMS
+from graphmem.models.keys import ApiKey
 
 logger = logging.getLogger("graphmem.mcp")
 #: Id prefixes checked per read (the core takes at most 1,000 ids a call).
@@ -35,6 +38,7 @@ _PREFIX_BATCH = 500
 #: (database codes, addresses, settings) goes to the server's log, not to the model.
 _CALLER_ERRORS = (
     InvalidInputError,
+    PermissionDeniedError,
     ClientUsageError,
     ConsolidationBusyError,
     UndoRefusedError,
@@ -72,6 +76,9 @@ class MessageArg(BaseModel):
 
 
 Result = Coroutine[Any, Any, str]
+#: The API key of the call being served, under ``graphmem serve`` (set per call by the
+#: server from the HTTP request; None over stdio and ``graphmem mcp``).
+CALL_KEY: ContextVar[ApiKey | None] = ContextVar("graphmem_mcp_key", default=None)
 
 
 def check_call_size(items: int, text_bytes: int) -> None:
@@ -123,7 +130,7 @@ class ToolBase:
 
     # --- shared -------------------------------------------------------------------------------
     def _ns(self, namespace: str | None) -> str:
-        return self.options.namespace_for(namespace)
+        return self.options.namespace_for(namespace, CALL_KEY.get())
 
     async def _ids(self, ids: list[str], ns: str) -> list[str]:
         """Full ids for ids and shown prefixes; an unknown or ambiguous prefix is an error."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from graphmem.errors import ClientUsageError, InvalidInputError
+from graphmem.errors import ClientUsageError, InvalidInputError, PermissionDeniedError
 from graphmem.models import check_namespace
+from graphmem.models.keys import ApiKey
 
 logger = logging.getLogger("graphmem.mcp")
 
@@ -94,6 +95,9 @@ class McpOptions:
     read_only: bool = False
     full_ids: bool = False
     max_chars: int = DEFAULT_MAX_CHARS
+    #: Served by ``graphmem serve``: each call's API key decides which namespaces it may name
+    #: and whether it may write (:meth:`namespace_for` takes the key).
+    keyed: bool = False
 
     def __post_init__(self) -> None:
         for ns in (self.namespace, *self.allowed):
@@ -116,8 +120,12 @@ class McpOptions:
         """Every namespace a call may name."""
         return frozenset((self.namespace, *self.allowed))
 
-    def namespace_for(self, requested: str | None) -> str:
-        """The namespace a call works in: the default one, or the one it names if allowed."""
+    def namespace_for(self, requested: str | None, key: ApiKey | None = None) -> str:
+        """The namespace a call works in: the default one, or the one it names if allowed.
+        With a key (``keyed``), the namespaces the key opens are the allowed ones, and the
+        default is the key's one namespace when it has exactly one."""
+        if key is not None:
+            return _keyed_namespace(self.namespace, requested, key)
         if requested is None or requested == "":
             return self.namespace
         if requested not in self.namespaces:
@@ -126,3 +134,18 @@ class McpOptions:
                 f"namespace {requested!r} is not open to this server (allowed: {allowed})"
             )
         return requested
+
+
+def _keyed_namespace(default: str, requested: str | None, key: ApiKey) -> str:
+    if requested:
+        chosen = requested
+    elif len(key.namespaces) == 1 and key.prefix is None:
+        chosen = key.namespaces[0]
+    else:
+        chosen = default
+    if not key.opens(chosen):
+        raise PermissionDeniedError(
+            f"the API key {key.name!r} does not open namespace {chosen!r} (it opens: "
+            f"{key.scope()}); name one of them in `namespace`"
+        )
+    return chosen

@@ -18,16 +18,21 @@ from pydantic import ValidationError
 
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
+from graphmem.core.actor import acting_as
 from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError
+from graphmem.mcp.base import CALL_KEY
 from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
 from graphmem.mcp.guide import instructions, memory_guidelines, schema_text
 from graphmem.mcp.options import READ_TOOLS, McpOptions
 from graphmem.mcp.tools import Tools
+from graphmem.models.keys import ApiKey, Role
 from graphmem.store.cypher import analyst_queries
 
 logger = logging.getLogger("graphmem.mcp")
 Transport = Literal["stdio", "http"]
+#: Where the service puts a request's checked API key in the ASGI scope.
+SCOPE_KEY = "graphmem.api_key"
 _DESTRUCTIVE = frozenset({"forget", "retract_memory", "resolve_contradiction", "consolidate"})
 
 
@@ -40,7 +45,30 @@ class GraphmemServer(MCPServer):
     subclass such as ``UnexpectedToolError``, a crash that must stay one) caused by a
     pydantic ``ValidationError``."""
 
+    #: Set by :func:`build_server` for ``graphmem serve``: each call then runs with the API
+    #: key its HTTP request carried (checked by the service before the request got here).
+    keyed = False
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if not self.keyed:
+            return await self._call_tool(name, arguments, context)
+        key = call_key(context)
+        if key is None:
+            raise ToolError("AuthenticationError: this server needs an API key")
+        role: Role = "read" if name in READ_TOOLS else "write"
+        if not key.allows(role):
+            raise ToolError(
+                f"PermissionDeniedError: the API key {key.name!r} has the role {key.role!r}; "
+                f"{name} needs {role!r}"
+            )
+        token = CALL_KEY.set(key)
+        try:
+            with acting_as(key.name):
+                return await self._call_tool(name, arguments, context)
+        finally:
+            CALL_KEY.reset(token)
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -48,6 +76,14 @@ class GraphmemServer(MCPServer):
             if type(exc) is ToolError and isinstance(cause, ValidationError):
                 raise ToolError(argument_error(name, cause)) from None
             raise
+
+
+def call_key(context: Any) -> ApiKey | None:
+    """The API key the service put on the HTTP request of this call, if any."""
+    request = getattr(getattr(context, "request_context", None), "request", None)
+    scope = getattr(request, "scope", None)
+    key = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
+    return key if isinstance(key, ApiKey) else None
 
 
 def argument_error(tool: str, error: ValidationError) -> str:
@@ -62,13 +98,14 @@ def argument_error(tool: str, error: ValidationError) -> str:
 
 def build_server(memory: AsyncMemory, options: McpOptions) -> MCPServer:
     """The MCP server for this client and policy: its tools, resources and prompt."""
-    server: MCPServer = GraphmemServer(
+    server = GraphmemServer(
         "graphmem",
         title="graphmem memory",
         instructions=instructions(options.tools),
         version=__version__,
         log_level="WARNING",
     )
+    server.keyed = options.keyed
     tools = Tools(memory, options)
     for name, fn in tools.functions().items():
         read = name in READ_TOOLS

@@ -159,7 +159,7 @@ class WriteTools(ToolBase):
             ns=ns,
             source=source,
             session=session_id,
-            actor="mcp",
+            actor=None if self.options.keyed else "mcp",
             dry_run=not confirm,
         )
         data: dict[str, Any] = {

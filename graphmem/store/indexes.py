@@ -209,6 +209,10 @@ _M10 = tuple(
 )
 
 
+# Migration 11: API keys, looked up by their public id (``graphmem serve``).
+_M11 = (("api_key_id", _unique("api_key_id", "GraphmemApiKey", "id")),)
+
+
 def _migration(
     version: int, name: str, items: Sequence[tuple[str, str]], *, needs_search: bool = False
 ) -> Migration:
@@ -240,6 +244,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration(
         10, "fulltext indexes hold the namespace, so that searches are confined to it", _M10
     ),
+    _migration(11, "API keys of graphmem serve, unique by id", _M11),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))

@@ -3,11 +3,12 @@ applied at once in one transaction with ``api`` as their actor."""
 
 from __future__ import annotations
 
+from graphmem.core.actor import current_actor
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import checked_ids, checked_reason
 from graphmem.core.consolidate.rewrite import rewrite_runs
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work
-from graphmem.core.writes import API_ACTOR, check_targets
+from graphmem.core.writes import check_targets
 from graphmem.errors import InvalidInputError
 from graphmem.models import Fact
 from graphmem.models.consolidation import AppliedOperation, OperationName
@@ -53,6 +54,8 @@ class AgentPlans(CoreBase):
             op=op, facts=ids, numbers=tuple(range(1, len(ids) + 1)), reason=reason, cluster=0
         )
 
+        actor = current_actor()
+
         def work() -> Work[list[Fact]]:
             yield Run(query("fact_lock"), {"ns": ns, "ids": list(ids)})
             found = yield Run(query("fact_targets"), {"ns": ns, "ids": list(ids)})
@@ -72,7 +75,7 @@ class AgentPlans(CoreBase):
                     raise InvalidInputError(
                         f"facts {ids[0]!r} and {ids[1]!r} have no open contradiction to resolve"
                     )
-            yield from rewrite_runs(ns, API_ACTOR, [applied])
+            yield from rewrite_runs(ns, actor, [applied])
             stored = yield Run(query("fact_get"), {"ns": ns, "ids": list(ids)})
             return [Fact.model_validate(r["fact"]) for r in stored]
 

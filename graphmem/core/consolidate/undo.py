@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from graphmem.core.actor import current_actor
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import checked_ids
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
@@ -48,8 +49,9 @@ class RunPlans(CoreBase):
         )
         return [run_record(r["run"]) for r in rows]
 
-    def undo(self, run_id: str, *, ns: str | None, actor: str = "api") -> Plan[UndoResult]:
+    def undo(self, run_id: str, *, ns: str | None, actor: str | None = None) -> Plan[UndoResult]:
         ns = self._ns(ns)
+        actor = actor or current_actor()
         (run_id,) = checked_ids("run id", [run_id])
 
         def work() -> Work[UndoResult]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from graphmem.core.actor import current_actor
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import (
     checked_flag,
@@ -29,7 +30,6 @@ from graphmem.core.forget.flags import flag_changed
 from graphmem.core.forget.hashing import keyed_hash, lock_texts, namespace_key
 from graphmem.core.forget.scrub import scrubbed
 from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work, single
-from graphmem.core.writes import API_ACTOR
 from graphmem.errors import DatabaseError, InvalidInputError, NotFoundError, SchemaError
 from graphmem.models.erasure import FlagMade, ForgetResult
 from graphmem.store.cypher import query
@@ -138,7 +138,7 @@ class ForgetPlans(CoreBase):
         source = None if source is None else checked_label("source", source)
         session = None if session is None else checked_label("session", session)
         why = checked_reason(reason, required=True)
-        (actor,) = checked_ids("actor", [API_ACTOR if actor is None else actor])
+        (actor,) = checked_ids("actor", [current_actor() if actor is None else actor])
         size = DEFAULT_BATCH if batch_size is None else checked_integer("batch_size", batch_size, 1)
         if progress is not None and not callable(progress):
             raise InvalidInputError("progress must be a callable taking a number of nodes")

@@ -6,10 +6,11 @@ superseding, merging, retracting or forgetting a flagged fact closes its flags t
 
 from __future__ import annotations
 
+from graphmem.core.actor import current_actor
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import checked_flag, checked_ids, checked_integer, checked_reason
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
-from graphmem.core.writes import API_ACTOR, refuse_forgotten
+from graphmem.core.writes import refuse_forgotten
 from graphmem.errors import NotFoundError
 from graphmem.models.erasure import ReviewFlag
 from graphmem.store.cypher import query
@@ -45,7 +46,12 @@ class ReviewPlans(CoreBase):
         """Closes the open flags of ``item_id`` as confirmed; returns them, closed."""
         ns = self._ns(ns)
         (item_id,) = yield from self._full_ids(ns, checked_ids("id", [item_id]))
-        params = {"ns": ns, "id": item_id, "actor": API_ACTOR, "reason": checked_reason(reason)}
+        params = {
+            "ns": ns,
+            "id": item_id,
+            "actor": current_actor(),
+            "reason": checked_reason(reason),
+        }
 
         def work() -> Work[Rows]:
             (out,) = yield Run(query("review_confirm"), params)

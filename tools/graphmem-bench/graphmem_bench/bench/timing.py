@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphmem.core.actor import API_ACTOR
 from graphmem.core.plans import VectorParam
-from graphmem.core.writes import API_ACTOR, text_hash
+from graphmem.core.writes import text_hash
 from graphmem.embed.embedder import EmbedderWrapper
 from graphmem.errors import DatabaseError
 from graphmem.servers.scratch import Progress, cpu_reader

@@ -1,0 +1,121 @@
+"""``graphmem serve``: the REST API and MCP over HTTP on one port, behind API keys."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from graphmem.cli.root import embedder_for, main, settings_of
+from graphmem.errors import ConfigurationError
+
+
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--port", type=click.IntRange(1, 65_535), default=8080, show_default=True, help="Port."
+)
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    metavar="HOST[:PORT]",
+    multiple=True,
+    help="Another Host header MCP requests may carry, such as the name of the TLS proxy in "
+    "front (repeatable; default: the bound address and port).",
+)
+@click.option(
+    "--allow-origin",
+    "allowed_origins",
+    metavar="URL",
+    multiple=True,
+    help="Another Origin browsers may send to /mcp, exactly (repeatable).",
+)
+@click.option(
+    "--key-cache",
+    type=click.FloatRange(0, 300),
+    default=5.0,
+    show_default=True,
+    help="Seconds a checked API key is remembered; a revoked key stops working within it.",
+)
+@click.option(
+    "--max-body-mb",
+    type=click.FloatRange(0.01, 1024),
+    default=8.0,
+    show_default=True,
+    help="The largest request body, in MB (413 above it).",
+)
+@click.option(
+    "--timeout",
+    "request_timeout",
+    type=click.FloatRange(1, 3600),
+    default=60.0,
+    show_default=True,
+    help="Seconds a REST request may run before it is answered 504.",
+)
+@click.option(
+    "--graceful",
+    type=click.FloatRange(0, 600),
+    default=30.0,
+    show_default=True,
+    help="On SIGTERM or Ctrl-C, seconds the requests in flight get to finish.",
+)
+@click.option(
+    "--tools",
+    default="all",
+    show_default=True,
+    help="The MCP tools served: core, all, or a comma-separated list (each call is still "
+    "checked against its key's role).",
+)
+@click.pass_context
+def serve_command(
+    ctx: click.Context,
+    host: str,
+    port: int,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    key_cache: float,
+    max_body_mb: float,
+    request_timeout: float,
+    graceful: float,
+    tools: str,
+) -> None:
+    """Serve memory to many agents: a REST API under /v1 (OpenAPI at /openapi.json, docs at
+    /docs), MCP over streamable HTTP at /mcp, /health and /ready, on one port (needs
+    graphmem[serve]).
+
+    Every request to /v1 and /mcp needs an API key (graphmem keys create) as
+    'Authorization: Bearer <key>': 401 without a good one, 403 for a namespace or an operation
+    outside it. The key's name is the actor of every change it makes. The process keeps the
+    driver and the embedding model warm and holds no state of its own: run several behind a
+    load balancer on one Neo4j. Put a TLS proxy in front of it for anything beyond loopback
+    (docs/guides/serve.md).
+
+    Example:
+
+    \b
+        graphmem keys create my-agent --ns user-42
+        graphmem serve --port 8080
+    """
+    try:
+        from graphmem.mcp.edge import edge_policy
+        from graphmem.mcp.options import tool_selection
+        from graphmem.service.app import ServeOptions
+        from graphmem.service.run import serve
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"graphmem serve needs its extra: pip install 'graphmem[serve]' ({exc})"
+        ) from None
+    from graphmem.client.aio import AsyncMemory
+
+    settings = settings_of(ctx)
+    options = ServeOptions(
+        edge=edge_policy(host, port, allowed_hosts, allowed_origins),
+        namespace=settings.namespace,
+        key_cache_seconds=key_cache,
+        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        request_timeout=request_timeout,
+        tools=tool_selection(tools, read_only=False),
+    )
+    memory = AsyncMemory(settings, embedder=embedder_for(settings))
+    click.echo(f"graphmem serve: http://{host}:{port} (REST /v1, MCP /mcp, docs /docs)", err=True)
+    asyncio.run(serve(memory, options, host=host, port=port, graceful_seconds=graceful))

@@ -1,0 +1,153 @@
+"""The bodies of the REST API of ``graphmem serve`` (``/v1``): what the remote clients send
+and the server reads, one model per flow. Facts and messages are the clients' own
+:class:`~graphmem.models.FactInput` and :class:`~graphmem.models.Message`; the options of
+recall, context and forget are their keyword arguments as fields (times as text: ISO 8601 with
+a zone, a date, or ``3 days ago``). The server checks every value as the library does, so a
+request and the same library call are refused with the same error."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graphmem.models.fields import Kind
+from graphmem.models.inputs import FactInput, Message
+
+
+class RequestModel(BaseModel):
+    """A request body: unknown fields are refused, as the library refuses unknown keywords."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RememberRequest(FactInput):
+    """``POST /v1/namespaces/{ns}/facts``: one fact, as :meth:`Memory.remember` takes it."""
+
+    allow_forgotten: bool = False
+
+
+class RememberManyRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/facts/batch``: facts written in one transaction."""
+
+    facts: list[FactInput]
+    allow_forgotten: bool = False
+
+
+class IngestRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/messages``: messages stored verbatim, each once."""
+
+    messages: list[Message]
+    session_id: str | None = None
+    batch_size: int | None = None
+    extract: bool | None = None
+    allow_forgotten: bool = False
+
+
+class RecallRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/search``: :meth:`Memory.recall`'s query and options."""
+
+    query: str
+    k: int | None = None
+    kinds: list[Kind] | None = None
+    as_of: str | None = None
+    valid_at: str | None = None
+    include_retired: bool | None = None
+    tags: list[str] | None = None
+    since: str | None = None
+    until: str | None = None
+    expand_references: bool | None = None
+    min_score: float | None = None
+    config: dict[str, Any] | None = None
+    track_access: bool | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The options given, as the library's keyword arguments (absent ones left out)."""
+        return self.model_dump(exclude_unset=True, exclude={"query", "budget_tokens"})
+
+
+class ContextRequest(RecallRequest):
+    """``POST /v1/namespaces/{ns}/context``: :meth:`Memory.context`'s query, budget and
+    options."""
+
+    budget_tokens: int
+    pinned_limit: int | None = None
+    timezone: str | None = None
+    short_ids: bool | None = None
+
+
+class ReasonRequest(RequestModel):
+    """A change with an optional reason: retract, confirm a review flag."""
+
+    reason: str | None = None
+
+
+class ContradictRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/contradictions``: mark two facts as contradicting."""
+
+    a: str
+    b: str
+    reason: str | None = None
+
+
+class ResolveRequest(ContradictRequest):
+    """``POST /v1/namespaces/{ns}/contradictions/resolve``: settle one, keeping ``keep``."""
+
+    keep: str
+
+
+class ForgetRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/forget``: erase for good. A dry run unless ``confirm``."""
+
+    reason: str
+    ids: list[str] | None = None
+    source: str | None = None
+    session: str | None = None
+    everything: bool | None = None
+    confirm: bool = Field(False, description="false (default): only report what would go.")
+    batch_size: int | None = None
+
+
+class ConsolidateRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/consolidate``: a consolidation run. A dry run unless
+    ``confirm``."""
+
+    force: bool = False
+    confirm: bool = Field(False, description="false (default): a dry run that writes nothing.")
+
+
+class VerifyRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/forget/verify``: check that an erasure left no trace."""
+
+    target: str
+    text: str | None = None
+
+
+class PinRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/memories/{id}/pin``: pin or unpin a fact."""
+
+    pinned: bool = True
+
+
+class DropRequest(RequestModel):
+    """``POST /v1/namespaces/{ns}/drop``: remove the namespace for good (admin)."""
+
+    confirm: Literal[True]
+
+
+__all__ = [
+    "ConsolidateRequest",
+    "ContextRequest",
+    "ContradictRequest",
+    "DropRequest",
+    "ForgetRequest",
+    "IngestRequest",
+    "PinRequest",
+    "ReasonRequest",
+    "RecallRequest",
+    "RememberManyRequest",
+    "RememberRequest",
+    "RequestModel",
+    "ResolveRequest",
+    "VerifyRequest",
+]

@@ -1,0 +1,242 @@
+"""The service as one ASGI application: the REST API (FastAPI, its OpenAPI schema at
+``/openapi.json`` and interactive docs at ``/docs``), MCP over streamable HTTP at ``/mcp``,
+``/health`` and ``/ready``, behind request limits (body size, time) and API keys."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from graphmem import __version__
+from graphmem.client.aio import AsyncMemory
+from graphmem.embed.embedder import load_model
+from graphmem.errors import AuthenticationError, GraphmemError, InvalidInputError
+from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, Receive, Scope, Send
+from graphmem.mcp.options import ALL_TOOLS, McpOptions
+from graphmem.mcp.server import SCOPE_KEY, build_server
+from graphmem.service import rest, rest_admin
+from graphmem.service.auth import KeyCheck, bearer
+from graphmem.service.wire import error_body, status_of
+
+logger = logging.getLogger("graphmem.serve")
+ASGIApp = Any
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What an operator decides when starting ``graphmem serve``."""
+
+    #: The Host and Origin values MCP requests may carry (DNS rebinding).
+    edge: EdgePolicy
+    #: The namespace an MCP call that names none uses (when its key opens it).
+    namespace: str = "default"
+    #: Seconds a checked API key is remembered (0: checked on every request).
+    key_cache_seconds: float = 5.0
+    #: The largest request body, in bytes.
+    max_body_bytes: int = 8 * 1024 * 1024
+    #: Seconds a REST request may take before it is answered 504.
+    request_timeout: float = 60.0
+    #: The MCP tools served (every tool by default; each call is checked against its key).
+    tools: tuple[str, ...] = field(default=ALL_TOOLS)
+    max_result_chars: int = 16_000
+
+
+def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
+    """The whole service for this client and these options."""
+    keys = KeyCheck(memory, cache_seconds=options.key_cache_seconds)
+    mcp = build_server(
+        memory,
+        McpOptions(
+            namespace=options.namespace,
+            tools=options.tools,
+            max_chars=options.max_result_chars,
+            keyed=True,
+        ),
+    )
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Warm before the first request: the connection, the schema check and the model.
+        await memory.connect()
+        await asyncio.to_thread(load_model, memory.embedder)
+        app.state.ready = True
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            app.state.ready = False
+            await memory.close()
+
+    api = FastAPI(
+        title="graphmem",
+        version=__version__,
+        summary="Memory for AI agents on Neo4j: append-only facts, typed updates and "
+        "contradictions, hybrid recall, audits.",
+        lifespan=lifespan,
+    )
+    api.state.memory, api.state.keys, api.state.ready = memory, keys, False
+    api.include_router(rest.router)
+    api.include_router(rest_admin.router)
+    _add_handlers(api)
+    gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
+    return Limits(Dispatch(api, gate), options.max_body_bytes, options.request_timeout)
+
+
+def _add_handlers(api: FastAPI) -> None:
+    @api.exception_handler(GraphmemError)
+    async def graphmem_error(request: Request, exc: GraphmemError) -> JSONResponse:
+        status = status_of(exc)
+        if status >= 500:
+            logger.error(
+                "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc
+            )
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return JSONResponse(error_body(exc), status_code=status, headers=headers)
+
+    @api.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for item in exc.errors():
+            where = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {item.get('msg', 'invalid')}")
+        error = InvalidInputError("; ".join(problems))
+        return JSONResponse(error_body(error), status_code=422)
+
+    @api.get("/health", tags=["service"])
+    async def health() -> dict[str, str]:
+        """Liveness: the process answers."""
+        return {"status": "ok", "version": __version__}
+
+    @api.get("/ready", tags=["service"])
+    async def ready(request: Request) -> JSONResponse:
+        """Readiness: warmed up, and Neo4j answers."""
+        memory: AsyncMemory = request.app.state.memory
+        if request.app.state.ready:
+            try:
+                await memory.graph.driver.verify_connectivity()
+                return JSONResponse({"status": "ready"})
+            except Exception as exc:  # any failure means: not ready, and why
+                return JSONResponse({"status": "unavailable", "reason": str(exc)}, 503)
+        return JSONResponse({"status": "starting"}, 503)
+
+
+class KeyGate:
+    """ASGI: an MCP request without a good API key is answered 401 and goes no further; one
+    with a good key carries it in its scope (``graphmem.api_key``) to the tools."""
+
+    def __init__(self, app: ASGIApp, keys: KeyCheck) -> None:
+        self.app, self.keys = app, keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1")
+                for k, v in scope.get("headers", [])
+            }
+            try:
+                scope[SCOPE_KEY] = await self.keys.key(bearer(headers))
+            except AuthenticationError as exc:
+                await respond(send, 401, error_body(exc), {"www-authenticate": "Bearer"})
+                return
+            except GraphmemError as exc:
+                await respond(send, status_of(exc), error_body(exc, "the key could not be checked"))
+                return
+        await self.app(scope, receive, send)
+
+
+class Dispatch:
+    """``/mcp`` to the MCP app, everything else (and the lifespan) to the REST app."""
+
+    def __init__(self, api: ASGIApp, mcp: ASGIApp) -> None:
+        self.api, self.mcp = api, mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.api(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class Limits:
+    """ASGI: a request body larger than ``max_body`` is answered 413 (by its Content-Length
+    before it is read, or as soon as it grows past); a REST request that takes longer than
+    ``timeout`` seconds is cancelled and answered 504 (MCP keeps its own stream)."""
+
+    def __init__(self, app: ASGIApp, max_body: int, timeout: float) -> None:
+        self.app, self.max_body, self.timeout = app, max_body, timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers", [])).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            await respond(send, 413, self._too_large())
+            return
+        seen = 0
+        started = False
+
+        async def limited_receive() -> MutableMapping[str, Any]:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
+                raise _TooLarge
+            return message
+
+        async def watched_send(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            if scope.get("path", "").startswith("/v1/"):
+                async with asyncio.timeout(self.timeout):
+                    await self.app(scope, limited_receive, watched_send)
+            else:
+                await self.app(scope, limited_receive, watched_send)
+        except _TooLarge:
+            if not started:
+                await respond(send, 413, self._too_large())
+        except TimeoutError:
+            if not started:
+                error = GraphmemError(f"the request took longer than {self.timeout:g} s")
+                body = error_body(error)
+                body["error"]["type"] = "TransactionTimeoutError"
+                await respond(send, 504, body)
+
+    def _too_large(self) -> dict[str, Any]:
+        error = InvalidInputError(
+            f"the request body is larger than {self.max_body:,} bytes (the server's "
+            "--max-body-mb): send less in one request"
+        )
+        return error_body(error)
+
+
+async def respond(
+    send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> None:
+    """A JSON answer sent straight on ASGI."""
+    data = json.dumps(body, ensure_ascii=False).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
+    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": data})
+
+
+__all__ = ["Dispatch", "KeyGate", "Limits", "ServeOptions", "build_app", "respond"]

@@ -1,0 +1,71 @@
+"""What every REST route shares: the server's client, the request's API key (checked against
+the route's namespace and role, and made the actor of its changes), and JSON answers written
+straight from the result models."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Annotated, Any
+
+from fastapi import Depends, Path, Request, Response
+from pydantic import BaseModel
+
+from graphmem.client.aio import AsyncMemory
+from graphmem.core.actor import acting_as
+from graphmem.core.checks import namespace
+from graphmem.models.keys import ApiKey, Role
+from graphmem.service.auth import KeyCheck, bearer, require
+
+NsPath = Annotated[str, Path(description="The namespace: a user, agent or tenant.", max_length=128)]
+
+
+def memory_of(request: Request) -> AsyncMemory:
+    """The server's one warm client."""
+    memory: AsyncMemory = request.app.state.memory
+    return memory
+
+
+async def request_key(request: Request) -> ApiKey:
+    """The request's API key, checked (401 when missing or bad)."""
+    keys: KeyCheck = request.app.state.keys
+    return await keys.key(bearer(request.headers))
+
+
+def _access(role: Role) -> Any:
+    async def dependency(request: Request, ns: NsPath) -> AsyncIterator[ApiKey]:
+        key = await request_key(request)
+        require(key, namespace(ns, None), role)
+        with acting_as(key.name):
+            yield key
+
+    return Depends(dependency)
+
+
+#: A key that may read the path's namespace; one that may write it; one that administers it.
+ReadKey = Annotated[ApiKey, _access("read")]
+WriteKey = Annotated[ApiKey, _access("write")]
+AdminKey = Annotated[ApiKey, _access("admin")]
+AnyKey = Annotated[ApiKey, Depends(request_key)]
+Memory = Annotated[AsyncMemory, Depends(memory_of)]
+
+
+def answer(result: BaseModel | Sequence[BaseModel], status: int = 200) -> Response:
+    """A result model (or a list of them) as JSON, exactly as ``model_dump_json`` writes it."""
+    if isinstance(result, BaseModel):
+        body = result.model_dump_json()
+    else:
+        body = "[" + ",".join(item.model_dump_json() for item in result) + "]"
+    return Response(content=body, status_code=status, media_type="application/json")
+
+
+__all__ = [
+    "AdminKey",
+    "AnyKey",
+    "Memory",
+    "NsPath",
+    "ReadKey",
+    "WriteKey",
+    "answer",
+    "memory_of",
+    "request_key",
+]

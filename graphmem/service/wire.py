@@ -1,0 +1,74 @@
+"""How graphmem's errors travel over HTTP, both ways: the server answers an error with its
+status and ``{"error": {"type", "message", ...}}``; the remote clients raise the same error
+class again from it, so that code written against :class:`~graphmem.client.Memory` catches
+the same exceptions from :class:`~graphmem.remote.RemoteMemory`. Nothing here imports the
+web framework."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphmem import errors
+from graphmem.errors import GraphmemError
+
+#: The HTTP status of each error class; a subclass takes its nearest listed ancestor's.
+STATUS: tuple[tuple[type[GraphmemError], int], ...] = (
+    (errors.AuthenticationError, 401),
+    (errors.PermissionDeniedError, 403),
+    (errors.NotFoundError, 404),
+    (errors.ConfirmationRequiredError, 409),
+    (errors.NamespaceNotEmptyError, 409),
+    (errors.MessageConflictError, 409),
+    (errors.UndoRefusedError, 409),
+    (errors.ConsolidationBusyError, 409),
+    (errors.InvalidInputError, 422),
+    (errors.ClientUsageError, 422),
+    (errors.TransientDatabaseError, 503),
+    (errors.Neo4jUnavailableError, 503),
+    (errors.TransactionTimeoutError, 504),
+)
+#: Attributes some errors carry beyond their message, sent along when they are plain data.
+_EXTRAS = ("ids", "blockers", "ns", "counts", "refused", "limit", "problems", "status")
+
+
+def status_of(error: GraphmemError) -> int:
+    """The HTTP status that answers ``error`` (500 for the server's own failures)."""
+    for cls, status in STATUS:
+        if isinstance(error, cls):
+            return status
+    return 500
+
+
+def error_body(error: GraphmemError, message: str | None = None) -> dict[str, Any]:
+    """The JSON body of an error answer: its class name, its message and its plain extras."""
+    body: dict[str, Any] = {"type": type(error).__name__, "message": message or str(error)}
+    for name in _EXTRAS:
+        value = getattr(error, name, None)
+        if isinstance(value, (str, int, list, tuple, dict)):
+            body[name] = list(value) if isinstance(value, tuple) else value
+    return {"error": body}
+
+
+def raise_error(status: int, body: Any) -> None:
+    """Raise the graphmem error an error answer describes: the class it names when graphmem
+    has it (with the extras it carried), else a :class:`~graphmem.errors.ServiceError`."""
+    detail = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(detail, dict) or not isinstance(detail.get("message"), str):
+        raise errors.ServiceError(
+            f"the server answered HTTP {status}: {body!r:.300}", status=status
+        )
+    cls = getattr(errors, str(detail.get("type")), None)
+    if not (isinstance(cls, type) and issubclass(cls, GraphmemError)):
+        cls = errors.ServiceError
+    error = cls.__new__(cls)
+    Exception.__init__(error, detail["message"])
+    for name in _EXTRAS:
+        if name in detail:
+            value = detail[name]
+            setattr(error, name, tuple(value) if name in ("ids", "blockers") else value)
+    if isinstance(error, errors.ServiceError):
+        error.status = status
+    raise error
+
+
+__all__ = ["STATUS", "error_body", "raise_error", "status_of"]
