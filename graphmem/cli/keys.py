@@ -27,6 +27,11 @@ def keys() -> None:
     review, export), write (also remember, ingest, contradictions, retractions, forget,
     consolidation, undo), admin (also import and drop namespaces). The key's name is the actor
     of every change it makes. The graph keeps only a hash of the secret: it is shown once.
+
+    Example:
+
+    \b
+        graphmem keys create support-bot --ns user-42 --role write
     """
 
 
@@ -92,7 +97,13 @@ def create(
 @output_options
 @click.pass_context
 def list_keys(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
-    """List the keys (never their secrets), oldest first."""
+    """List the keys (never their secrets), oldest first.
+
+    Example:
+
+    \b
+        graphmem keys list --all --json
+    """
     with memory_for(ctx, None) as memory:
         found = memory.keys.list(include_revoked=include_revoked)
     data = [key.model_dump(mode="json") for key in found]
@@ -108,7 +119,13 @@ def list_keys(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
 def revoke(ctx: click.Context, name: str, as_json: bool) -> None:
     """Revoke the live key named NAME (or with that id). It stops working at once on every
     server (within the server's key cache time, --key-cache, 5 s by default) and stays listed
-    with --all, for the audits that name it."""
+    with --all, for the audits that name it.
+
+    Example:
+
+    \b
+        graphmem keys revoke support-bot
+    """
     with memory_for(ctx, None) as memory:
         gone = memory.keys.revoke(name)
     emit([key.model_dump(mode="json") for key in gone], as_json=as_json, table=_key_rows)

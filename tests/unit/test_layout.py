@@ -254,6 +254,10 @@ COMMAND_TREE = {
         "FILE",
     ],
     "graphmem init": ["--check", "--csv", "--json"],
+    "graphmem keys": [],
+    "graphmem keys create": ["--csv", "--expires", "--json", "--ns", "--prefix", "--role", "NAME"],
+    "graphmem keys list": ["--all", "--csv", "--json"],
+    "graphmem keys revoke": ["--csv", "--json", "NAME"],
     "graphmem mcp": [
         "--allow-host",
         "--allow-namespace",
@@ -323,6 +327,17 @@ COMMAND_TREE = {
     "graphmem retract": ["--csv", "--json", "--namespace", "--ns", "--reason", "ID"],
     "graphmem review": ["--all", "--csv", "--fact", "--json", "--limit", "--namespace", "--ns"],
     "graphmem review confirm": ["--csv", "--json", "--namespace", "--ns", "--reason", "ID"],
+    "graphmem serve": [
+        "--allow-host",
+        "--allow-origin",
+        "--graceful",
+        "--host",
+        "--key-cache",
+        "--max-body-mb",
+        "--port",
+        "--timeout",
+        "--tools",
+    ],
     "graphmem stats": ["--csv", "--json", "--namespace", "--ns"],
 }
 

@@ -1,0 +1,233 @@
+"""`graphmem serve` against the real Neo4j, as a separate process: its API keys (refusals
+leave the graph unchanged), the actor of each change, MCP over HTTP behind the same keys,
+and the limits and probes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from graphmem.client import Memory
+from graphmem.client.graph import Graph
+from graphmem.embed.embedder import Embedder
+from graphmem.settings import GraphmemSettings
+from tests.service import Served, bearer, new_key, serve_process
+
+
+@pytest.fixture(scope="module")
+def served(graph: Graph) -> Iterator[Served]:
+    with serve_process(graph, "--max-body-mb", "0.05") as running:
+        yield running
+
+
+@pytest.fixture
+def admin(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> Iterator[Memory]:
+    """A library client on the test graph, for making keys and looking at the graph."""
+    with Memory(test_settings, target=graph.target, embedder=embedder) as memory:
+        yield memory
+
+
+def _snapshot(graph: Graph, ns: str) -> list[str]:
+    """Every node of the namespace and every relationship touching one, with properties."""
+    with graph.driver.session(database=graph.database) as session:
+        rows = session.run(
+            "MATCH (n) WHERE n.ns = $ns OPTIONAL MATCH (n)-[r]-() "
+            "RETURN labels(n) AS labels, properties(n) AS props, "
+            "collect(DISTINCT [type(r), properties(r)]) AS rels",
+            ns=ns,
+        ).data()
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def _error(response: httpx.Response) -> tuple[int, str]:
+    return response.status_code, response.json()["error"]["type"]
+
+
+def test_every_refused_key_leaves_the_graph_unchanged(
+    served: Served, admin: Memory, graph: Graph, ns: str
+) -> None:
+    writer = new_key(admin, "write", namespaces=[ns])
+    url = f"{served.url}/v1/namespaces/{ns}/facts"
+    first = httpx.post(url, json={"text": "Ada works at Acme."}, headers=bearer(writer))
+    assert first.status_code == 201, first.text
+    before = _snapshot(graph, ns)
+
+    reader = new_key(admin, "read", namespaces=[ns])
+    revoked = new_key(admin, "write", namespaces=[ns])
+    admin.keys.revoke(revoked.api_key.name)
+    expired = new_key(admin, "write", namespaces=[ns])
+    with graph.driver.session(database=graph.database) as session:
+        session.run(
+            "MATCH (k:GraphmemApiKey {id: $id}) SET k.expires_at = datetime() - duration('PT1M')",
+            id=expired.api_key.id,
+        ).consume()
+    other_tenant = new_key(admin, "admin", namespaces=[f"{ns}-other"])
+    wrong = writer.key[:-4] + ("aaaa" if not writer.key.endswith("aaaa") else "bbbb")
+    body = {"text": "Ada moved to Globex.", "supersedes": [first.json()["id"]]}
+    cases: dict[str, tuple[dict[str, str], tuple[int, str]]] = {
+        "missing": ({}, (401, "AuthenticationError")),
+        "not a key": ({"Authorization": "Bearer hello"}, (401, "AuthenticationError")),
+        "wrong secret": (bearer(wrong), (401, "AuthenticationError")),
+        "revoked": (bearer(revoked), (401, "AuthenticationError")),
+        "expired": (bearer(expired), (401, "AuthenticationError")),
+        "read-only writing": (bearer(reader), (403, "PermissionDeniedError")),
+        "another tenant": (bearer(other_tenant), (403, "PermissionDeniedError")),
+    }
+    for case, (headers, expected) in cases.items():
+        answer = httpx.post(url, json=body, headers=headers)
+        assert _error(answer) == expected, case
+        if expected[0] == 401:
+            assert answer.headers["www-authenticate"] == "Bearer", case
+    forget = {"reason": "asked", "ids": [first.json()["id"]], "confirm": True}
+    for headers in (bearer(reader), bearer(other_tenant), {}):
+        answer = httpx.post(f"{served.url}/v1/namespaces/{ns}/forget", json=forget, headers=headers)
+        assert answer.status_code in (401, 403)
+    assert _snapshot(graph, ns) == before
+    # The read key reads, and the refusals left the first fact believed.
+    found = httpx.post(
+        f"{served.url}/v1/namespaces/{ns}/search", json={"query": "Ada"}, headers=bearer(reader)
+    )
+    assert [h["text"] for h in found.json()["hits"]] == ["Ada works at Acme."]
+
+
+def test_the_actor_of_each_change_is_the_name_of_the_key_that_made_it(
+    served: Served, admin: Memory, ns: str
+) -> None:
+    key = new_key(admin, "write", prefix=f"{ns}")
+    name, api = key.api_key.name, f"{served.url}/v1/namespaces/{ns}"
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        answer = httpx.post(api + path, json=body, headers=bearer(key))
+        assert answer.status_code < 300, answer.text
+        return answer.json()
+
+    old = post("/facts", {"text": "The office is in Lisbon."})
+    new = post("/facts", {"text": "The office is in Porto.", "supersedes": [old["id"]]})
+    other = post("/facts", {"text": "The office is in Braga."})
+    post("/contradictions", {"a": new["id"], "b": other["id"], "reason": "two answers"})
+    post("/memories/" + other["id"] + "/retract", {"reason": "never true"})
+    post("/forget", {"reason": "privacy", "ids": [old["id"]], "confirm": True})
+    timeline = httpx.get(f"{api}/audit/timeline/{new['id']}", headers=bearer(key)).json()
+    actors = {e["kind"]: e["actor"] for e in timeline["events"] if e["actor"] is not None}
+    assert actors and set(actors.values()) == {name}, timeline["events"]
+    assert {"superseded", "contradicted"} <= set(actors), actors
+    erased = admin.audit.diff("1 hour ago", ns=ns)
+    assert [f.actor for f in erased.forgotten] == [name]
+    retracted = admin.audit.timeline(other["id"], ns=ns)
+    assert name in {e.actor for e in retracted.events}
+
+
+def test_a_prefix_key_opens_its_namespaces_and_lists_only_them(
+    served: Served, admin: Memory, ns: str
+) -> None:
+    key = new_key(admin, "write", prefix=f"{ns}-team-")
+    for suffix in ("a", "b"):
+        answer = httpx.post(
+            f"{served.url}/v1/namespaces/{ns}-team-{suffix}/facts",
+            json={"text": f"Team {suffix} meets on Monday."},
+            headers=bearer(key),
+        )
+        assert answer.status_code == 201
+    refused = httpx.post(
+        f"{served.url}/v1/namespaces/{ns}-teams/facts", json={"text": "x"}, headers=bearer(key)
+    )
+    assert _error(refused) == (403, "PermissionDeniedError")
+    listed = httpx.get(f"{served.url}/v1/namespaces", headers=bearer(key)).json()
+    assert sorted(n["ns"] for n in listed) == [f"{ns}-team-a", f"{ns}-team-b"]
+
+
+def test_bad_input_is_a_typed_error_and_writes_nothing(
+    served: Served, admin: Memory, graph: Graph, ns: str
+) -> None:
+    key = new_key(admin, "admin", namespaces=[ns])
+    api = f"{served.url}/v1/namespaces/{ns}"
+    cases = [
+        ("/facts", {"text": ""}, 422, "InvalidInputError"),
+        ("/facts", {"text": "x", "colour": "red"}, 422, "InvalidInputError"),
+        ("/facts", {"text": "x", "supersedes": ["0" * 36]}, 404, "NotFoundError"),
+        ("/search", {"query": "x", "k": 0}, 422, "InvalidInputError"),
+        ("/drop", {"confirm": False}, 422, "InvalidInputError"),
+        ("/facts", {"text": "y" * 60_000}, 413, "InvalidInputError"),
+    ]
+    for path, body, status, kind in cases:
+        answer = httpx.post(api + path, json=body, headers=bearer(key))
+        assert _error(answer) == (status, kind), (path, body, answer.text)
+    bad_ns = httpx.post(
+        f"{served.url}/v1/namespaces/no%20spaces/facts", json={"text": "x"}, headers=bearer(key)
+    )
+    assert bad_ns.status_code in (403, 422)
+    assert _snapshot(graph, ns) == []
+
+
+def test_probes_and_the_openapi_schema(served: Served) -> None:
+    assert httpx.get(f"{served.url}/health").json()["status"] == "ok"
+    assert httpx.get(f"{served.url}/ready").json() == {"status": "ready"}
+    schema = httpx.get(f"{served.url}/openapi.json").json()
+    assert "/v1/namespaces/{ns}/facts" in schema["paths"]
+    assert "Fact" in schema["components"]["schemas"]
+    assert "RecallRequest" in schema["components"]["schemas"]
+
+
+def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
+    served: Served, admin: Memory, ns: str
+) -> None:
+    writer = new_key(admin, "write", namespaces=[ns])
+    reader = new_key(admin, "read", namespaces=[ns])
+    mcp_url = f"{served.url}/mcp"
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    assert httpx.post(mcp_url, json=ping, headers=accept).status_code == 401
+    wrong = httpx.post(mcp_url, json=ping, headers={**accept, "Authorization": "Bearer gmk_x"})
+    assert wrong.status_code == 401
+    foreign = {**accept, **bearer(writer), "Origin": "http://evil.example"}
+    assert httpx.post(mcp_url, json=ping, headers=foreign).status_code == 403
+
+    def connect(key: Any) -> Client:
+        # The SDK's own HTTP client, carrying the key on every request.
+        http = httpx2.AsyncClient(headers=bearer(key))
+        return Client(streamable_http_client(mcp_url, http_client=http))
+
+    async def flow() -> None:
+        async with connect(writer) as session:
+            first = await session.call_tool("add_memory", {"text": "Bo likes tea."})
+            fact = json.loads(first.content[0].text)["memory"]  # type: ignore[union-attr]
+            second = await session.call_tool(
+                "add_memory", {"text": "Bo likes coffee.", "supersedes": [fact["id"]]}
+            )
+            assert not second.is_error, second.content
+            outside = await session.call_tool(
+                "search_memories", {"query": "Bo", "namespace": f"{ns}-x"}
+            )
+            assert outside.is_error
+            assert "PermissionDeniedError" in outside.content[0].text  # type: ignore[union-attr]
+        async with connect(reader) as session:
+            found = await session.call_tool("search_memories", {"query": "what does Bo drink"})
+            assert "coffee" in found.content[0].text  # type: ignore[union-attr]
+            refused = await session.call_tool("add_memory", {"text": "Bo likes water."})
+            assert refused.is_error
+            assert "PermissionDeniedError" in refused.content[0].text  # type: ignore[union-attr]
+
+    asyncio.run(flow())
+    believed = admin.recall("Bo", ns=ns, track_access=False)
+    assert [h.text for h in believed.hits] == ["Bo likes coffee."]
+    lineage = admin.audit.timeline(believed.hits[0].id, ns=ns)
+    assert writer.api_key.name in {e.actor for e in lineage.events}
+
+
+def test_sigterm_stops_the_server_gracefully(graph: Graph) -> None:
+    with serve_process(graph) as running:
+        running.process.send_signal(signal.SIGTERM)
+        # uvicorn finishes the requests in flight, runs the shutdown (the client closes),
+        # then ends by the signal it caught, as a process stopped by SIGTERM does.
+        assert running.process.wait(timeout=60) in (0, -signal.SIGTERM)
+        errors = running.process.stderr.read()  # type: ignore[union-attr]
+        assert "Traceback" not in errors, errors
