@@ -22,10 +22,10 @@ $(DEV_STAMP): pyproject.toml tools/graphmem-bench/pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,serve]' -e tools/graphmem-bench
 	touch $(RUNTIME_STAMP) $(DEV_STAMP)
 
-## install: .venv with graphmem and the MCP server, without PyTorch (what `make demo` runs)
+## install: .venv with graphmem, the MCP server and graphmem serve, without PyTorch (what `make demo` runs)
 install: $(RUNTIME_STAMP)
 
-## install-dev: .venv with the dev, llm, docs, mcp and torch extras and graphmem-bench (what the tests need)
+## install-dev: .venv with the dev, llm, docs, serve (and mcp) and torch extras and graphmem-bench (what the tests need)
 install-dev: $(DEV_STAMP)
 
 ## demo: install, start the default local Neo4j, write and read back through Bolt

@@ -60,6 +60,12 @@ from graphmem.errors import ConfigurationError
     help="Over HTTP, another Origin to accept from browsers, exactly (scheme://host[:port]; "
     "repeatable; default: http:// and each allowed host, and https:// and each --allow-host).",
 )
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    help="Over HTTP on a loopback address, take requests without an API key (default: every "
+    "request needs one, 'Authorization: Bearer <key>', from graphmem keys create).",
+)
 @click.option("--read-only", is_flag=True, help="Expose only the tools that read and audit.")
 @click.option(
     "--full-ids", is_flag=True, help="Show whole ids instead of 8-character unique prefixes."
@@ -82,6 +88,7 @@ def mcp_command(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     tools: str,
+    no_auth: bool,
     read_only: bool,
     full_ids: bool,
     max_result_chars: int,
@@ -90,10 +97,12 @@ def mcp_command(
 
     The server keeps one connection and the embedding model warm between calls. It is bound
     to one namespace (and those --allow-namespace adds); --read-only leaves out every tool
-    that writes. Nothing but the protocol goes to stdout. Over HTTP, a request whose Host is
-    not the bound address (or an --allow-host) or whose Origin is not an allowed one is
-    refused (421, 403), which keeps web pages from reaching the server through DNS
-    rebinding. Host configurations: docs/guides/mcp.md.
+    that writes. Nothing but the protocol goes to stdout. Over HTTP, every request needs an API
+    key whose namespaces and role allow the call (401 without one; --no-auth drops this on a
+    loopback address), and a request whose Host is not the bound address (or an --allow-host)
+    or whose Origin is not an allowed one is refused (421, 403), which keeps web pages from
+    reaching the server through DNS rebinding. For many agents and a REST API, see graphmem
+    serve. Host configurations: docs/guides/mcp.md.
 
     Example:
 
@@ -101,7 +110,7 @@ def mcp_command(
         claude mcp add graphmem -- graphmem mcp --tools all
 
     \b
-        graphmem mcp --transport http --port 8765 --read-only
+        graphmem mcp --transport http --port 8765 --read-only --no-auth
     """
     try:
         from graphmem.mcp.edge import edge_policy
@@ -114,6 +123,12 @@ def mcp_command(
     from graphmem.client.aio import AsyncMemory
 
     settings = settings_of(ctx)
+    if transport == "http" and no_auth and not _loopback(host):
+        raise click.UsageError(
+            f"--no-auth is for a loopback address; on {host} every request needs an API key"
+        )
+    if transport == "stdio" and no_auth:
+        raise click.UsageError("--no-auth is for --transport http (stdio needs no key)")
     options = McpOptions(
         namespace=namespace or settings.namespace,
         allowed=allowed,
@@ -121,16 +136,11 @@ def mcp_command(
         read_only=read_only,
         full_ids=full_ids,
         max_chars=max_result_chars,
+        keyed=transport == "http" and not no_auth,
     )
     edge = None
     if transport == "http":
         edge = edge_policy(host, port, allowed_hosts, allowed_origins)
-        if not _loopback(host):
-            click.echo(
-                f"graphmem mcp: listening on {host} without authentication; anyone who "
-                "reaches it can use this memory",
-                err=True,
-            )
     elif allowed_hosts or allowed_origins:
         raise click.UsageError("--allow-host and --allow-origin are for --transport http")
     memory = AsyncMemory(

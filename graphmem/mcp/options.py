@@ -95,9 +95,12 @@ class McpOptions:
     read_only: bool = False
     full_ids: bool = False
     max_chars: int = DEFAULT_MAX_CHARS
-    #: Served by ``graphmem serve``: each call's API key decides which namespaces it may name
-    #: and whether it may write (:meth:`namespace_for` takes the key).
+    #: Behind API keys (``graphmem serve``, ``graphmem mcp --transport http``): each call's
+    #: key decides which namespaces it may name and whether it may write.
     keyed: bool = False
+    #: With keys, whether a call is also held to ``namespace`` and ``allowed`` (``graphmem
+    #: mcp``) or only to its key (``graphmem serve``).
+    bounded: bool = True
 
     def __post_init__(self) -> None:
         for ns in (self.namespace, *self.allowed):
@@ -122,10 +125,12 @@ class McpOptions:
 
     def namespace_for(self, requested: str | None, key: ApiKey | None = None) -> str:
         """The namespace a call works in: the default one, or the one it names if allowed.
-        With a key (``keyed``), the namespaces the key opens are the allowed ones, and the
-        default is the key's one namespace when it has exactly one."""
-        if key is not None:
+        With a key, the key must open it too; unless ``bounded``, the namespaces the key opens
+        are the allowed ones, and the default is the key's one namespace when it has one."""
+        if key is not None and not self.bounded:
             return _keyed_namespace(self.namespace, requested, key)
+        if key is not None:
+            return _keyed_namespace(self.namespace, self.namespace_for(requested), key)
         if requested is None or requested == "":
             return self.namespace
         if requested not in self.namespaces:

@@ -27,12 +27,12 @@ from graphmem.mcp.guide import instructions, memory_guidelines, schema_text
 from graphmem.mcp.options import READ_TOOLS, McpOptions
 from graphmem.mcp.tools import Tools
 from graphmem.models.keys import ApiKey, Role
+from graphmem.service.auth import KeyCheck
+from graphmem.service.gate import SCOPE_KEY, KeyGate
 from graphmem.store.cypher import analyst_queries
 
 logger = logging.getLogger("graphmem.mcp")
 Transport = Literal["stdio", "http"]
-#: Where the service puts a request's checked API key in the ASGI scope.
-SCOPE_KEY = "graphmem.api_key"
 _DESTRUCTIVE = frozenset({"forget", "retract_memory", "resolve_contradiction", "consolidate"})
 
 
@@ -254,19 +254,27 @@ async def serve(
 ) -> None:
     """Serve until the host closes stdio or the HTTP server is stopped. Over HTTP, every
     request's ``Host`` and ``Origin`` are checked against ``edge`` (default: the bound
-    address, :func:`~graphmem.mcp.edge.edge_policy`)."""
+    address, :func:`~graphmem.mcp.edge.edge_policy`), and with ``options.keyed`` its API key."""
     server = build_server(memory, options)
+    keys = KeyCheck(memory) if options.keyed else None
     async with warm_memory(memory, server):
         if transport == "stdio":
             await server.run_stdio_async()
         else:
-            await serve_http(server, host=host, port=port, path=path, edge=edge)
+            await serve_http(server, host=host, port=port, path=path, edge=edge, keys=keys)
 
 
 async def serve_http(
-    server: MCPServer, *, host: str, port: int, path: str, edge: EdgePolicy | None = None
+    server: MCPServer,
+    *,
+    host: str,
+    port: int,
+    path: str,
+    edge: EdgePolicy | None = None,
+    keys: KeyCheck | None = None,
 ) -> None:
-    """The MCP server's streamable HTTP app behind :class:`HostOriginCheck`, on uvicorn."""
+    """The MCP server's streamable HTTP app behind :class:`HostOriginCheck` (and, given
+    ``keys``, :class:`~graphmem.service.gate.KeyGate`), on uvicorn."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -278,5 +286,8 @@ async def serve_http(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=host,
     )
-    config = uvicorn.Config(HostOriginCheck(app, policy), host=host, port=port, log_level="warning")
+    gated = app if keys is None else KeyGate(app, keys)
+    config = uvicorn.Config(
+        HostOriginCheck(gated, policy), host=host, port=port, log_level="warning"
+    )
     await uvicorn.Server(config).serve()

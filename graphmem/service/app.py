@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager
@@ -19,12 +18,13 @@ from fastapi.responses import JSONResponse
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.embed.embedder import load_model
-from graphmem.errors import AuthenticationError, GraphmemError, InvalidInputError
+from graphmem.errors import GraphmemError, InvalidInputError
 from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, Receive, Scope, Send
 from graphmem.mcp.options import ALL_TOOLS, McpOptions
-from graphmem.mcp.server import SCOPE_KEY, build_server
+from graphmem.mcp.server import build_server
 from graphmem.service import rest, rest_admin
-from graphmem.service.auth import KeyCheck, bearer
+from graphmem.service.auth import KeyCheck
+from graphmem.service.gate import KeyGate, respond
 from graphmem.service.wire import error_body, status_of
 
 logger = logging.getLogger("graphmem.serve")
@@ -60,6 +60,7 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
             tools=options.tools,
             max_chars=options.max_result_chars,
             keyed=True,
+            bounded=False,
         ),
     )
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True)
@@ -128,30 +129,6 @@ def _add_handlers(api: FastAPI) -> None:
             except Exception as exc:  # any failure means: not ready, and why
                 return JSONResponse({"status": "unavailable", "reason": str(exc)}, 503)
         return JSONResponse({"status": "starting"}, 503)
-
-
-class KeyGate:
-    """ASGI: an MCP request without a good API key is answered 401 and goes no further; one
-    with a good key carries it in its scope (``graphmem.api_key``) to the tools."""
-
-    def __init__(self, app: ASGIApp, keys: KeyCheck) -> None:
-        self.app, self.keys = app, keys
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = {
-                k.decode("latin-1").lower(): v.decode("latin-1")
-                for k, v in scope.get("headers", [])
-            }
-            try:
-                scope[SCOPE_KEY] = await self.keys.key(bearer(headers))
-            except AuthenticationError as exc:
-                await respond(send, 401, error_body(exc), {"www-authenticate": "Bearer"})
-                return
-            except GraphmemError as exc:
-                await respond(send, status_of(exc), error_body(exc, "the key could not be checked"))
-                return
-        await self.app(scope, receive, send)
 
 
 class Dispatch:
@@ -228,15 +205,4 @@ class Limits:
         return error_body(error)
 
 
-async def respond(
-    send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-) -> None:
-    """A JSON answer sent straight on ASGI."""
-    data = json.dumps(body, ensure_ascii=False).encode()
-    raw = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
-    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": data})
-
-
-__all__ = ["Dispatch", "KeyGate", "Limits", "ServeOptions", "build_app", "respond"]
+__all__ = ["Dispatch", "Limits", "ServeOptions", "build_app"]

@@ -11,15 +11,20 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx2
 import pytest
+from click.testing import CliRunner
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
+from graphmem.cli import main
 from graphmem.client.aio import AsyncMemory
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder, EmbedderWrapper, Vectors
@@ -38,8 +43,10 @@ def _stdio(env: dict[str, str], args: list[str]) -> Client:
 
 
 @asynccontextmanager
-async def _http(env: dict[str, str], args: list[str]) -> AsyncIterator[Client]:
-    port = free_port()
+async def _http(
+    env: dict[str, str], args: list[str], port: int | None = None
+) -> AsyncIterator[Client]:
+    port = port or free_port()
     command = [sys.executable, "-m", "graphmem", "mcp", "--transport", "http", "--port", str(port)]
     child = subprocess.Popen(
         [*command, *args], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
@@ -56,11 +63,40 @@ async def _http(env: dict[str, str], args: list[str]) -> AsyncIterator[Client]:
                 if time.monotonic() > deadline:
                     raise AssertionError("the HTTP server did not start in 120 s") from None
                 await asyncio.sleep(0.2)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with keyed_client(f"http://127.0.0.1:{port}/mcp", env) as client:
             yield client
     finally:
         child.terminate()
         child.wait(timeout=30)
+
+
+def api_key(env: dict[str, str], role: str = "write") -> str:
+    """A new API key opening the test's namespace and those that start with its name."""
+    made = CliRunner().invoke(
+        main,
+        [
+            "keys",
+            "create",
+            f"mcp-{uuid.uuid4().hex[:8]}",
+            "--prefix",
+            env["GRAPHMEM_NAMESPACE"],
+            "--role",
+            role,
+            "--json",
+        ],
+        env=env,
+    )
+    assert made.exit_code == 0, made.output
+    return str(json.loads(made.stdout)["key"])
+
+
+def keyed_client(url: str, env: dict[str, str], role: str = "write") -> Client:
+    """The SDK's client on streamable HTTP, sending a new key with every request."""
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {api_key(env, role)}"},
+        timeout=httpx2.Timeout(30, read=300),
+    )
+    return Client(streamable_http_client(url, http_client=http))
 
 
 def _server(transport: str, env: dict[str, str], args: list[str]) -> Any:
@@ -481,6 +517,7 @@ def test_http_refuses_a_foreign_host_or_origin_on_any_loopback_address(
     bound = f"127.0.0.2:{port}"
     command = [sys.executable, "-m", "graphmem", "mcp", "--transport", "http"]
     args = ["--host", "127.0.0.2", "--port", str(port), "--allow-origin", "https://app.example"]
+    args += ["--no-auth"]
     args += ["--allow-host", f"memory.test:{port}"]
     child = subprocess.Popen(
         [*command, *args], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
@@ -593,5 +630,32 @@ def test_the_texts_a_model_reads_are_its_own_and_name_only_the_tools_there_are(
             assert "pydantic" not in wrong and "http" not in wrong
             beliefs = await _call(client, "list_beliefs")  # as_of defaults to now
             assert beliefs["beliefs"] == []
+
+    _run(scenario())
+
+
+def test_http_needs_a_key_that_opens_the_namespace_and_allows_the_call(
+    env: dict[str, str], ns: str
+) -> None:
+    import httpx
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def scenario() -> None:
+        args = ["--tools", "all", "--allow-namespace", f"{ns}-b"]
+        async with _http(env, args, port) as client:
+            await _call(client, "add_memory", text="Cy plays the cello.", namespace=f"{ns}-b")
+            # Opened by the key (a prefix) but not by this server.
+            refused = await _error(client, "memory_stats", namespace=f"{ns}-c")
+            assert "not open to this server" in refused
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            accept = {"Accept": "application/json, text/event-stream"}
+            assert httpx.post(url, json=ping, headers=accept).status_code == 401
+            async with keyed_client(url, env, "read") as reader:
+                text = await _error(reader, "add_memory", text="Cy plays the viola.")
+                assert "PermissionDeniedError" in text
+                found = await _call(reader, "search_memories", query="cello", namespace=f"{ns}-b")
+                assert [r["text"] for r in found["results"]] == ["Cy plays the cello."]
 
     _run(scenario())

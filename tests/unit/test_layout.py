@@ -266,6 +266,7 @@ COMMAND_TREE = {
         "--host",
         "--max-result-chars",
         "--namespace",
+        "--no-auth",
         "--ns",
         "--port",
         "--read-only",
