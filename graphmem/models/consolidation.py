@@ -198,6 +198,9 @@ class ConsolidationRunRecord(OutputModel):
     error: str | None = None
     undone_at: StoredDatetime | None = None
     undone_by: str | None = None
+    #: Who asked for the run (``api``, or the name of the API key under ``graphmem serve``;
+    #: None for runs recorded before graphmem kept it).
+    started_by: str | None = None
 
 
 class UndoResult(OutputModel):

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from graphmem._json import json_error, load_json
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, PermissionDeniedError
 from graphmem.models import NamespaceStats
 from graphmem.models.audit import Beliefs, ContradictionRecord, Diff, Explanation, Timeline
 from graphmem.models.consolidation import ConsolidationResult, ConsolidationRunRecord, UndoResult
@@ -34,7 +34,13 @@ PREFIX = "/namespaces/{ns}"
 @router.post(PREFIX + "/forget", response_model=ForgetResult, tags=["forget"])
 async def forget(ns: NsPath, body: ForgetRequest, key: WriteKey, memory: Memory) -> Response:
     """Erase for good (a privacy request): exactly one of `ids`, `source`, `session`,
-    `everything`. A dry run that reports what would go unless `confirm` is true."""
+    `everything` (which needs an admin key). A dry run that reports what would go unless
+    `confirm` is true."""
+    if body.everything and not key.allows("admin"):
+        raise PermissionDeniedError(
+            f"the API key {key.name!r} has the role {key.role!r}; erasing a whole namespace "
+            "(everything) needs 'admin'"
+        )
     options = body.model_dump(exclude_unset=True, exclude={"reason", "ids", "confirm"})
     result = await memory.forget(
         body.ids, reason=body.reason, ns=ns, dry_run=not body.confirm, **options

@@ -120,6 +120,15 @@ def test_the_actor_of_each_change_is_the_name_of_the_key_that_made_it(
     actors = {e["kind"]: e["actor"] for e in timeline["events"] if e["actor"] is not None}
     assert actors and set(actors.values()) == {name}, timeline["events"]
     assert {"superseded", "contradicted"} <= set(actors), actors
+    run = post("/consolidate", {"force": True, "confirm": True})
+    (record,) = admin.consolidation_runs(ns=ns, ids=[run["run_id"]])
+    assert record.started_by == name
+    everything = httpx.post(
+        api + "/forget",
+        json={"reason": "all", "everything": True, "confirm": True},
+        headers=bearer(key),
+    )
+    assert _error(everything) == (403, "PermissionDeniedError")
     erased = admin.audit.diff("1 hour ago", ns=ns)
     assert [f.actor for f in erased.forgotten] == [name]
     retracted = admin.audit.timeline(other["id"], ns=ns)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from graphmem.core.actor import current_actor
 from graphmem.core.checks import checked_flag
 from graphmem.core.consolidate.clusters import group, number
 from graphmem.core.consolidate.config import ConsolidationConfig
@@ -146,6 +147,7 @@ class ConsolidatePlans(RunPlans):
                     "ttl_ms": int(config.lock_ttl * 1000),
                     "proposer": proposer,
                     "model": model,
+                    "actor": current_actor(),
                 },
             )
         return gate

@@ -136,4 +136,5 @@ def run_record(row: Mapping[str, Any]) -> ConsolidationRunRecord:
         error=row["error"],
         undone_at=row["undone_at"],
         undone_by=row["undone_by"],
+        started_by=row.get("started_by"),
     )

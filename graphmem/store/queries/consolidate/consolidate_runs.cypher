@@ -16,5 +16,5 @@ CALL (r) {
          reduce(acc = [], x IN collect(c.review) | acc + x) AS review
 }
 RETURN r {.id, .ns, .status, .started_at, .finished_at, .proposer, .model, .llm_calls,
-          .prompt_tokens, .completion_tokens, .timings, .error, .undone_at, .undone_by,
+          .prompt_tokens, .completion_tokens, .timings, .error, .undone_at, .undone_by, .started_by,
           plans: plans, applied: applied, rejected: rejected, review: review} AS run
