@@ -45,12 +45,20 @@ from graphmem.errors import ConfigurationError
     help="The largest request body, in MB (413 above it).",
 )
 @click.option(
+    "--max-import-mb",
+    type=click.FloatRange(0.01, 65_536),
+    default=512.0,
+    show_default=True,
+    help="The largest namespace import (admin keys), in MB.",
+)
+@click.option(
     "--timeout",
     "request_timeout",
     type=click.FloatRange(1, 3600),
     default=60.0,
     show_default=True,
-    help="Seconds a REST request may run before it is answered 504.",
+    help="Seconds a REST request may run before it is answered 504 (export and import are "
+    "not timed).",
 )
 @click.option(
     "--graceful",
@@ -75,6 +83,7 @@ def serve_command(
     allowed_origins: tuple[str, ...],
     key_cache: float,
     max_body_mb: float,
+    max_import_mb: float,
     request_timeout: float,
     graceful: float,
     tools: str,
@@ -113,6 +122,7 @@ def serve_command(
         namespace=settings.namespace,
         key_cache_seconds=key_cache,
         max_body_bytes=int(max_body_mb * 1024 * 1024),
+        max_import_bytes=int(max_import_mb * 1024 * 1024),
         request_timeout=request_timeout,
         tools=tool_selection(tools, read_only=False),
     )

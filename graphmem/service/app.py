@@ -41,8 +41,9 @@ class ServeOptions:
     namespace: str = "default"
     #: Seconds a checked API key is remembered (0: checked on every request).
     key_cache_seconds: float = 5.0
-    #: The largest request body, in bytes.
+    #: The largest request body, in bytes; and the largest namespace import (admin only).
     max_body_bytes: int = 8 * 1024 * 1024
+    max_import_bytes: int = 512 * 1024 * 1024
     #: Seconds a REST request may take before it is answered 504.
     request_timeout: float = 60.0
     #: The MCP tools served (every tool by default; each call is checked against its key).
@@ -90,7 +91,7 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
     api.include_router(rest_admin.router)
     _add_handlers(api)
     gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
-    return Limits(Dispatch(api, gate), options.max_body_bytes, options.request_timeout)
+    return Limits(Dispatch(api, gate), options)
 
 
 def _add_handlers(api: FastAPI) -> None:
@@ -149,21 +150,31 @@ class _TooLarge(Exception):
     pass
 
 
-class Limits:
-    """ASGI: a request body larger than ``max_body`` is answered 413 (by its Content-Length
-    before it is read, or as soon as it grows past); a REST request that takes longer than
-    ``timeout`` seconds is cancelled and answered 504 (MCP keeps its own stream)."""
+def _timed(path: str) -> bool:
+    """Whether a request to ``path`` is held to the request timeout: every REST route but a
+    namespace's export and import, which take as long as the namespace is large."""
+    return path.startswith("/v1/") and not path.endswith(("/export", "/import"))
 
-    def __init__(self, app: ASGIApp, max_body: int, timeout: float) -> None:
-        self.app, self.max_body, self.timeout = app, max_body, timeout
+
+class Limits:
+    """ASGI: a request body larger than the options allow is answered 413 (by its Content-Length
+    before it is read, or as soon as it grows past); a REST request that takes longer than
+    ``timeout`` seconds is cancelled and answered 504 (MCP keeps its own stream; export and
+    import are not timed)."""
+
+    def __init__(self, app: ASGIApp, options: ServeOptions) -> None:
+        self.app, self.timeout = app, options.request_timeout
+        self.max_body, self.max_import = options.max_body_bytes, options.max_import_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        path = scope.get("path", "")
+        limit = self.max_import if path.endswith("/import") else self.max_body
         length = dict(scope.get("headers", [])).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body:
-            await respond(send, 413, self._too_large())
+        if length is not None and length.isdigit() and int(length) > limit:
+            await respond(send, 413, self._too_large(limit))
             return
         seen = 0
         started = False
@@ -172,7 +183,7 @@ class Limits:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if seen > self.max_body:
+            if seen > limit:
                 raise _TooLarge
             return message
 
@@ -182,14 +193,14 @@ class Limits:
             await send(message)
 
         try:
-            if scope.get("path", "").startswith("/v1/"):
+            if _timed(path):
                 async with asyncio.timeout(self.timeout):
                     await self.app(scope, limited_receive, watched_send)
             else:
                 await self.app(scope, limited_receive, watched_send)
         except _TooLarge:
             if not started:
-                await respond(send, 413, self._too_large())
+                await respond(send, 413, self._too_large(limit))
         except TimeoutError:
             if not started:
                 error = GraphmemError(f"the request took longer than {self.timeout:g} s")
@@ -197,10 +208,11 @@ class Limits:
                 body["error"]["type"] = "TransactionTimeoutError"
                 await respond(send, 504, body)
 
-    def _too_large(self) -> dict[str, Any]:
+    @staticmethod
+    def _too_large(limit: int) -> dict[str, Any]:
         error = InvalidInputError(
-            f"the request body is larger than {self.max_body:,} bytes (the server's "
-            "--max-body-mb): send less in one request"
+            f"the request body is larger than {limit:,} bytes (the server's --max-body-mb, "
+            "or --max-import-mb for an import): send less in one request"
         )
         return error_body(error)
 

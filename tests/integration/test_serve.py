@@ -240,3 +240,35 @@ def test_sigterm_stops_the_server_gracefully(graph: Graph) -> None:
         assert running.process.wait(timeout=60) in (0, -signal.SIGTERM)
         errors = running.process.stderr.read()  # type: ignore[union-attr]
         assert "Traceback" not in errors, errors
+
+
+def test_export_drop_and_import_through_rest(served: Served, admin: Memory, ns: str) -> None:
+    owner = new_key(admin, "admin", namespaces=[ns])
+    writer = new_key(admin, "write", namespaces=[ns])
+    api = f"{served.url}/v1/namespaces/{ns}"
+    old = httpx.post(
+        f"{api}/facts", json={"text": "Di lives in Oslo."}, headers=bearer(owner), timeout=60
+    )
+    body = {"text": "Di lives in Bergen.", "supersedes": [old.json()["id"]]}
+    assert (
+        httpx.post(f"{api}/facts", json=body, headers=bearer(owner), timeout=60).status_code == 201
+    )
+
+    def export() -> list[dict[str, Any]]:
+        answer = httpx.get(f"{api}/export", headers=bearer(owner), timeout=60)
+        assert answer.status_code == 200
+        lines = [json.loads(line) for line in answer.text.splitlines()]
+        return [
+            {k: v for k, v in r.items() if k not in ("exported_at", "finished_at")} for r in lines
+        ]
+
+    before = export()
+    assert before[0]["format"] == "graphmem-namespace" and len(before) > 2
+    refused = httpx.post(f"{api}/drop", json={"confirm": True}, headers=bearer(writer), timeout=60)
+    assert _error(refused) == (403, "PermissionDeniedError")
+    dropped = httpx.post(f"{api}/drop", json={"confirm": True}, headers=bearer(owner), timeout=60)
+    assert dropped.status_code == 200 and sum(dropped.json()["nodes"].values()) > 0
+    document = "\n".join(json.dumps(r) for r in before)
+    imported = httpx.post(f"{api}/import", content=document, headers=bearer(owner), timeout=60)
+    assert imported.status_code == 201, imported.text
+    assert export() == before

@@ -335,6 +335,7 @@ COMMAND_TREE = {
         "--host",
         "--key-cache",
         "--max-body-mb",
+        "--max-import-mb",
         "--port",
         "--timeout",
         "--tools",
