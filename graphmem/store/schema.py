@@ -236,7 +236,18 @@ def _run_statements(
     ):
         for entry in statements:
             for statement in entry.split(";"):
-                session.execute_write(_run_statement, statement, dimension)
+                try:
+                    session.execute_write(_run_statement, statement, dimension)
+                except neo4j.exceptions.ClientError as exc:
+                    # Another process starting at once created the same index first.
+                    if exc.code not in _CREATED_ELSEWHERE or "IF NOT EXISTS" not in statement:
+                        raise
+
+
+_KINDS = ("EquivalentSchemaRule", "Index", "Constraint")
+#: Neo4j's answers to a ``CREATE … IF NOT EXISTS`` whose index another transaction has just
+#: created: the index is there, which is what the statement asked for.
+_CREATED_ELSEWHERE = {f"Neo.ClientError.Schema.{c}AlreadyExists" for c in _KINDS}
 
 
 def _run_statement(tx: neo4j.ManagedTransaction, statement: str, dimension: int) -> None:

@@ -37,7 +37,7 @@ def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -
     driver, database = fresh_graph.driver, fresh_graph.database
     report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
     assert report.applied_now == tuple(m.version for m in MIGRATIONS)
-    assert report.version == report.latest_version == 10
+    assert report.version == report.latest_version == LATEST_VERSION
     assert report.embedder_model == "fake/hash-embedder"
     assert report.embedding_dimension == 384
 
@@ -55,7 +55,7 @@ def test_init_on_an_empty_graph_creates_every_index_online(fresh_graph: Graph) -
         config = indexes[name]["options"]["indexConfig"]  # type: ignore[index]
         assert config["fulltext.analyzer"] == "english"
         assert config["fulltext.eventually_consistent"] is False
-    assert _count(driver, database, "GraphmemMigration") == 10
+    assert _count(driver, database, "GraphmemMigration") == LATEST_VERSION
 
 
 def test_init_is_idempotent(graph: Graph, embedder: FakeEmbedder) -> None:
@@ -64,7 +64,7 @@ def test_init_is_idempotent(graph: Graph, embedder: FakeEmbedder) -> None:
     assert report.applied_now == ()
     assert report.up_to_date
     assert _indexes(graph.driver, graph.database).keys() == before.keys()
-    assert _count(graph.driver, graph.database, "GraphmemMigration") == 10
+    assert _count(graph.driver, graph.database, "GraphmemMigration") == LATEST_VERSION
     assert _count(graph.driver, graph.database, "GraphmemSchema") == 1
 
 
@@ -292,7 +292,7 @@ def test_init_creates_again_the_indexes_dropped_since_their_migration(fresh_grap
     assert schema.check_schema(driver, database=database, embedder=FakeEmbedder(384)).up_to_date
     again = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
     assert again.restored == ()
-    assert _count(driver, database, "GraphmemMigration") == 10
+    assert _count(driver, database, "GraphmemMigration") == LATEST_VERSION
 
 
 def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused(
