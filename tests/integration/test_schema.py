@@ -368,3 +368,23 @@ def test_vector_indexes_filter_by_namespace_where_the_server_can(fresh_graph: Gr
     assert again.applied_now == ()
     assert again.filtered_search == search
     assert all(i.state == "ONLINE" for i in again.indexes)
+
+
+def test_processes_starting_at_once_on_an_empty_graph_all_get_the_schema(
+    fresh_graph: Graph,
+) -> None:
+    """Several servers (graphmem serve behind a load balancer) connecting to a new graph at
+    the same moment each apply the schema; none fails because another got there first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    driver, database = fresh_graph.driver, fresh_graph.database
+
+    def apply(_: int) -> int:
+        report = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
+        return report.version
+
+    with ThreadPoolExecutor(4) as pool:
+        versions = list(pool.map(apply, range(4)))
+    assert versions == [LATEST_VERSION] * 4
+    indexes = _indexes(driver, database)
+    assert {name for m in MIGRATIONS for name in m.creates} <= set(indexes)
