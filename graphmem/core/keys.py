@@ -18,9 +18,17 @@ from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
 from graphmem.errors import AuthenticationError, InvalidInputError
 from graphmem.models.keys import ApiKey, NewKey, Role
 from graphmem.store.cypher import query
+from graphmem.store.schema import SCHEMA_KEY
 
 #: What a key looks like: ``gmk_``, 12 hex digits of id, ``_``, the secret.
 KEY_PATTERN = re.compile(r"gmk_([0-9a-f]{12})_([A-Za-z0-9_-]{32,64})")
+#: A key's name: it becomes the actor of the key's changes, so it is one plain word of
+#: letters, digits and . _ - : @ and never one of graphmem's own actors, a run id or a key id.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
+_RESERVED = frozenset({"api", "user", "mcp", "extractor", "system", "graphmem"})
+_ID_SHAPES = re.compile(
+    r"[0-9a-f]{12}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
 #: A namespace prefix: empty (every namespace), or the start of a namespace name.
 _PREFIX = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9._:@-]*)?")
 
@@ -33,6 +41,20 @@ def key_hash(key_id: str, secret: str) -> str:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidInputError(
+            f"key name {name!r}: 1 to 128 letters, digits and . _ - : @, starting with a letter "
+            "or digit (the name is the actor of the key's changes)"
+        )
+    if name.lower() in _RESERVED or _ID_SHAPES.fullmatch(name.lower()):
+        raise InvalidInputError(
+            f"key name {name!r} is one of graphmem's own actors or looks like an id: choose "
+            "another (the name is the actor of the key's changes)"
+        )
+    return name
 
 
 def _scope(namespaces: Iterable[str], prefix: str | None) -> tuple[list[str], str | None]:
@@ -63,7 +85,7 @@ class KeyPlans(CoreBase):
         prefix: str | None = None,
         expires_at: datetime | str | None = None,
     ) -> Plan[NewKey]:
-        name = checked_label("name", name)
+        name = _name(name)
         if role not in get_args(Role):
             raise InvalidInputError(f"role must be read, write or admin, got {role!r}")
         names, prefix = _scope(namespaces, prefix)
@@ -84,6 +106,7 @@ class KeyPlans(CoreBase):
         }
 
         def work() -> Work[Rows]:
+            yield Run(query("key_lock"), {"key": SCHEMA_KEY})
             (taken,) = yield Run(query("key_name_taken"), {"name": name, "now": now})
             if taken["taken"]:
                 raise InvalidInputError(

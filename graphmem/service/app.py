@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.embed.embedder import load_model
-from graphmem.errors import GraphmemError, InvalidInputError
+from graphmem.errors import GraphmemError, InvalidInputError, TransactionTimeoutError
 from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, Receive, Scope, Send
 from graphmem.mcp.options import ALL_TOOLS, McpOptions
 from graphmem.mcp.server import build_server
@@ -44,7 +44,7 @@ class ServeOptions:
     #: The largest request body, in bytes; and the largest namespace import (admin only).
     max_body_bytes: int = 8 * 1024 * 1024
     max_import_bytes: int = 512 * 1024 * 1024
-    #: Seconds a REST request may take before it is answered 504.
+    #: Seconds a reading REST request may take before it is cancelled and answered 504.
     request_timeout: float = 60.0
     #: The MCP tools served (every tool by default; each call is checked against its key).
     tools: tuple[str, ...] = field(default=ALL_TOOLS)
@@ -90,20 +90,24 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
     api.include_router(rest.router)
     api.include_router(rest_admin.router)
     _add_handlers(api)
-    gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
-    return Limits(Dispatch(api, gate), options)
+    mcp_gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
+    return Limits(Dispatch(api, KeyGate(api, keys), mcp_gate), options)
 
 
 def _add_handlers(api: FastAPI) -> None:
     @api.exception_handler(GraphmemError)
     async def graphmem_error(request: Request, exc: GraphmemError) -> JSONResponse:
         status = status_of(exc)
+        message = None
         if status >= 500:
+            # The server's own failure: its detail (database codes, addresses) goes to the
+            # log, the caller learns what failed and where to look.
             logger.error(
                 "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc
             )
+            message = f"the server could not complete {request.url.path} (see its log)"
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        return JSONResponse(error_body(exc), status_code=status, headers=headers)
+        return JSONResponse(error_body(exc, message), status_code=status, headers=headers)
 
     @api.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -127,40 +131,52 @@ def _add_handlers(api: FastAPI) -> None:
             try:
                 await memory.graph.driver.verify_connectivity()
                 return JSONResponse({"status": "ready"})
-            except Exception as exc:  # any failure means: not ready, and why
-                return JSONResponse({"status": "unavailable", "reason": str(exc)}, 503)
+            except Exception as exc:  # any failure means: not ready (the reason is logged)
+                logger.warning("not ready: %s: %s", type(exc).__name__, exc)
+                return JSONResponse({"status": "unavailable"}, 503)
         return JSONResponse({"status": "starting"}, 503)
 
 
 class Dispatch:
-    """``/mcp`` to the MCP app, everything else (and the lifespan) to the REST app."""
+    """``/mcp`` to the MCP app and ``/v1/`` to the REST app, each behind its key gate;
+    everything else (probes, the schema and docs, the lifespan) to the REST app."""
 
-    def __init__(self, api: ASGIApp, mcp: ASGIApp) -> None:
-        self.api, self.mcp = api, mcp
+    def __init__(self, api: ASGIApp, keyed_api: ASGIApp, mcp: ASGIApp) -> None:
+        self.api, self.keyed_api, self.mcp = api, keyed_api, mcp
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
+        if scope["type"] != "http":
+            await self.api(scope, receive, send)
+        elif path == "/mcp" or path.startswith("/mcp/"):
             await self.mcp(scope, receive, send)
+        elif path.startswith("/v1/"):
+            await self.keyed_api(scope, receive, send)
         else:
             await self.api(scope, receive, send)
 
 
-class _TooLarge(Exception):
-    pass
+#: The REST routes that only read: held to the request timeout. A write runs to its end (one
+#: cut short could have committed some of its transactions and not others); the Neo4j
+#: transaction timeout (GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT) bounds each of its transactions.
+_READ_POSTS = ("/search", "/context", "/forget/verify")
 
 
-def _timed(path: str) -> bool:
-    """Whether a request to ``path`` is held to the request timeout: every REST route but a
-    namespace's export and import, which take as long as the namespace is large."""
-    return path.startswith("/v1/") and not path.endswith(("/export", "/import"))
+def _timed(method: str, path: str) -> bool:
+    """Whether a request is held to the request timeout: the REST routes that only read,
+    but a namespace's export, which takes as long as the namespace is large."""
+    if not path.startswith("/v1/"):
+        return False
+    if method == "GET":
+        return not path.endswith("/export")
+    return method == "POST" and path.endswith(_READ_POSTS)
 
 
 class Limits:
-    """ASGI: a request body larger than the options allow is answered 413 (by its Content-Length
-    before it is read, or as soon as it grows past); a REST request that takes longer than
-    ``timeout`` seconds is cancelled and answered 504 (MCP keeps its own stream; export and
-    import are not timed)."""
+    """ASGI: a request body larger than the options allow is answered 413 (by its
+    Content-Length before it is read, or as soon as it grows past, the route then seeing the
+    client gone); a reading REST request that takes longer than ``timeout`` seconds is
+    cancelled and answered 504."""
 
     def __init__(self, app: ASGIApp, options: ServeOptions) -> None:
         self.app, self.timeout = app, options.request_timeout
@@ -176,37 +192,44 @@ class Limits:
         if length is not None and length.isdigit() and int(length) > limit:
             await respond(send, 413, self._too_large(limit))
             return
-        seen = 0
-        started = False
+        seen, started, refused = 0, False, False
 
         async def limited_receive() -> MutableMapping[str, Any]:
-            nonlocal seen
+            nonlocal seen, started, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > limit:
-                raise _TooLarge
+                refused = True
+                if not started:
+                    started = True
+                    await respond(send, 413, self._too_large(limit))
+                return {"type": "http.disconnect"}
             return message
 
         async def watched_send(message: MutableMapping[str, Any]) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 has been sent: what the route answers goes nowhere
             started = started or message["type"] == "http.response.start"
             await send(message)
 
+        if not _timed(scope.get("method", ""), path):
+            await self.app(scope, limited_receive, watched_send)
+            return
         try:
-            if _timed(path):
-                async with asyncio.timeout(self.timeout):
-                    await self.app(scope, limited_receive, watched_send)
-            else:
+            async with asyncio.timeout(self.timeout) as deadline:
                 await self.app(scope, limited_receive, watched_send)
-        except _TooLarge:
-            if not started:
-                await respond(send, 413, self._too_large(limit))
         except TimeoutError:
+            if not deadline.expired():
+                raise
             if not started:
-                error = GraphmemError(f"the request took longer than {self.timeout:g} s")
-                body = error_body(error)
-                body["error"]["type"] = "TransactionTimeoutError"
-                await respond(send, 504, body)
+                error = TransactionTimeoutError(
+                    f"the request took longer than {self.timeout:g} s (the server's "
+                    "--timeout) and was stopped; it only reads, so nothing was written"
+                )
+                await respond(send, 504, error_body(error))
 
     @staticmethod
     def _too_large(limit: int) -> dict[str, Any]:

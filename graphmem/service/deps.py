@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Annotated, Any
 
-from fastapi import Depends, Path, Request, Response
+from fastapi import Depends, Path, Request, Response, Security
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel
 
 from graphmem.client.aio import AsyncMemory
@@ -15,6 +16,7 @@ from graphmem.core.actor import acting_as
 from graphmem.core.checks import namespace
 from graphmem.models.keys import ApiKey, Role
 from graphmem.service.auth import KeyCheck, bearer, require
+from graphmem.service.gate import SCOPE_KEY
 
 NsPath = Annotated[str, Path(description="The namespace: a user, agent or tenant.", max_length=128)]
 
@@ -25,15 +27,27 @@ def memory_of(request: Request) -> AsyncMemory:
     return memory
 
 
-async def request_key(request: Request) -> ApiKey:
-    """The request's API key, checked (401 when missing or bad)."""
+#: Declares the bearer key in the OpenAPI schema (the "Authorize" button of /docs); the key
+#: itself is checked before routing, by the service's key gate.
+_BEARER = HTTPBearer(auto_error=False, description="An API key: graphmem keys create")
+
+
+async def request_key(
+    request: Request, _declared: Annotated[object, Security(_BEARER)] = None
+) -> ApiKey:
+    """The request's API key, checked by the key gate (401 when missing or bad); checked here
+    again when the app runs without the gate."""
+    key = request.scope.get(SCOPE_KEY)
+    if isinstance(key, ApiKey):
+        return key
     keys: KeyCheck = request.app.state.keys
     return await keys.key(bearer(request.headers))
 
 
 def _access(role: Role) -> Any:
-    async def dependency(request: Request, ns: NsPath) -> AsyncIterator[ApiKey]:
-        key = await request_key(request)
+    async def dependency(
+        ns: NsPath, key: Annotated[ApiKey, Depends(request_key)]
+    ) -> AsyncIterator[ApiKey]:
         require(key, namespace(ns, None), role)
         with acting_as(key.name):
             yield key

@@ -5,6 +5,7 @@ Plain ASGI, so that ``graphmem mcp`` needs no web framework."""
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from graphmem.errors import AuthenticationError, GraphmemError
@@ -12,13 +13,15 @@ from graphmem.mcp.edge import ASGIApp, Receive, Scope, Send
 from graphmem.service.auth import KeyCheck, bearer
 from graphmem.service.wire import error_body, status_of
 
-#: Where a request's checked API key travels in the ASGI scope, to the MCP tools.
+#: Where a request's checked API key travels in the ASGI scope, to the routes and MCP tools.
 SCOPE_KEY = "graphmem.api_key"
+logger = logging.getLogger("graphmem.serve")
 
 
 class KeyGate:
-    """ASGI: an MCP request without a good API key is answered 401 and goes no further; one
-    with a good key carries it in its scope (``graphmem.api_key``) to the tools."""
+    """ASGI: a request without a good API key is answered 401 before anything reads its body
+    and goes no further; one with a good key carries it in its scope (``graphmem.api_key``)
+    to the routes and the MCP tools."""
 
     def __init__(self, app: ASGIApp, keys: KeyCheck) -> None:
         self.app, self.keys = app, keys
@@ -35,6 +38,8 @@ class KeyGate:
                 await respond(send, 401, error_body(exc), {"www-authenticate": "Bearer"})
                 return
             except GraphmemError as exc:
+                # The database's own words stay in the log: the caller has no key yet.
+                logger.error("an API key could not be checked: %s: %s", type(exc).__name__, exc)
                 await respond(send, status_of(exc), error_body(exc, "the key could not be checked"))
                 return
         await self.app(scope, receive, send)

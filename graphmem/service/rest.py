@@ -5,9 +5,12 @@ answer the model the library returns; the OpenAPI schema is generated from both.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Response
 
 from graphmem.models import ContextBlock, Episode, Fact, FactHistory, IngestResult, RecallResult
+from graphmem.models.keys import ApiKey
 from graphmem.models.requests import (
     ContextRequest,
     ContradictRequest,
@@ -20,8 +23,18 @@ from graphmem.models.requests import (
     ResolveRequest,
 )
 from graphmem.service.deps import Memory, NsPath, ReadKey, WriteKey, answer
+from graphmem.service.wire import ERROR_RESPONSES
 
-router = APIRouter(prefix="/v1/namespaces/{ns}")
+
+def _reader(body: RecallRequest, key: ApiKey) -> dict[str, Any]:
+    """The options of a search; a read key's searches count no access (it writes nothing)."""
+    options = body.options()
+    if not key.allows("write"):
+        options["track_access"] = False
+    return options
+
+
+router = APIRouter(prefix="/v1/namespaces/{ns}", responses=ERROR_RESPONSES)
 
 
 @router.post("/facts", response_model=Fact, status_code=201, tags=["remember"])
@@ -59,14 +72,14 @@ async def ingest(ns: NsPath, body: IngestRequest, key: WriteKey, memory: Memory)
 async def recall(ns: NsPath, body: RecallRequest, key: ReadKey, memory: Memory) -> Response:
     """Hybrid recall: what is believed now (or `as_of` a transaction time, `valid_at` a
     valid time), ranked."""
-    return answer(await memory.recall(body.query, ns=ns, **body.options()))
+    return answer(await memory.recall(body.query, ns=ns, **_reader(body, key)))
 
 
 @router.post("/context", response_model=ContextBlock, tags=["recall"])
 async def context(ns: NsPath, body: ContextRequest, key: ReadKey, memory: Memory) -> Response:
     """A prompt-ready block within `budget_tokens`: pinned facts, then the best hits."""
     block = await memory.context(
-        body.query, ns=ns, budget_tokens=body.budget_tokens, **body.options()
+        body.query, ns=ns, budget_tokens=body.budget_tokens, **_reader(body, key)
     )
     return answer(block)
 

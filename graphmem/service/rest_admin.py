@@ -25,8 +25,9 @@ from graphmem.models.requests import (
     VerifyRequest,
 )
 from graphmem.service.deps import AdminKey, AnyKey, Memory, NsPath, ReadKey, WriteKey, answer
+from graphmem.service.wire import ERROR_RESPONSES
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Limit = Annotated[int, Query(ge=1, le=1000)]
 PREFIX = "/namespaces/{ns}"
 
@@ -192,8 +193,12 @@ async def export(ns: NsPath, key: ReadKey, memory: Memory) -> StreamingResponse:
 @router.post(PREFIX + "/import", response_model=ImportResult, status_code=201, tags=["namespaces"])
 async def import_(ns: NsPath, request: Request, key: AdminKey, memory: Memory) -> Response:
     """Import an export (JSON lines in the body) into this empty namespace, all or nothing."""
+    try:
+        text = (await request.body()).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"the body is not UTF-8 text: {exc}") from None
     records = []
-    for number, line in enumerate((await request.body()).decode().splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
                 records.append(load_json(line))

@@ -4,6 +4,8 @@ client closes)."""
 
 from __future__ import annotations
 
+import math
+
 from graphmem.client.aio import AsyncMemory
 from graphmem.service.app import ServeOptions, build_app
 
@@ -24,7 +26,7 @@ async def serve(
         host=host,
         port=port,
         log_level="warning",
-        timeout_graceful_shutdown=int(graceful_seconds),
+        timeout_graceful_shutdown=math.ceil(graceful_seconds),
         # The service answers with its own JSON errors and keeps no per-connection state.
         server_header=False,
         proxy_headers=False,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from graphmem import errors
 from graphmem.errors import GraphmemError
 
@@ -29,6 +31,37 @@ STATUS: tuple[tuple[type[GraphmemError], int], ...] = (
 )
 #: Attributes some errors carry beyond their message, sent along when they are plain data.
 _EXTRAS = ("ids", "blockers", "ns", "counts", "refused", "limit", "problems", "status")
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: graphmem's error class and message, with the details some carry
+    (``ids``, ``blockers``, ``ns``, ``counts``, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    message: str
+
+
+class ErrorAnswer(BaseModel):
+    """The body of every error answer."""
+
+    error: ErrorDetail
+
+
+#: The error answers every keyed route may give, for the OpenAPI schema.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorAnswer, "description": text}
+    for status, text in (
+        (401, "No API key, or one that is unknown, revoked or expired."),
+        (403, "The key does not open the namespace or its role does not allow the call."),
+        (404, "No such fact, message or run in the namespace."),
+        (409, "The call conflicts with the namespace's state."),
+        (413, "The request body is too large."),
+        (422, "Malformed input; nothing was written."),
+        (503, "Neo4j is unavailable or busy: try again."),
+    )
+}
 
 
 def status_of(error: GraphmemError) -> int:
@@ -71,4 +104,12 @@ def raise_error(status: int, body: Any) -> None:
     raise error
 
 
-__all__ = ["STATUS", "error_body", "raise_error", "status_of"]
+__all__ = [
+    "ERROR_RESPONSES",
+    "STATUS",
+    "ErrorAnswer",
+    "ErrorDetail",
+    "error_body",
+    "raise_error",
+    "status_of",
+]

@@ -64,15 +64,18 @@ def test_a_key_is_stored_hashed_checked_and_revoked(memory: Memory, graph: Graph
         ({"namespaces": ["a"], "role": "owner"}, "role"),
         ({"namespaces": ["a"], "expires_at": "2020-01-01"}, "not in the future"),
         ({"namespaces": ["a"], "expires_at": "2027-01-01T10:00"}, "zone"),
+        ({"namespaces": ["a"], "name": "api"}, "own actors"),
+        ({"namespaces": ["a"], "name": "0123456789ab"}, "looks like an id"),
+        ({"namespaces": ["a"], "name": "two words"}, "letters, digits"),
     ],
 )
 def test_a_malformed_key_is_refused_and_nothing_is_stored(
     memory: Memory, scope: dict[str, Any], message: str, ns: str
 ) -> None:
     before = len(memory.keys.list(include_revoked=True))
-    options = {"role": "read", **scope}
+    options = {"role": "read", "name": f"bad-{ns}", **scope}
     with pytest.raises(InvalidInputError, match=message):
-        memory.keys.create(f"bad-{ns}", **options)
+        memory.keys.create(**options)
     assert len(memory.keys.list(include_revoked=True)) == before
 
 

@@ -92,11 +92,13 @@ def test_every_refused_key_leaves_the_graph_unchanged(
         answer = httpx.post(f"{served.url}/v1/namespaces/{ns}/forget", json=forget, headers=headers)
         assert answer.status_code in (401, 403)
     assert _snapshot(graph, ns) == before
-    # The read key reads, and the refusals left the first fact believed.
+    # The read key reads, and the refusals left the first fact believed; a read key's
+    # searches count no access, so they leave the graph as it was.
     found = httpx.post(
         f"{served.url}/v1/namespaces/{ns}/search", json={"query": "Ada"}, headers=bearer(reader)
     )
     assert [h["text"] for h in found.json()["hits"]] == ["Ada works at Acme."]
+    assert _snapshot(graph, ns) == before
 
 
 def test_the_actor_of_each_change_is_the_name_of_the_key_that_made_it(
@@ -170,6 +172,22 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
     for path, body, status, kind in cases:
         answer = httpx.post(api + path, json=body, headers=bearer(key))
         assert _error(answer) == (status, kind), (path, body, answer.text)
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the size is counted as it comes
+        yield b'{"text": "'
+        for _ in range(80):
+            yield b"z" * 1000
+        yield b'"}'
+
+    streamed = httpx.post(
+        api + "/facts",
+        content=chunks(),
+        headers={**bearer(key), "content-type": "application/json"},
+    )
+    assert _error(streamed) == (413, "InvalidInputError")
+    # Without a key, nothing of the body is read: malformed JSON is still a 401.
+    unkeyed = httpx.post(api + "/facts", content=b"{not json", headers={"x": "y"})
+    assert _error(unkeyed) == (401, "AuthenticationError")
     bad_ns = httpx.post(
         f"{served.url}/v1/namespaces/no%20spaces/facts", json={"text": "x"}, headers=bearer(key)
     )
@@ -184,6 +202,10 @@ def test_probes_and_the_openapi_schema(served: Served) -> None:
     assert "/v1/namespaces/{ns}/facts" in schema["paths"]
     assert "Fact" in schema["components"]["schemas"]
     assert "RecallRequest" in schema["components"]["schemas"]
+    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    remember = schema["paths"]["/v1/namespaces/{ns}/facts"]["post"]
+    assert remember["security"] == [{"HTTPBearer": []}]
+    assert {"401", "403", "422"} <= set(remember["responses"])
 
 
 def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
