@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from mcp.server.transport_security import TransportSecuritySettings
 
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
@@ -64,7 +65,12 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
             bounded=False,
         ),
     )
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True)
+    # The SDK's own Host check knows only loopback names: HostOriginCheck below does it instead.
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
