@@ -126,6 +126,7 @@ ROOMS = (
     "llm",
     "cli",
     "mcp",
+    "service",
     "testing",
 )
 #: The benchmark and evaluation part, a package of its own beside the service.
