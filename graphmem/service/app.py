@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, MutableMapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, MutableMapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,19 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
             app.state.ready = False
             await memory.close()
 
+    api = rest_api(memory, keys, lifespan)
+    gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
+    return Limits(Dispatch(api, gate), options)
+
+
+def rest_api(
+    memory: AsyncMemory,
+    keys: KeyCheck,
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+) -> FastAPI:
+    """The REST API alone: the ``/v1`` routes with their error answers, ``/health`` and
+    ``/ready``. Its ``openapi()`` is the service's OpenAPI schema; building it connects to
+    nothing (``tools/docs.py`` writes the schema into the docs from it)."""
     api = FastAPI(
         title="graphmem",
         version=__version__,
@@ -96,8 +109,7 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
     api.include_router(rest.router)
     api.include_router(rest_admin.router)
     _add_handlers(api)
-    gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
-    return Limits(Dispatch(api, gate), options)
+    return api
 
 
 def _add_handlers(api: FastAPI) -> None:
@@ -223,4 +235,4 @@ class Limits:
         return error_body(error)
 
 
-__all__ = ["Dispatch", "Limits", "ServeOptions", "build_app"]
+__all__ = ["Dispatch", "Limits", "ServeOptions", "build_app", "rest_api"]
