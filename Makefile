@@ -58,7 +58,7 @@ docs: install-dev
 	$(BIN)/python tools/docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-## docs-gen: write the generated pages (CLI reference, settings table, layout) anew
+## docs-gen: write the generated pages (CLI reference, settings table, layout, REST reference) anew
 docs-gen: install-dev
 	$(BIN)/python tools/docs.py
 

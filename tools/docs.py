@@ -1,10 +1,14 @@
 """Generated parts of the docs: the CLI reference from the commands' help, the MCP tool
-reference from the server's own tool list, the settings table from the settings classes, and
-the package layout from the rooms' docstrings.
+reference from the server's own tool list, the settings table from the settings classes, the
+package layout from the rooms' docstrings, and the REST reference (``openapi.json`` whole, the
+routes, bodies, errors and roles in Markdown) from the service's FastAPI app.
 
 ``python tools/docs.py`` rewrites them in place between their markers
-(``<!-- NAME:start -->`` and ``<!-- NAME:end -->``); ``python tools/docs.py --check`` exits 1
-when a page differs from what the code gives (the test suite runs the same check).
+(``<!-- NAME:start -->`` and ``<!-- NAME:end -->``) and writes the generated files whole;
+``python tools/docs.py --check`` exits 1 when a page or file differs from what the code gives,
+or when the TypeScript example's types were generated from another ``openapi.json`` (the test
+suite runs the same check). ``python tools/docs.py --typescript`` generates those types anew
+(it needs ``npx``; nothing else here does).
 """
 
 from __future__ import annotations
@@ -18,6 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import click
+from docs_rest import (
+    OPENAPI,
+    openapi_json,
+    rest_bodies,
+    rest_errors,
+    rest_reference,
+    serve_roles,
+    typescript_stale,
+    write_typescript,
+)
 from pydantic.fields import FieldInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +43,10 @@ PAGES = {
     "settings-table": DOCS / "operations" / "settings.md",
     "layout": DOCS / "contributing.md",
     "mcp-tools": DOCS / "reference" / "mcp-tools.md",
+    "rest-routes": DOCS / "reference" / "rest.md",
+    "rest-bodies": DOCS / "reference" / "rest.md",
+    "rest-errors": DOCS / "reference" / "rest.md",
+    "serve-roles": DOCS / "guides" / "serve.md",
 }
 
 
@@ -126,6 +144,7 @@ ROOMS = (
     "llm",
     "cli",
     "mcp",
+    "service",
     "testing",
 )
 #: The benchmark and evaluation part, a package of its own beside the service.
@@ -209,7 +228,13 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "settings-table": settings_table,
     "layout": layout,
     "mcp-tools": mcp_tools,
+    "rest-routes": rest_reference,
+    "rest-bodies": rest_bodies,
+    "rest-errors": rest_errors,
+    "serve-roles": serve_roles,
 }
+#: The files written whole.
+FILES: dict[Path, Callable[[], str]] = {OPENAPI: openapi_json}
 
 
 def rendered(name: str, page: str) -> str:
@@ -227,6 +252,12 @@ def rendered(name: str, page: str) -> str:
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
+    for path, make in FILES.items():
+        text = make()
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            stale.append(str(path.relative_to(ROOT)))
+            if not check:
+                path.write_text(text, encoding="utf-8")
     for name, path in PAGES.items():
         page = path.read_text(encoding="utf-8")
         new = rendered(name, page)
@@ -234,9 +265,15 @@ def main(argv: list[str]) -> int:
             stale.append(str(path.relative_to(ROOT)))
             if not check:
                 path.write_text(new, encoding="utf-8")
+    if "--typescript" in argv and not check:
+        write_typescript()
     if check and stale:
         print("out of date (run python tools/docs.py): " + ", ".join(stale), file=sys.stderr)
         return 1
+    types = typescript_stale()
+    if types is not None:
+        print(types, file=sys.stderr)
+        return 1 if check else 0
     return 0
 
 

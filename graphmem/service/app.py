@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, MutableMapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, MutableMapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from mcp.server.transport_security import TransportSecuritySettings
 
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
@@ -64,7 +65,12 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
             bounded=False,
         ),
     )
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True)
+    # The SDK's own Host check knows only loopback names: HostOriginCheck below does it instead.
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -79,19 +85,34 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
             app.state.ready = False
             await memory.close()
 
+    api = rest_api(memory, keys, lifespan)
+    mcp_gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
+    return Limits(Dispatch(api, KeyGate(api, keys), mcp_gate), options)
+
+
+def rest_api(
+    memory: AsyncMemory,
+    keys: KeyCheck,
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+) -> FastAPI:
+    """The REST API alone: the ``/v1`` routes with their error answers, ``/health`` and
+    ``/ready``. Its ``openapi()`` is the service's OpenAPI schema; building it connects to
+    nothing (``tools/docs.py`` writes the schema into the docs from it)."""
     api = FastAPI(
         title="graphmem",
         version=__version__,
         summary="Memory for AI agents on Neo4j: append-only facts, typed updates and "
         "contradictions, hybrid recall, audits.",
         lifespan=lifespan,
+        # Operation ids are the routes' names (remember, recall, ...): what generated
+        # clients call their methods.
+        generate_unique_id_function=lambda route: route.name,
     )
     api.state.memory, api.state.keys, api.state.ready = memory, keys, False
     api.include_router(rest.router)
     api.include_router(rest_admin.router)
     _add_handlers(api)
-    mcp_gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
-    return Limits(Dispatch(api, KeyGate(api, keys), mcp_gate), options)
+    return api
 
 
 def _add_handlers(api: FastAPI) -> None:
@@ -240,4 +261,4 @@ class Limits:
         return error_body(error)
 
 
-__all__ = ["Dispatch", "Limits", "ServeOptions", "build_app"]
+__all__ = ["Dispatch", "Limits", "ServeOptions", "build_app", "rest_api"]

@@ -30,6 +30,8 @@ from graphmem.service.wire import ERROR_RESPONSES
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Limit = Annotated[int, Query(ge=1, le=1000)]
 PREFIX = "/namespaces/{ns}"
+#: An export in the OpenAPI schema: `graphmem-namespace` records, one JSON object a line.
+JSON_LINES = {"type": "string", "description": "graphmem-namespace JSON lines"}
 
 
 @router.post(PREFIX + "/forget", response_model=ForgetResult, tags=["forget"])
@@ -178,7 +180,12 @@ async def stats(ns: NsPath, key: ReadKey, memory: Memory) -> Response:
     return answer(await memory.stats(ns=ns))
 
 
-@router.get(PREFIX + "/export", tags=["namespaces"], response_class=StreamingResponse)
+@router.get(
+    PREFIX + "/export",
+    tags=["namespaces"],
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {"schema": JSON_LINES}}}},
+)
 async def export(ns: NsPath, key: ReadKey, memory: Memory) -> StreamingResponse:
     """The whole namespace as `graphmem-namespace` JSON lines (what `import` reads)."""
     records = await memory.export(ns)
@@ -190,7 +197,18 @@ async def export(ns: NsPath, key: ReadKey, memory: Memory) -> StreamingResponse:
     return StreamingResponse(lines(), media_type="application/x-ndjson")
 
 
-@router.post(PREFIX + "/import", response_model=ImportResult, status_code=201, tags=["namespaces"])
+@router.post(
+    PREFIX + "/import",
+    response_model=ImportResult,
+    status_code=201,
+    tags=["namespaces"],
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-ndjson": {"schema": JSON_LINES}},
+        }
+    },
+)
 async def import_(ns: NsPath, request: Request, key: AdminKey, memory: Memory) -> Response:
     """Import an export (JSON lines in the body) into this empty namespace, all or nothing."""
     try:

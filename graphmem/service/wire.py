@@ -6,6 +6,7 @@ web framework."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -30,7 +31,21 @@ STATUS: tuple[tuple[type[GraphmemError], int], ...] = (
     (errors.TransactionTimeoutError, 504),
 )
 #: Attributes some errors carry beyond their message, sent along when they are plain data.
-_EXTRAS = ("ids", "blockers", "ns", "counts", "refused", "limit", "problems", "status")
+_EXTRAS = (
+    "ids",
+    "blockers",
+    "ns",
+    "counts",
+    "refused",
+    "limit",
+    "problems",
+    "status",
+    "run_id",
+    "expires_at",
+    "index",
+    "external_id",
+    "session_id",
+)
 
 
 class ErrorDetail(BaseModel):
@@ -77,6 +92,8 @@ def error_body(error: GraphmemError, message: str | None = None) -> dict[str, An
     body: dict[str, Any] = {"type": type(error).__name__, "message": message or str(error)}
     for name in _EXTRAS:
         value = getattr(error, name, None)
+        if isinstance(value, datetime):
+            value = value.isoformat()
         if isinstance(value, (str, int, list, tuple, dict)):
             body[name] = list(value) if isinstance(value, tuple) else value
     return {"error": body}
