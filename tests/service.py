@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
@@ -22,11 +24,16 @@ from tests.helpers import cli_env, free_port
 
 @dataclass
 class Served:
-    """A running server: its base URL and process."""
+    """A running server: its base URL, process and log (its stderr, in a file so that a
+    chatty server never blocks on a full pipe)."""
 
     url: str
     port: int
     process: subprocess.Popen[str]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
 
 
 @contextmanager
@@ -37,10 +44,12 @@ def serve_process(graph: Graph, *args: str, env: dict[str, str] | None = None) -
     command = [sys.executable, "-m", "graphmem", "serve", "--port", str(port)]
     if not any(a.startswith("--key-cache") for a in args):
         command += ["--key-cache", "0"]
+    log_path = Path(tempfile.mkdtemp(prefix="graphmem-serve-")) / "stderr.log"
+    log = log_path.open("w", encoding="utf-8")
     child = subprocess.Popen(
         [*command, *args],
         env={**os.environ, **cli_env(graph), **(env or {})},
-        stderr=subprocess.PIPE,
+        stderr=log,
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
@@ -48,7 +57,7 @@ def serve_process(graph: Graph, *args: str, env: dict[str, str] | None = None) -
         deadline = time.monotonic() + 120
         while True:
             if child.poll() is not None:
-                raise AssertionError(f"graphmem serve stopped: {child.stderr.read()}")  # type: ignore[union-attr]
+                raise AssertionError(f"graphmem serve stopped: {log_path.read_text()}")
             try:
                 if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
                     break
@@ -57,7 +66,7 @@ def serve_process(graph: Graph, *args: str, env: dict[str, str] | None = None) -
             if time.monotonic() > deadline:
                 raise AssertionError("graphmem serve was not ready in 120 s")
             time.sleep(0.2)
-        yield Served(url, port, child)
+        yield Served(url, port, child, log_path)
     finally:
         child.terminate()
         try:
@@ -65,6 +74,7 @@ def serve_process(graph: Graph, *args: str, env: dict[str, str] | None = None) -
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+        log.close()
 
 
 def new_key(memory: Memory, role: str = "write", **scope: object) -> NewKey:

@@ -25,8 +25,9 @@ def keys() -> None:
     A key opens the namespaces given with --ns and every namespace whose name starts with
     --prefix (--prefix '' opens all). Roles: read (recall, context, get, history, audits,
     review, export), write (also remember, ingest, contradictions, retractions, forget,
-    consolidation, undo), admin (also import and drop namespaces). The key's name is the actor
-    of every change it makes. The graph keeps only a hash of the secret: it is shown once.
+    consolidation, undo), admin (also erase, import and drop whole namespaces). The key's
+    name is the actor of every change it makes. The graph keeps only a hash of the secret: it
+    is shown once.
 
     Example:
 

@@ -25,7 +25,7 @@ class ApiKey(OutputModel):
     ``prefix`` (either may be empty, not both). ``role``: ``read`` (recall, context, get,
     history, audits, review, export), ``write`` (also remember, ingest, contradictions,
     retractions, review confirmations, forget, consolidation and undo) or ``admin`` (also
-    import into and drop a namespace)."""
+    erase a whole namespace, import into one and drop one)."""
 
     id: str
     name: str
