@@ -205,27 +205,26 @@ def _run(
                 options.servers, child_env(settings, target), say, key_cache=options.key_cache
             ) as servers:
                 say(f"REST: {options.clients} clients for {options.duration:g} s")
-                rest = _path(
-                    "rest",
+                rest_mix = _mix(
                     f"{prefix}-rest-",
                     options,
                     scripts(),
                     lambda: _rest_clients(servers, key.key, options.clients),
-                    memory,
                     say,
                 )
         finally:
             revoked = any(k.revoked_at is not None for k in memory.keys.revoke(prefix))
+        # Read only now: a request that timed out on the client's side has ended by now.
+        rest = _checked("rest", f"{prefix}-rest-", rest_mix, memory, say)
         say(f"in-process: {options.clients} clients for {options.duration:g} s")
-        in_process = _path(
-            "in-process",
+        local_mix = _mix(
             f"{prefix}-local-",
             options,
             scripts(),
             lambda: _direct_clients(settings, target, embedder, options.clients),
-            memory,
             say,
         )
+        in_process = _checked("in-process", f"{prefix}-local-", local_mix, memory, say)
     return ServeBenchReport(
         graphmem_version=__version__,
         started_at=started,
@@ -245,16 +244,19 @@ def _run(
     )
 
 
-def _path(
-    path: PathName,
+#: What one path's mix leaves: each client's log, its seconds, and the load average before
+#: and after it.
+Mix = tuple[list[ClientLog], float, tuple[float, float] | None]
+
+
+def _mix(
     prefix: str,
     options: ServeBenchOptions,
     scripts: Sequence[Script],
     clients: Callable[[], AbstractAsyncContextManager[list[Client]]],
-    memory: Memory,
     say: Progress,
-) -> PathFigures:
-    """The mix on one path, then its checks against the database."""
+) -> Mix:
+    """The mix on one path's clients, each in its namespace ``<prefix>c000`` and on."""
     namespaces = [f"{prefix}c{c:03d}" for c in range(options.clients)]
     before = load_average()
 
@@ -264,9 +266,14 @@ def _path(
 
     logs, seconds = asyncio.run(mix())
     after = load_average()
+    return logs, seconds, None if before is None or after is None else (before, after)
+
+
+def _checked(path: PathName, prefix: str, mix: Mix, memory: Memory, say: Progress) -> PathFigures:
+    """One path's figures, its writes checked against the facts the database holds."""
+    logs, seconds, loads = mix
     say(f"{path}: reading back the facts of {prefix}*")
     checks = check_writes(logs, stored_facts(memory.graph.driver, memory.graph.database, prefix))
-    loads = None if before is None or after is None else (before, after)
     return path_figures(path, prefix, logs, seconds, checks, loads)
 
 
