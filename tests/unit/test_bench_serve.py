@@ -84,6 +84,8 @@ class FakeMemory:
         await asyncio.sleep(0.001)
         self.calls += 1
         how = self.fail(self.calls)
+        if how == "stall":
+            await asyncio.sleep(3600)
         if how == "early":
             raise OpFailure("HTTP 503 TransientDatabaseError")
         fact_id = uuid.uuid4().hex
@@ -146,6 +148,18 @@ def test_failed_writes_are_counted_and_their_stored_facts_told_apart() -> None:
     figures = path_figures("rest", "p-", logs, 0.2, checks)
     assert sum(figures.failures.values()) == len(failures)
     assert sum(o.failed for o in figures.ops) == len(failures)
+
+
+def test_a_stalled_operation_fails_after_the_time_limit() -> None:
+    memory = FakeMemory(lambda n: "stall" if n == 6 else None)
+    scripts = [Script(c, 2, [f"Pool fact {n}." for n in range(99)], QUESTIONS, 1) for c in range(2)]
+    logs, seconds = asyncio.run(
+        run_clients([memory] * 2, ["a", "b"], scripts, 0.2, lambda _: None, timeout=0.3)
+    )
+    assert seconds < 1.0
+    failures = [f for log in logs for f in log.failures]
+    assert len(failures) == 1 and failures[0][1] == "TimeoutError"
+    assert sum(len(log.unconfirmed) for log in logs) == 1
 
 
 # --- the checks -----------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from graphmem_bench.bench.report import EmbedderInfo, MachineInfo, Percentiles, 
 from graphmem_bench.bench.runner import embedder_info, machine_info, server_info
 from graphmem_bench.bench.serve_checks import WriteChecks, check_writes, stored_facts
 from graphmem_bench.bench.serve_load import (
+    OP_TIMEOUT_S,
     OPS,
     Client,
     ClientLog,
@@ -58,9 +59,9 @@ if TYPE_CHECKING:
 #: Distinct synthetic texts the clients' writes are dealt from, and the questions they ask.
 POOL_FACTS = 20_000
 QUESTIONS = 2_000
-#: Seconds a REST request may take on the client's side (the server answers 504 after its
-#: own --timeout, 60 s by default).
-REQUEST_TIMEOUT_S = 90.0
+#: httpx's own limit per request, a little above the clients' limit per operation
+#: (OP_TIMEOUT_S; the server answers 504 after its own --timeout, 60 s by default).
+HTTP_TIMEOUT_S = OP_TIMEOUT_S + 5
 
 PathName = Literal["rest", "in-process"]
 
@@ -324,7 +325,7 @@ async def _rest_clients(
                 httpx.AsyncClient(
                     base_url=server.url,
                     headers={"Authorization": f"Bearer {key}"},
-                    timeout=REQUEST_TIMEOUT_S,
+                    timeout=HTTP_TIMEOUT_S,
                     limits=limits,
                     trust_env=False,  # loopback: never through a proxy
                 )

@@ -38,6 +38,9 @@ RECALL_K = 10
 REASON = "a newer version (graphmem bench --serve)"
 #: Seconds between two progress lines while the clients run.
 PROGRESS_EVERY_S = 15.0
+#: Seconds an operation may take before its client gives up on it (a failure, TimeoutError):
+#: a stalled operation never holds the run up for longer.
+OP_TIMEOUT_S = 90.0
 
 
 class OpFailure(Exception):
@@ -166,22 +169,26 @@ class ClientLog:
             self.chain_known = False
 
 
-async def _seed(client: Client, script: Script, log: ClientLog) -> None:
+async def _seed(client: Client, script: Script, log: ClientLog, timeout: float) -> None:
     """Untimed: the chain's root, then one question."""
     text = script.next_text()
     try:
-        fact = await client.remember(log.ns, text, None)
+        async with asyncio.timeout(timeout):
+            fact = await client.remember(log.ns, text, None)
         log.acknowledged[fact] = text
         log.chain.append(fact)
     except Exception as exc:  # every failure is counted, whatever it is
         log.fail("remember", exc, text)
     try:
-        await client.recall(log.ns, script.question())
+        async with asyncio.timeout(timeout):
+            await client.recall(log.ns, script.question())
     except Exception as exc:
         log.fail("recall", exc, None)
 
 
-async def _work(client: Client, script: Script, log: ClientLog, deadline: float) -> None:
+async def _work(
+    client: Client, script: Script, log: ClientLog, deadline: float, timeout: float
+) -> None:
     while time.monotonic() < deadline:
         op = script.next_op()
         if op == "supersede" and not (log.chain and log.chain_known):
@@ -189,11 +196,12 @@ async def _work(client: Client, script: Script, log: ClientLog, deadline: float)
         text = None if op == "recall" else script.next_text()
         began = time.perf_counter()
         try:
-            if text is None:
-                hits = await client.recall(log.ns, script.question())
-            else:
-                head = log.chain[-1] if op == "supersede" else None
-                fact = await client.remember(log.ns, text, head)
+            async with asyncio.timeout(timeout):
+                if text is None:
+                    hits = await client.recall(log.ns, script.question())
+                else:
+                    head = log.chain[-1] if op == "supersede" else None
+                    fact = await client.remember(log.ns, text, head)
         except Exception as exc:  # every failure is counted, whatever it is
             log.fail(op, exc, text)
             continue
@@ -212,18 +220,21 @@ async def run_clients(
     scripts: Sequence[Script],
     duration: float,
     say: Progress,
+    *,
+    timeout: float = OP_TIMEOUT_S,
 ) -> tuple[list[ClientLog], float]:
     """Every client at once: seeded (untimed), then the mix for ``duration`` seconds (an
-    operation under way when the time is up finishes). Returns each client's log and the
-    seconds from the start of the mix until its last operation ended."""
+    operation under way when the time is up finishes, or fails after ``timeout`` seconds).
+    Returns each client's log and the seconds from the start of the mix until its last
+    operation ended."""
     logs = [ClientLog(ns) for ns in namespaces]
     work = list(zip(clients, scripts, logs, strict=True))
-    await asyncio.gather(*(_seed(client, script, log) for client, script, log in work))
+    await asyncio.gather(*(_seed(client, script, log, timeout) for client, script, log in work))
     began = time.perf_counter()
     deadline = time.monotonic() + duration
     ticker = asyncio.create_task(_progress(logs, began, say))
     try:
-        await asyncio.gather(*(_work(client, s, log, deadline) for client, s, log in work))
+        await asyncio.gather(*(_work(client, s, log, deadline, timeout) for client, s, log in work))
     finally:
         ticker.cancel()
     return logs, time.perf_counter() - began
@@ -252,6 +263,7 @@ def failure_counts(logs: Sequence[ClientLog]) -> dict[str, int]:
 __all__ = [
     "MIX",
     "OPS",
+    "OP_TIMEOUT_S",
     "REASON",
     "RECALL_K",
     "Client",
