@@ -148,6 +148,10 @@ def test_failed_writes_are_counted_and_their_stored_facts_told_apart() -> None:
     figures = path_figures("rest", "p-", logs, 0.2, checks)
     assert sum(figures.failures.values()) == len(failures)
     assert sum(o.failed for o in figures.ops) == len(failures)
+    assert set(figures.failure_examples) == set(figures.failures)
+    assert {figures.failure_examples[k] for k in figures.failures if k.endswith("ReadTimeout")} <= {
+        "late"
+    }
 
 
 def test_a_stalled_operation_fails_after_the_time_limit() -> None:
@@ -246,10 +250,16 @@ def test_the_rest_client_reads_answers_and_names_failures() -> None:
             for text in ("refused", "broken"):
                 with pytest.raises(OpFailure) as failure:
                     await client.remember("n", text, None)
-                found.append(failure.value.label)
+                found.append(f"{failure.value.label}: {failure.value}")
             return found
 
-    assert asyncio.run(calls()) == ["f1", "f1", 3, "HTTP 503 TransientDatabaseError", "HTTP 502"]
+    assert asyncio.run(calls()) == [
+        "f1",
+        "f1",
+        3,
+        "HTTP 503 TransientDatabaseError: x",
+        "HTTP 502: bad gateway",
+    ]
     assert seen[0] == ("/v1/namespaces/n/facts", {"text": "t"})
     assert seen[1][1] == {"text": "u", "supersedes": ["f0"], "reason": REASON}
     assert seen[2] == ("/v1/namespaces/n/search", {"query": "q", "k": 10})

@@ -45,6 +45,7 @@ from graphmem_bench.bench.serve_load import (
     RestClient,
     Script,
     failure_counts,
+    failure_examples,
     latencies,
     run_clients,
 )
@@ -103,6 +104,8 @@ class PathFigures(BaseModel):
     #: Failures by operation and kind (``recall: HTTP 503 TransientDatabaseError``,
     #: ``remember: ReadTimeout``).
     failures: dict[str, int]
+    #: One message of each kind of failure.
+    failure_examples: dict[str, str] = {}
     mean_hits: float
     checks: WriteChecks
     #: The machine's 1-minute load average when the clients started and when they ended.
@@ -305,6 +308,7 @@ def path_figures(
             for op in OPS
         ],
         failures=failures,
+        failure_examples=failure_examples(logs),
         mean_hits=sum(log.hits for log in logs) / recalls if recalls else 0.0,
         checks=checks,
         load_average=load,

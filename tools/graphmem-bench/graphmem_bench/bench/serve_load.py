@@ -41,14 +41,16 @@ PROGRESS_EVERY_S = 15.0
 #: Seconds an operation may take before its client gives up on it (a failure, TimeoutError):
 #: a stalled operation never holds the run up for longer.
 OP_TIMEOUT_S = 90.0
+#: The most characters of a failure's message the report keeps.
+EXAMPLE_CHARS = 300
 
 
 class OpFailure(Exception):
     """An operation answered with an error: ``label`` says which (``HTTP 503
-    TransientDatabaseError``)."""
+    TransientDatabaseError``), the message what the answer said."""
 
-    def __init__(self, label: str) -> None:
-        super().__init__(label)
+    def __init__(self, label: str, message: str = "") -> None:
+        super().__init__(message or label)
         self.label = label
 
 
@@ -83,10 +85,11 @@ class RestClient:
     async def _post(self, path: str, body: dict[str, Any]) -> Any:
         response = await self.http.post(path, json=body)
         if not 200 <= response.status_code < 300:
-            kind = ""
+            kind, message = "", response.text
             with contextlib.suppress(ValueError, KeyError, TypeError):
-                kind = str(response.json()["error"]["type"])
-            raise OpFailure(f"HTTP {response.status_code} {kind}".strip())
+                error = response.json()["error"]
+                kind, message = str(error["type"]), str(error["message"])
+            raise OpFailure(f"HTTP {response.status_code} {kind}".strip(), message)
         return response.json()
 
 
@@ -152,6 +155,8 @@ class ClientLog:
     ns: str
     times: dict[Op, list[float]] = field(default_factory=lambda: {op: [] for op in OPS})
     failures: list[tuple[Op, str]] = field(default_factory=list)
+    #: The first message of each kind of failure (``op: label``).
+    examples: dict[str, str] = field(default_factory=dict)
     acknowledged: dict[str, str] = field(default_factory=dict)
     unconfirmed: list[str] = field(default_factory=list)
     #: The acknowledged ids of its supersession chain, root first: the last is the head.
@@ -163,6 +168,8 @@ class ClientLog:
     def fail(self, op: Op, exc: Exception, text: str | None) -> None:
         label = exc.label if isinstance(exc, OpFailure) else type(exc).__name__
         self.failures.append((op, label))
+        message = " ".join(str(exc).split()) or label
+        self.examples.setdefault(f"{op}: {label}", message[:EXAMPLE_CHARS])
         if text is not None:
             self.unconfirmed.append(text)
         if op == "supersede":
@@ -260,6 +267,15 @@ def failure_counts(logs: Sequence[ClientLog]) -> dict[str, int]:
     return dict(counts.most_common())
 
 
+def failure_examples(logs: Sequence[ClientLog]) -> dict[str, str]:
+    """One message of each kind of failure (the first client's that had one)."""
+    found: dict[str, str] = {}
+    for log in logs:
+        for kind, message in log.examples.items():
+            found.setdefault(kind, message)
+    return found
+
+
 __all__ = [
     "MIX",
     "OPS",
@@ -274,6 +290,7 @@ __all__ = [
     "RestClient",
     "Script",
     "failure_counts",
+    "failure_examples",
     "latencies",
     "run_clients",
 ]

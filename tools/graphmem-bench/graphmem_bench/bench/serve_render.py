@@ -93,6 +93,13 @@ def render_serve_markdown(report: ServeBenchReport) -> str:
         [[c.name, "PASS" if c.passed else "FAIL", c.detail] for c in report.checks],
     )
     lines.append("")
+    examples = [
+        f"- {label}, {kind}: {message}"
+        for label, figures in (("REST", report.rest), ("in-process", report.in_process))
+        for kind, message in figures.failure_examples.items()
+    ]
+    if examples:
+        lines += ["One message of each kind of failure:", "", *examples, ""]
     if report.server.kept:
         lines.append(
             f"The benchmark's namespaces stay in the configured Neo4j: "
