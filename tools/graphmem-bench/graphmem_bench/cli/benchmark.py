@@ -188,6 +188,28 @@ def _size(ctx: click.Context, param: click.Parameter, value: str) -> int:
     help="Distinct facts the tenants and the small namespace draw from with --tenants "
     "(raised to M or --small when one is larger).",
 )  # fmt: skip
+@click.option(
+    "--serve",
+    "serve_load",
+    is_flag=True,
+    help="Instead, load-test graphmem serve on loopback: --servers processes on free ports "
+    "of 127.0.0.1 and --clients concurrent REST clients for --duration seconds mixing "
+    "remember, recall and supersede, then the same mix through AsyncMemory in this process; "
+    "the report gives p50/p95 per operation on both paths and checks the graph afterwards "
+    "(needs graphmem[serve]).",
+)
+@click.option(
+    "--clients", type=click.IntRange(1, 1_024), default=32, show_default=True,
+    help="Concurrent clients with --serve (each in a namespace of its own).",
+)  # fmt: skip
+@click.option(
+    "--duration", type=click.FloatRange(1, 3_600), default=60.0, show_default=True,
+    help="Seconds of the mix on each path with --serve.",
+)  # fmt: skip
+@click.option(
+    "--servers", type=click.IntRange(1, 16), default=2, show_default=True,
+    help="graphmem serve processes with --serve (the clients dealt round-robin over them).",
+)  # fmt: skip
 def bench(
     sizes: tuple[int, ...],
     queries: int,
@@ -211,6 +233,10 @@ def bench(
     large: int,
     small: int,
     pool: int,
+    serve_load: bool,
+    clients: int,
+    duration: float,
+    servers: int,
 ) -> None:
     """Measure ingest throughput and recall latency on synthetic memories.
 
@@ -276,6 +302,19 @@ def bench(
 
     \b
         graphmem bench --tenants 1000x1000 --large 100000 --queries 100 --out bench-results
+
+    With --serve, --servers graphmem serve processes start on free ports of 127.0.0.1
+    against the run's Neo4j, with one write key for the run's fresh namespaces; --clients
+    concurrent REST clients, spread round-robin over the servers and each in a namespace of
+    its own, run a seeded mix of 40% remember, 40% recall and 20% supersede (of the client's
+    chain head) for --duration seconds. The servers then get SIGTERM and the key is revoked,
+    and the same mix runs as long through AsyncMemory in this process with as many clients.
+    After each, the graph is read directly: no operation may fail, every acknowledged write
+    must be stored exactly once, and each supersession chain must have one active head; a
+    failed check exits with status 1 (after the report).
+
+    \b
+        graphmem bench --serve --server configured --clients 32 --duration 60 --servers 2
     """
     from graphmem.settings import load_settings
     from graphmem_bench.bench.peer_report import PeerOptions
@@ -287,11 +326,13 @@ def bench(
         "consolidation": consolidation,
         "peer": peer is not None,
         "tenants": tenants is not None,
+        "serve": serve_load,
     }
     kinds = [name for name, given in asked.items() if given]
     if len(kinds) > 1:
         raise click.UsageError(
-            "--consolidation, --peer, --mcp, --startup and --tenants are different benchmarks"
+            "--consolidation, --peer, --mcp, --startup, --tenants and --serve are different "
+            "benchmarks"
         )
     kind = kinds[0] if kinds else "speed"
     common: dict[str, Any] = {
@@ -326,6 +367,15 @@ def bench(
                 f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
             )
             raise click.UsageError(f"--tenants: {problems}") from None
+    elif serve_load:
+        from graphmem_bench.bench.serve import ServeBenchOptions
+
+        options = ServeBenchOptions(
+            clients=clients,
+            duration=duration,
+            servers=servers,
+            **{name: common[name] for name in ("seed", "server", "heap", "pagecache")},
+        )
     elif peer is None:
         options = BenchOptions(backend_texts=backend_texts, **common)
     else:
@@ -339,7 +389,8 @@ def bench(
     report, markdown = _KINDS[kind](options, runs, load_settings())
     prefix = {"speed": "bench", "peer": f"peer-{peer}"}.get(kind, kind)
     stem = f"{prefix}-{report.started_at:%Y%m%dT%H%M%SZ}"
-    _emit(report, markdown, stem, out, as_json, fail_on_miss and kind != "mcp")
+    # A failed check of --serve (an error, a lost write) is a fault, not a missed target.
+    _emit(report, markdown, stem, out, as_json, (fail_on_miss and kind != "mcp") or serve_load)
 
 
 def _speed(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
@@ -393,6 +444,14 @@ def _tenants(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
     return report, render_tenants_markdown(report)
 
 
+def _serve(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
+    from graphmem_bench.bench.serve import run_serve_bench
+    from graphmem_bench.bench.serve_render import render_serve_markdown
+
+    report = run_serve_bench(options, settings=settings, progress=_say)
+    return report, render_serve_markdown(report)
+
+
 def _startup(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
     from graphmem_bench.bench.startup import (
         StartupOptions,
@@ -415,6 +474,7 @@ _KINDS: dict[str, Callable[[Any, int, Any], tuple[Any, str]]] = {
     "mcp": _mcp,
     "startup": _startup,
     "tenants": _tenants,
+    "serve": _serve,
 }
 
 
@@ -433,6 +493,11 @@ def _emit(
     data = report.model_dump(mode="json")
     print_report(data, markdown, as_json=as_json, out=out, stem=stem, say=_say)
     if fail_on_miss and not report.passed:
+        checks = getattr(report, "checks", None)
+        if checks:
+            failed = ", ".join(check.name for check in checks if not check.passed)
+            click.echo(f"Error: checks failed: {failed}", err=True)
+            sys.exit(1)
         targets = getattr(report, "targets", None)
         missed = (
             ", ".join(
