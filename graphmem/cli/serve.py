@@ -9,6 +9,10 @@ import click
 from graphmem.cli.root import embedder_for, main, settings_of
 from graphmem.errors import ConfigurationError
 
+#: Seconds each Neo4j transaction of the service may run unless GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT
+#: says otherwise.
+DEFAULT_TRANSACTION_TIMEOUT = 120.0
+
 
 @main.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
@@ -94,9 +98,10 @@ def serve_command(
 
     Every request to /v1 and /mcp needs an API key (graphmem keys create) as
     'Authorization: Bearer <key>': 401 without a good one, 403 for a namespace or an operation
-    outside it. The key's name is the actor of every change it makes. The process keeps the
-    driver and the embedding model warm and holds no state of its own: run several behind a
-    load balancer on one Neo4j. Put a TLS proxy in front of it for anything beyond loopback
+    outside it. The key's name is the actor of every change it makes. Each Neo4j transaction
+    may run 120 s (GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT) before it is rolled back. The process
+    keeps the driver and the embedding model warm and holds no state of its own: run several
+    behind a load balancer on one Neo4j. Put a TLS proxy in front of it for anything beyond loopback
     (docs/guides/serve.md).
 
     Example:
@@ -117,6 +122,12 @@ def serve_command(
     from graphmem.client.aio import AsyncMemory
 
     settings = settings_of(ctx)
+    if settings.neo4j_transaction_timeout is None:
+        # A service answers every request: a transaction that waits without end (on a lock a
+        # schema change holds) is rolled back instead, and the caller told.
+        settings = settings.model_copy(
+            update={"neo4j_transaction_timeout": DEFAULT_TRANSACTION_TIMEOUT}
+        )
     options = ServeOptions(
         edge=edge_policy(host, port, allowed_hosts, allowed_origins),
         namespace=settings.namespace,
