@@ -7,7 +7,7 @@ request and the same library call are refused with the same error."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -130,9 +130,11 @@ class PinRequest(RequestModel):
 
 
 class DropRequest(RequestModel):
-    """``POST /v1/namespaces/{ns}/drop``: remove the namespace for good (admin)."""
+    """``POST /v1/namespaces/{ns}/drop``: remove the namespace for good (admin), or count what
+    would go."""
 
-    confirm: Literal[True]
+    confirm: bool = Field(False, description="must be true to remove anything.")
+    dry_run: bool = Field(False, description="count what would be removed; remove nothing.")
 
 
 __all__ = [
