@@ -64,9 +64,7 @@ class AsyncRemoteMemory(RemoteBase):
         settings: GraphmemSettings | None = None,
     ) -> None:
         super().__init__(url, key, ns=ns, timeout=timeout, settings=settings)
-        self._http = httpx.AsyncClient(
-            base_url=self.url, headers=self.headers(), timeout=self.timeout, transport=transport
-        )
+        self._http = httpx.AsyncClient(**self.client_options(), transport=transport)
 
     async def connect(self) -> AsyncRemoteMemory:
         """Check now, rather than on first use, that the server answers and is ready."""

@@ -66,9 +66,7 @@ class RemoteMemory(RemoteBase):
         settings: GraphmemSettings | None = None,
     ) -> None:
         super().__init__(url, key, ns=ns, timeout=timeout, settings=settings)
-        self._http = httpx.Client(
-            base_url=self.url, headers=self.headers(), timeout=self.timeout, transport=transport
-        )
+        self._http = httpx.Client(**self.client_options(), transport=transport)
 
     def connect(self) -> RemoteMemory:
         """Check now, rather than on first use, that the server answers and is ready."""

@@ -19,6 +19,7 @@ from graphmem.errors import (
     ClientUsageError,
     ConfigurationError,
     ConfirmationRequiredError,
+    ForgottenContentError,
     InvalidInputError,
     MessageConflictError,
     NotFoundError,
@@ -271,6 +272,24 @@ def test_error_answers_are_raised_as_the_librarys_classes(
         assert getattr(raised.value, extra, None) == getattr(error, extra, None)
 
 
+def test_a_raised_error_has_every_attribute_its_class_promises(
+    server: Server, memory: RemoteMemory
+) -> None:
+    conflict = MessageConflictError("message 1 reuses m1", ids=("e-1",), index=1, external_id="m1")
+    forgotten = ForgottenContentError("the namespace forgot it", indexes=(0, 2), ids=("f-1",))
+    route = "POST /v1/namespaces/user-42/messages"
+    server.routes[route] = httpx.Response(409, json=error_body(conflict))
+    with pytest.raises(MessageConflictError) as raised:
+        memory.ingest(["a", "b"])
+    again = raised.value
+    assert (again.index, again.other_index, again.external_id) == (1, None, "m1")
+    assert again.session_id is None and again.conflicts == (again,)
+    server.routes[route] = httpx.Response(422, json=error_body(forgotten))
+    with pytest.raises(ForgottenContentError) as gone:
+        memory.ingest(["a", "b", "c"])
+    assert gone.value.indexes == (0, 2) and gone.value.ids == ("f-1",)
+
+
 def test_answers_that_cannot_be_read_are_service_errors(
     server: Server, memory: RemoteMemory
 ) -> None:
@@ -311,6 +330,7 @@ def test_url_and_key_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> 
     seen = Server({"GET /base/v1/namespaces/team": STATS})
     with RemoteMemory(transport=httpx.MockTransport(seen)) as memory:
         assert memory.url == "https://memory.example.com/base" and memory.ns == "team"
+        assert memory.client_options()["verify"] is True  # https: certificates checked
         memory.stats()
     assert str(seen.last.url) == "https://memory.example.com/base/v1/namespaces/team"
     assert KEY not in repr(memory)
