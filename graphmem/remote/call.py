@@ -73,8 +73,6 @@ class Call(Generic[T]):
 def jsonable(value: Any, name: str) -> Any:
     """``value`` as JSON data: datetimes as ISO 8601 text, tuples and sets as lists, models as
     their fields; InvalidInputError for what JSON cannot carry."""
-    if isinstance(value, tzinfo):
-        return zone_name(value, name)
     try:
         return to_jsonable_python(value, round_trip=True)
     except PydanticSerializationError as exc:
