@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphmem.models.fields import Kind
 from graphmem.models.inputs import FactInput, Message
@@ -135,6 +135,15 @@ class DropRequest(RequestModel):
 
     confirm: bool = Field(False, description="must be true to remove anything.")
     dry_run: bool = Field(False, description="count what would be removed; remove nothing.")
+
+    @model_validator(mode="after")
+    def _confirmed(self) -> DropRequest:
+        if not (self.confirm or self.dry_run):
+            raise ValueError(
+                "confirm must be true to remove the namespace (or dry_run true to count what "
+                "would go)"
+            )
+        return self
 
 
 __all__ = [

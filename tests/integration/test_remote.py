@@ -282,12 +282,12 @@ def test_the_cli_remembers_and_recalls_through_the_server(
         (("stats", "--ns", f"{ns}-other"), "PermissionDeniedError"),
     ):
         failed = cli(*args, "--json")
-        assert failed.returncode == 1
-        assert json.loads(failed.stderr)["error"]["type"] == error
+        assert failed.returncode == 1, failed.stderr
+        assert json.loads(failed.stderr)["error"]["type"] == error, failed.stderr
     env["GRAPHMEM_API_KEY"] = "gmk_000000000000_not-a-key"
     refused = cli("recall", QUERY, "--ns", ns, "--json")
-    assert refused.returncode == 1
-    assert json.loads(refused.stderr)["error"]["type"] == "AuthenticationError"
+    assert refused.returncode == 1, refused.stderr
+    assert json.loads(refused.stderr)["error"]["type"] == "AuthenticationError", refused.stderr
 
 
 def test_recall_through_the_server_loads_no_driver_and_no_model(
