@@ -62,12 +62,15 @@ if TYPE_CHECKING:
     from graphmem.models.consolidation import ConsolidationResult
     from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
     from graphmem.models.namespaces import DropResult, ImportResult, NamespaceSummary
+    from graphmem.remote import AsyncRemoteMemory, RemoteMemory
 
 # The clients, what they take and what they return, imported on first use (the clients pull in
-# the driver and, through the embedder, PyTorch).
+# the driver and, through the embedder, PyTorch; the remote clients httpx).
 _LAZY = {
     "Memory": "graphmem.client",
     "AsyncMemory": "graphmem.client",
+    "RemoteMemory": "graphmem.remote",
+    "AsyncRemoteMemory": "graphmem.remote",
     "RecallConfig": "graphmem.core.recall.ranking",
     "ExtractedFact": "graphmem.core.extraction",
     "Extractor": "graphmem.core.extraction",
@@ -109,6 +112,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AsyncMemory",
+    "AsyncRemoteMemory",
     "BadLinesError",
     "Beliefs",
     "ClientUsageError",
@@ -156,6 +160,7 @@ __all__ = [
     "QueryRefusedError",
     "RecallConfig",
     "RecallResult",
+    "RemoteMemory",
     "ResultTooLargeError",
     "RetiredFactError",
     "ReviewFlag",

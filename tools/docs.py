@@ -145,6 +145,7 @@ ROOMS = (
     "cli",
     "mcp",
     "service",
+    "remote",
     "testing",
 )
 #: The benchmark and evaluation part, a package of its own beside the service.

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from graphmem.cli.output import as_csv, emit, output_options, render_table
-from graphmem.cli.root import clip, main, memory_for, ns_option
+from graphmem.cli.root import client_for, clip, main, ns_option
 
 _TIME_HELP = (
     "ISO 8601 with a zone (2026-03-01T09:00:00Z), a date (2026-03-01, midnight UTC), now, "
@@ -77,7 +77,7 @@ def beliefs(
     \b
         graphmem audit beliefs --as-of 2026-03-01 --query "where does the user work?"
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         result = memory.audit.beliefs(as_of, query=query, limit=limit)
     emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table, rows=_facts)
 
@@ -108,7 +108,7 @@ def truths(
     \b
         graphmem audit truths 2024-06-01 --as-of "30 days ago"
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         result = memory.audit.truths(valid_at, as_of=as_of, query=query, limit=limit)
     emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table, rows=_facts)
 
@@ -156,7 +156,7 @@ def diff(ctx: click.Context, since: str, until: str | None, ns: str | None, as_j
     \b
         graphmem audit diff "7 days ago" now
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         result = memory.audit.diff(since, until)
     emit(result.model_dump(mode="json"), as_json=as_json, table=_diff_table)
 
@@ -184,7 +184,7 @@ def timeline(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None
     \b
         graphmem audit timeline 3f2a9c1e-...
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         result = memory.audit.timeline(id)
     emit(
         result.model_dump(mode="json"),
@@ -210,7 +210,7 @@ def contradictions(
     \b
         graphmem audit contradictions --all --json
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         found = memory.audit.contradictions(open_only=not show_all, limit=limit)
     data = [c.model_dump(mode="json") for c in found]
     if as_json or as_csv():
@@ -243,7 +243,7 @@ def explain(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     \b
         graphmem audit explain 3f2a9c1e-...
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         result = memory.audit.explain(id)
     emit(result.model_dump(mode="json"), as_json=as_json, table=lambda d: d["text"])
 

@@ -17,7 +17,7 @@ from graphmem.cli.output import (
     render_mapping,
     render_table,
 )
-from graphmem.cli.root import clip, fact_data, item_mapping, main, memory_for, ns_option
+from graphmem.cli.root import client_for, clip, fact_data, item_mapping, main, ns_option
 
 if TYPE_CHECKING:
     from graphmem.models.consolidation import ConsolidationResult
@@ -98,7 +98,7 @@ def consolidate(
         return
     from graphmem.errors import ConsolidationBusyError
 
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         if not watch:
             counter = Counter("Clusters", "done")
             try:
@@ -155,7 +155,7 @@ def undo(ctx: click.Context, run_id: str, ns: str | None, as_json: bool) -> None
     \b
         graphmem consolidate undo 5b1e...
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         result = memory.undo(run_id)
     emit(result.model_dump(mode="json"), as_json=as_json)
 
@@ -176,7 +176,7 @@ def runs(ctx: click.Context, limit: int, ns: str | None, as_json: bool) -> None:
     \b
         graphmem consolidate runs --limit 5 --json
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         records = memory.consolidation_runs(limit=limit)
     data = [r.model_dump(mode="json") for r in records]
     rows = [
@@ -218,7 +218,7 @@ def contradict(
     \b
         graphmem contradict 3f2a... 9c4d... --reason "two different launch dates"
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         facts = memory.contradict(a, b, reason=reason)
     emit([fact_data(f) for f in facts], as_json=as_json, table=_facts_table)
 
@@ -249,7 +249,7 @@ def resolve(
     \b
         graphmem resolve 3f2a... 9c4d... --keep 9c4d... --reason "moved to June"
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         facts = memory.resolve(a, b, keep=keep, reason=reason)
     emit([fact_data(f) for f in facts], as_json=as_json, table=_facts_table)
 
@@ -270,7 +270,7 @@ def retract(ctx: click.Context, id: str, reason: str | None, ns: str | None, as_
     \b
         graphmem retract 3f2a... --reason "the user was joking"
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         fact = memory.retract(id, reason=reason)
     emit(fact_data(fact), as_json=as_json, table=item_mapping)
 

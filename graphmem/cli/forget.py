@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from graphmem.cli.output import Counter, emit, output_options, render_mapping, render_table
-from graphmem.cli.root import clip, main, memory_for, nothing, ns_option, settings_of
+from graphmem.cli.root import client_for, clip, is_remote, main, nothing, ns_option, settings_of
 from graphmem.errors import ConfigurationError, InvalidInputError
 from graphmem.models.erasure import ForgetResult
 from graphmem.servers.physical import find_words
@@ -78,6 +78,12 @@ def _verify_table(data: dict[str, Any]) -> str:
 def _data_dir(ctx: click.Context) -> Path:
     """The local server's data directory, for --physical."""
     settings = settings_of(ctx)
+    if settings.server_url is not None:
+        raise ConfigurationError(
+            "--physical reads the local server's files, but GRAPHMEM_SERVER_URL is set: the "
+            "CLI calls graphmem serve, whose files it cannot read (run it where the server runs, "
+            "without GRAPHMEM_SERVER_URL)"
+        )
     if settings.neo4j_mode != "local":
         raise ConfigurationError(
             "--physical reads the local server's files, but GRAPHMEM_NEO4J_URI is "
@@ -188,7 +194,7 @@ def forget(
             "forget erases for good: pass --yes to go ahead without a question (see what "
             "would go first with --dry-run)"
         )
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         erase = functools.partial(
             memory.forget,
             list(ids) if ids else None,
@@ -196,12 +202,25 @@ def forget(
             session=session,
             everything=everything,
             reason=reason,
-            actor=actor,
+            actor=_actor(ctx, actor),
             batch_size=batch_size,
         )
         total = _asked(ctx, erase) if named == 1 and not dry_run and not yes else None
         result = _erased(erase, dry_run, total)
     _report(ctx, result, total, as_json)
+
+
+def _actor(ctx: click.Context, actor: str) -> str | None:
+    """Who asks: ``--actor``; through graphmem serve, the API key's name, which the server
+    records itself (an ``--actor`` given there is refused)."""
+    if not is_remote(ctx):
+        return actor
+    if ctx.get_parameter_source("actor") is not click.core.ParameterSource.DEFAULT:
+        raise ConfigurationError(
+            "--actor cannot be chosen through graphmem serve (GRAPHMEM_SERVER_URL is set): "
+            "the server records the API key's name as the actor"
+        )
+    return None
 
 
 def _verify(
@@ -217,7 +236,7 @@ def _verify(
     if physical and text is None:
         raise click.UsageError("--physical needs --text: the words to look for on disk")
     files = _data_dir(ctx) if physical else None
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         report = memory.verify_forgotten(target, text=text)
     data = report.model_dump(mode="json")
     clean = report.clean
@@ -320,7 +339,7 @@ def review(
     """
     if ctx.invoked_subcommand is not None:
         return
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         flags = memory.review(fact_id=fact_id, open_only=not show_all, limit=limit)
     data = [f.model_dump(mode="json") for f in flags]
     rows = [
@@ -355,7 +374,7 @@ def confirm(ctx: click.Context, id: str, reason: str | None, ns: str | None, as_
     \b
         graphmem review confirm 3f2a... --reason "checked with the user"
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         closed = memory.confirm(id, reason=reason)
     data = [f.model_dump(mode="json") for f in closed]
     rows = [{"flagged": f["flagged_id"], "event": f["event"], "cause": f["cause_id"]} for f in data]

@@ -20,7 +20,7 @@ from graphmem.cli.output import (
     render_mapping,
     render_table,
 )
-from graphmem.cli.root import main, memory_for, nothing, ns_option
+from graphmem.cli.root import client_for, main, nothing, ns_option
 from graphmem.errors import ConfigurationError, ExportFormatError
 
 _BATCH = click.IntRange(1, 10_000)
@@ -65,7 +65,7 @@ def namespaces(ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    with memory_for(ctx, None) as memory:
+    with client_for(ctx, None) as memory:
         found = memory.namespaces()
     data = [summary.model_dump(mode="json") for summary in found]
     emit(data, as_json=as_json, table=_listing_table)
@@ -129,7 +129,7 @@ def drop(
             "question (see what would go first with --dry-run)"
         )
     ns = namespace
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         if not dry_run and not yes:
             preview = memory.drop_namespace(ns, dry_run=True)
             if not preview.removed:
@@ -189,7 +189,7 @@ def export_command(
     """
     if as_json and output is None:
         raise click.UsageError("--json goes with -o: without it the export itself is stdout")
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         end = _write_export(memory.export(ns, page_size=page_size), output)
     summary = {"ns": memory.ns if ns is None else ns, "output": str(output or "-"), **end}
     summary.pop("record", None)
@@ -289,7 +289,7 @@ def import_command(
     """
     counter = Counter("Importing", "records")
     try:
-        with _lines(file) as lines, memory_for(ctx, ns) as memory:
+        with _lines(file) as lines, client_for(ctx, ns) as memory:
             result = memory.import_(_records(lines), ns=ns, batch_size=batch_size, progress=counter)
     finally:
         counter.done()

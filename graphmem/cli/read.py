@@ -16,11 +16,11 @@ from graphmem.cli.output import (
     render_table,
 )
 from graphmem.cli.root import (
+    client_for,
     clip,
     fact_data,
     item_mapping,
     main,
-    memory_for,
     nothing,
     ns_option,
     number,
@@ -95,10 +95,8 @@ def recall(
     \b
         graphmem recall "where does the user work?" -k 5 --kind fact
     """
-    with memory_for(ctx, ns) as memory:
-        config = None
-        if fusion is not None:
-            config = memory.recall_config.model_copy(update={"fusion": fusion})
+    with client_for(ctx, ns) as memory:
+        config = None if fusion is None else {"fusion": fusion}  # the rest: the client's
         result = memory.recall(query, k=k, config=config, **filters)
         empty = not result.hits and _holds_nothing(memory.stats(ns=result.ns))
     if as_json or as_csv():
@@ -158,7 +156,7 @@ def context(
     \b
         graphmem context "what do I know about the user?" --budget 300 --tz Europe/Lisbon
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         block = memory.context(
             query,
             budget_tokens=budget,
@@ -197,7 +195,7 @@ def get(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     """
     from graphmem.models import Fact
 
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         item = memory.get(id)
     data = {"kind": "fact" if isinstance(item, Fact) else "episode", **item.model_dump(mode="json")}
     emit(data, as_json=as_json, table=item_mapping)
@@ -253,7 +251,7 @@ def history(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
     \b
         graphmem history 3f2a9c1e-...
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         chain = memory.history(id)
     emit(
         chain.model_dump(mode="json"),
@@ -275,7 +273,7 @@ def stats(ctx: click.Context, ns: str | None, as_json: bool) -> None:
     \b
         graphmem stats --ns user-42 --json
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         counts = memory.stats()
     data = counts.model_dump(mode="json")
 
@@ -303,7 +301,7 @@ def pin(ctx: click.Context, id: str, unpin: bool, ns: str | None, as_json: bool)
     \b
         graphmem pin 3f2a9c1e-... --unpin
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         fact = memory.pin(id, pinned=not unpin)
     emit(fact_data(fact), as_json=as_json, table=item_mapping)
 

@@ -17,10 +17,11 @@ from graphmem.cli.output import error_data, render_mapping
 from graphmem.errors import GraphmemError
 from graphmem.settings import GraphmemSettings, load_settings
 
-if TYPE_CHECKING:  # the embedder and the client: imported only by commands that need them
+if TYPE_CHECKING:  # the embedder and the clients: imported only by commands that need them
     from graphmem.client import Memory
     from graphmem.embed.embedder import Embedder
     from graphmem.models import Fact
+    from graphmem.remote import RemoteMemory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -150,7 +151,10 @@ def main(ctx: click.Context) -> None:
     """graphmem: memory for AI agents on Neo4j.
 
     Which Neo4j is used is one setting, GRAPHMEM_NEO4J_URI: 'local' (default, a server
-    graphmem builds and runs), 'docker', or the URI of an existing server.
+    graphmem builds and runs), 'docker', or the URI of an existing server. With
+    GRAPHMEM_SERVER_URL (and GRAPHMEM_API_KEY) set, the memory commands call that graphmem
+    serve instead; init, neo4j, cypher, keys, reembed, mcp and serve still work on the
+    database itself.
 
     Exit status: 0 on success; 1 when graphmem reports an error (an 'Error:' line on stderr,
     or with --json a JSON object {"error": {"type", "message", ...}} there); 2 when the
@@ -213,6 +217,23 @@ def memory_for(ctx: click.Context, ns: str | None) -> Memory:
 
     settings = settings_of(ctx)
     return Memory(settings, ns=ns, embedder=embedder_for(settings))
+
+
+def client_for(ctx: click.Context, ns: str | None) -> Memory | RemoteMemory:
+    """The client of a memory command: with GRAPHMEM_SERVER_URL set, a
+    :class:`~graphmem.remote.RemoteMemory` calling that server with GRAPHMEM_API_KEY (no
+    driver, no embedder: the command starts at once); else :func:`memory_for`'s."""
+    settings = settings_of(ctx)
+    if settings.server_url is None:
+        return memory_for(ctx, ns)
+    from graphmem.remote import RemoteMemory
+
+    return RemoteMemory(settings=settings, ns=ns)
+
+
+def is_remote(ctx: click.Context) -> bool:
+    """Whether the memory commands call a graphmem serve (GRAPHMEM_SERVER_URL is set)."""
+    return settings_of(ctx).server_url is not None
 
 
 def json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:

@@ -11,7 +11,7 @@ import click
 
 from graphmem._text import and_more
 from graphmem.cli.output import emit, output_options, render_mapping
-from graphmem.cli.root import fact_data, item_mapping, json_object, main, memory_for, ns_option
+from graphmem.cli.root import client_for, fact_data, item_mapping, json_object, main, ns_option
 from graphmem.errors import BadLinesError, ForgottenContentError, MessageConflictError
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def remember(
     \b
         graphmem remember "The user moved to Berlin." --tag location --supersedes 3f2a...
     """
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         fact = memory.remember(
             text,
             source=source,
@@ -163,7 +163,7 @@ def ingest(
         graphmem ingest chat.jsonl --session-id s-1 --ns user-42
     """
     messages, lines, problems = _read_lines(file, skip_bad)
-    with memory_for(ctx, ns) as memory:
+    with client_for(ctx, ns) as memory:
         # One call: repeats and conflicts are found across the whole file before anything is
         # written; the new messages go batch_size per transaction.
         send = functools.partial(

@@ -7,9 +7,9 @@ request and the same library call are refused with the same error."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphmem.models.fields import Kind
 from graphmem.models.inputs import FactInput, Message
@@ -130,9 +130,20 @@ class PinRequest(RequestModel):
 
 
 class DropRequest(RequestModel):
-    """``POST /v1/namespaces/{ns}/drop``: remove the namespace for good (admin)."""
+    """``POST /v1/namespaces/{ns}/drop``: remove the namespace for good (admin), or count what
+    would go."""
 
-    confirm: Literal[True]
+    confirm: bool = Field(False, description="must be true to remove anything.")
+    dry_run: bool = Field(False, description="count what would be removed; remove nothing.")
+
+    @model_validator(mode="after")
+    def _confirmed(self) -> DropRequest:
+        if not (self.confirm or self.dry_run):
+            raise ValueError(
+                "confirm must be true to remove the namespace (or dry_run true to count what "
+                "would go)"
+            )
+        return self
 
 
 __all__ = [

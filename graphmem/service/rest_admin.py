@@ -94,9 +94,15 @@ async def consolidate(
     response_model=list[ConsolidationRunRecord],
     tags=["consolidate"],
 )
-async def runs(ns: NsPath, key: ReadKey, memory: Memory, limit: Limit = 20) -> Response:
-    """The namespace's consolidation runs, newest first."""
-    return answer(await memory.consolidation_runs(ns=ns, limit=limit))
+async def runs(
+    ns: NsPath,
+    key: ReadKey,
+    memory: Memory,
+    limit: Limit = 20,
+    ids: Annotated[list[str] | None, Query()] = None,
+) -> Response:
+    """The namespace's consolidation runs, newest first (only those of `ids` when given)."""
+    return answer(await memory.consolidation_runs(ns=ns, ids=ids, limit=limit))
 
 
 @router.post(
@@ -227,5 +233,6 @@ async def import_(ns: NsPath, request: Request, key: AdminKey, memory: Memory) -
 
 @router.post(PREFIX + "/drop", response_model=DropResult, tags=["namespaces"])
 async def drop(ns: NsPath, body: DropRequest, key: AdminKey, memory: Memory) -> Response:
-    """Remove the namespace for good, tombstones too (`confirm` must be true)."""
-    return answer(await memory.drop_namespace(ns, confirm=body.confirm))
+    """Remove the namespace for good, tombstones too (`confirm` must be true), or with
+    `dry_run` count what would go."""
+    return answer(await memory.drop_namespace(ns, confirm=body.confirm, dry_run=body.dry_run))

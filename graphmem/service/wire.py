@@ -6,6 +6,7 @@ web framework."""
 
 from __future__ import annotations
 
+import inspect
 from datetime import datetime
 from typing import Any
 
@@ -43,9 +44,14 @@ _EXTRAS = (
     "run_id",
     "expires_at",
     "index",
+    "other_index",
     "external_id",
     "session_id",
+    "indexes",
+    "line",
 )
+#: The extras that the error classes hold as tuples.
+_TUPLES = ("ids", "blockers", "indexes")
 
 
 class ErrorDetail(BaseModel):
@@ -115,10 +121,29 @@ def raise_error(status: int, body: Any) -> None:
     for name in _EXTRAS:
         if name in detail:
             value = detail[name]
-            setattr(error, name, tuple(value) if name in ("ids", "blockers") else value)
+            setattr(error, name, tuple(value) if name in _TUPLES else value)
+    for name, default in _keywords(cls).items():
+        if not hasattr(error, name):  # not sent (not plain data, or None): its default
+            setattr(error, name, default)
+    if isinstance(error, errors.MessageConflictError):
+        error.conflicts = (error,)  # the others the server refused with it are in its message
     if isinstance(error, errors.ServiceError):
         error.status = status
     raise error
+
+
+def _keywords(cls: type[GraphmemError]) -> dict[str, Any]:
+    """The keyword-only attributes an error class takes, with their defaults (None for one
+    without), so that an error raised again has every attribute the class promises."""
+    try:
+        parameters = inspect.signature(cls.__init__).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {
+        p.name: None if p.default is p.empty else p.default
+        for p in parameters
+        if p.kind is p.KEYWORD_ONLY
+    }
 
 
 __all__ = [

@@ -13,6 +13,10 @@ Which Neo4j graphmem talks to is one setting, ``GRAPHMEM_NEO4J_URI``:
   same commands through ``docker compose``.
 * any ``bolt://``, ``bolt+s://``, ``neo4j://`` or ``neo4j+s://`` URI: an existing server,
   cluster or Aura instance, with ``GRAPHMEM_NEO4J_USER`` / ``GRAPHMEM_NEO4J_PASSWORD``.
+
+With ``GRAPHMEM_SERVER_URL`` (and ``GRAPHMEM_API_KEY``), the CLI's memory commands and
+:class:`~graphmem.remote.RemoteMemory` call a ``graphmem serve`` instead, which holds the Neo4j
+settings itself.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from graphmem.settings.common import (
     default_cache_dir,
     memory_bytes,
     memory_size,
+    server_url,
 )
 from graphmem.settings.server import LocalServerSettings
 
@@ -73,4 +78,5 @@ __all__ = [
     "load_settings",
     "memory_bytes",
     "memory_size",
+    "server_url",
 ]

@@ -8,12 +8,19 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 
-from graphmem.settings.common import MAX_WAIT_SECONDS, NEO4J_URI_SCHEMES, Neo4jMode, SettingsBase
+from graphmem.settings.common import (
+    MAX_WAIT_SECONDS,
+    NEO4J_URI_SCHEMES,
+    Neo4jMode,
+    SettingsBase,
+    server_url,
+)
 
 
 class ClientSettings(SettingsBase):
     """The client's settings: ``GRAPHMEM_NEO4J_*``, ``GRAPHMEM_EMBEDDING_*``, the namespace,
-    ``GRAPHMEM_RECALL_*`` and the context tokenizer."""
+    ``GRAPHMEM_RECALL_*``, the context tokenizer, and the ``graphmem serve`` that the remote
+    clients and the CLI's remote mode use (``GRAPHMEM_SERVER_URL``, ``GRAPHMEM_API_KEY``)."""
 
     # --- which Neo4j ---------------------------------------------------------------------
     neo4j_uri: str = Field(
@@ -74,6 +81,17 @@ class ClientSettings(SettingsBase):
     namespace: str = Field(
         "default",
         description="The namespace the CLI and clients use when a call names none.",
+    )
+
+    # --- a graphmem serve instead of Neo4j ---------------------------------------------------
+    server_url: str | None = Field(
+        None,
+        description="The URL of a `graphmem serve` (http:// or https://). When set, the CLI's "
+        "memory commands call it instead of opening Neo4j; RemoteMemory's default URL.",
+    )
+    api_key: SecretStr | None = Field(
+        None,
+        description="The API key sent to GRAPHMEM_SERVER_URL (made with `graphmem keys create`).",
     )
 
     # --- recall and context ------------------------------------------------------------------
@@ -177,6 +195,11 @@ class ClientSettings(SettingsBase):
         except ValueError:
             raise ValueError(f"URI {value!r}: the port must be a number from 0 to 65535") from None
         return value
+
+    @field_validator("server_url")
+    @classmethod
+    def _check_server_url(cls, value: str | None) -> str | None:
+        return None if value is None else server_url(value)
 
     @field_validator("llm")
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field
@@ -38,6 +39,27 @@ Neo4jMode = Literal["local", "docker", "external"]
 #: Neo4j versions the local server can run: 2026.09 (Java 21+, the default) and the 5.26 LTS
 #: (Java 17+).
 LocalNeo4jVersion = Literal["2026.09.0", "5.26.30"]
+
+
+def server_url(value: str) -> str:
+    """``value`` as the base URL of a ``graphmem serve`` (``http://`` or ``https://``, a host,
+    perhaps a port and a path), without a trailing slash; else a ``ValueError`` that says why."""
+    value = value.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"must be an http:// or https:// URL; got {value!r}")
+    if parts.username is not None or parts.password is not None:
+        # Not echoed: the URL may hold a password.
+        raise ValueError("the URL carries credentials; give the API key as GRAPHMEM_API_KEY")
+    if not parts.hostname:
+        raise ValueError(f"URL {value!r} names no host")
+    if parts.query or parts.fragment:
+        raise ValueError(f"URL {value!r}: a server URL takes no query string or fragment")
+    try:
+        parts.port  # noqa: B018 - urlsplit checks the port only when it is read
+    except ValueError:
+        raise ValueError(f"URL {value!r}: the port must be a number from 0 to 65535") from None
+    return value.rstrip("/")
 
 
 def default_cache_dir() -> Path:

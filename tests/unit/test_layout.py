@@ -18,6 +18,7 @@ PACKAGE = ROOT / "graphmem"
 
 PUBLIC_NAMES = [
     "AsyncMemory",
+    "AsyncRemoteMemory",
     "BadLinesError",
     "Beliefs",
     "ClientUsageError",
@@ -65,6 +66,7 @@ PUBLIC_NAMES = [
     "QueryRefusedError",
     "RecallConfig",
     "RecallResult",
+    "RemoteMemory",
     "ResultTooLargeError",
     "RetiredFactError",
     "ReviewFlag",

@@ -1,0 +1,128 @@
+"""What both remote clients share, with no I/O of its own: the server's URL, the API key and
+the default namespace (arguments, else the settings), the headers of every request, and what
+a failed exchange becomes (:class:`~graphmem.errors.ServiceError`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from graphmem import __version__
+from graphmem.core.checks import namespace
+from graphmem.errors import ConfigurationError, InvalidInputError, ServiceError
+from graphmem.remote.call import Call
+from graphmem.remote.calls import Calls
+from graphmem.settings import GraphmemSettings, load_settings, server_url
+
+
+class RemoteBase:
+    """The configuration of a remote client; :class:`~graphmem.remote.RemoteMemory` and
+    :class:`~graphmem.remote.AsyncRemoteMemory` add the requests."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        key: str | SecretStr | None = None,
+        *,
+        ns: str | None = None,
+        timeout: float = 60.0,
+        settings: GraphmemSettings | None = None,
+    ) -> None:
+        if settings is None and (url is None or key is None or ns is None):
+            settings = load_settings()
+        if url is None:
+            url = settings.server_url if settings is not None else None
+        if url is None:
+            raise ConfigurationError(
+                "no graphmem serve to call: pass url=... or set GRAPHMEM_SERVER_URL"
+            )
+        if key is None and settings is not None:
+            key = settings.api_key
+        secret = key.get_secret_value() if isinstance(key, SecretStr) else key
+        if not isinstance(secret, str) or not secret.strip():
+            raise ConfigurationError(
+                "no API key for graphmem serve: pass key=... or set GRAPHMEM_API_KEY (made "
+                "with `graphmem keys create`)"
+            )
+        try:
+            #: The server's base URL, without a trailing slash.
+            self.url = server_url(url)
+        except ValueError as exc:
+            raise ConfigurationError(f"the server URL: {exc}") from None
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise InvalidInputError(f"timeout must be a number of seconds above 0, got {timeout!r}")
+        #: Seconds one request may take.
+        self.timeout = float(timeout)
+        #: The namespace a call that names none uses (default: ``GRAPHMEM_NAMESPACE``).
+        self.ns = namespace(ns, settings.namespace if settings is not None else None)
+        self._key = SecretStr(secret.strip())
+        self._calls = Calls(self.ns)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(url={self.url!r}, ns={self.ns!r})"
+
+    def headers(self) -> dict[str, str]:
+        """The headers of every request: the API key, and who asks."""
+        return {
+            "Authorization": f"Bearer {self._key.get_secret_value()}",
+            "Accept": "application/json",
+            "User-Agent": f"graphmem/{__version__}",
+        }
+
+    def client_options(self) -> dict[str, Any]:
+        """The options of the httpx client: the base URL, the headers and the timeout. An
+        http:// server is never spoken to over TLS (redirects are not followed), so its client
+        loads no certificates, some 50 ms of every command's start."""
+        return {
+            "base_url": self.url,
+            "headers": self.headers(),
+            "timeout": self.timeout,
+            "verify": self.url.startswith("https://"),
+            "follow_redirects": False,
+        }
+
+    def failure(self, exc: httpx.HTTPError, call: Call[Any] | None = None) -> ServiceError:
+        """What an exchange that got no answer becomes: a ServiceError that says why."""
+        what = f"{call.method} {call.path}" if call is not None else "the request"
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+            return ServiceError(
+                f"graphmem serve could not be reached at {self.url} ({exc or type(exc).__name__}):"
+                " is it running there? (GRAPHMEM_SERVER_URL)"
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return ServiceError(
+                f"graphmem serve at {self.url} did not answer {what} within {self.timeout:g} s"
+                + _maybe_written(call)
+            )
+        return ServiceError(
+            f"the exchange with graphmem serve at {self.url} failed during {what}: "
+            f"{exc or type(exc).__name__}" + _maybe_written(call)
+        )
+
+
+def ready_call() -> Call[None]:
+    """``GET /ready``: whether the server is warm and reaches its Neo4j."""
+    return Call("GET", "/ready", _ready)
+
+
+def _ready(body: bytes) -> None:
+    """Nothing: a 200 answer from ``/ready`` is the news."""
+
+
+def not_ready(status: int, body: Any) -> ServiceError:
+    """The error of a ``/ready`` that answered something other than 200."""
+    reason = (body.get("reason") or body.get("status")) if isinstance(body, dict) else body
+    return ServiceError(
+        f"graphmem serve is not ready (HTTP {status}): {reason!s:.300}", status=status
+    )
+
+
+def _maybe_written(call: Call[Any] | None) -> str:
+    if call is not None and call.writes:
+        return "; the change may or may not have been made: check before sending it again"
+    return ""
+
+
+__all__ = ["RemoteBase", "not_ready", "ready_call"]

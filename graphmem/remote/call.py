@@ -1,0 +1,236 @@
+"""One request of the REST API as data (:class:`Call`), and the pure steps around it: the
+arguments made JSON (times as ISO text), paths that carry a namespace and ids, and each answer
+read into the library's result model or raised as the library's error."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
+from typing import Any, Generic, Literal, TypeVar
+from urllib.parse import quote
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from graphmem._json import load_json
+from graphmem.core.checks import checked_ids, namespace
+from graphmem.errors import ClientUsageError, InvalidInputError, ServiceError
+from graphmem.service.wire import raise_error
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request of ``/v1`` and how its answer becomes the method's result."""
+
+    method: Literal["GET", "POST"]
+    #: The path under the server's URL, its parts already quoted.
+    path: str
+    #: The answer's body (JSON) as the result model.
+    read: Callable[[bytes], T]
+    #: A JSON body.
+    json: Any = None
+    #: Query parameters (None values left out).
+    params: Mapping[str, Any] | None = None
+    #: A body of JSON lines (an import).
+    content: bytes | None = None
+    #: The caller's progress callback, called once the answer came with the counts that
+    #: ``report`` reads from the result (not called when it gives None).
+    progress: Callable[..., object] | None = None
+    report: Callable[[T], tuple[int, ...] | None] | None = None
+
+    @property
+    def writes(self) -> bool:
+        """Whether the call may change the graph (a POST other than a search or a check)."""
+        return self.method == "POST" and not self.path.endswith(("/search", "/context", "/verify"))
+
+    def headers(self) -> dict[str, str]:
+        """The headers of this call's body beyond the client's own."""
+        return {"Content-Type": "application/x-ndjson"} if self.content is not None else {}
+
+    def query(self) -> dict[str, Any]:
+        """The query parameters that are set, as text."""
+        return {
+            k: (str(v).lower() if isinstance(v, bool) else v)
+            for k, v in (self.params or {}).items()
+            if v is not None
+        }
+
+    def progress_args(self, result: T) -> tuple[int, ...] | None:
+        """What the progress callback is called with for ``result``; None: not called."""
+        if self.progress is None or self.report is None:
+            return None
+        return self.report(result)
+
+
+# --- arguments to JSON -----------------------------------------------------------------------
+def jsonable(value: Any, name: str) -> Any:
+    """``value`` as JSON data: datetimes as ISO 8601 text, tuples and sets as lists, models as
+    their fields; InvalidInputError for what JSON cannot carry."""
+    try:
+        return to_jsonable_python(value, round_trip=True)
+    except PydanticSerializationError as exc:
+        raise InvalidInputError(f"{name} cannot be sent to the server as JSON: {exc}") from None
+
+
+def given(name: str, value: Any) -> dict[str, Any]:
+    """``{name: value}`` as JSON data, or nothing when ``value`` is None (the server's
+    default)."""
+    return {} if value is None else {name: jsonable(value, name)}
+
+
+def zone_name(zone: tzinfo | str | None, name: str = "timezone") -> str | None:
+    """A time zone as the server reads one: an IANA name (``ZoneInfo``'s key), or ``UTC``."""
+    if zone is None or isinstance(zone, str):
+        return zone
+    key = getattr(zone, "key", None)
+    if isinstance(key, str):
+        return key
+    if zone is UTC:
+        return "UTC"
+    raise InvalidInputError(
+        f"{name} must be an IANA zone name (or a ZoneInfo) to be sent to the server, got {zone!r}"
+    )
+
+
+def id_list(name: str, ids: str | Iterable[str] | None) -> list[str] | None:
+    """One id or several as a checked list (None stays None)."""
+    return None if ids is None else checked_ids(name, ids)
+
+
+def checked_progress(progress: Any, what: str) -> Callable[..., object] | None:
+    """``progress`` when it is a callable or None; else InvalidInputError as the library's."""
+    if progress is not None and not callable(progress):
+        raise InvalidInputError(f"progress must be a callable taking {what}, or None")
+    return progress  # type: ignore[no-any-return]
+
+
+def refuse_awaitable(result: object) -> None:
+    """Refuse what a sync client's progress callback returned when it is awaitable, as the
+    library's :class:`~graphmem.client.Memory` does."""
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()
+        raise ClientUsageError(
+            "progress returned an awaitable; an async progress callback needs AsyncRemoteMemory"
+        )
+
+
+# --- paths -----------------------------------------------------------------------------------
+def ns_path(ns: str | None, default: str, *rest: str) -> str:
+    """``/v1/namespaces/{ns}`` and more parts, each quoted; the namespace checked as the
+    library checks it."""
+    parts = [namespace(ns, default), *rest]
+    return "/v1/namespaces/" + "/".join(quote(part, safe="") for part in parts)
+
+
+def one_id(name: str, value: str) -> str:
+    """One id, checked as the library checks ids."""
+    (checked,) = checked_ids(name, [value])
+    return checked
+
+
+class CallsBase:
+    """What the builders of calls share: the client's default namespace."""
+
+    def __init__(self, ns: str) -> None:
+        self.ns = ns
+
+    def path(self, ns: str | None, *rest: str) -> str:
+        """The path of namespace ``ns`` (the client's when None) and more parts."""
+        return ns_path(ns, self.ns, *rest)
+
+
+# --- answers ---------------------------------------------------------------------------------
+@functools.cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind)
+
+
+def model(kind: type[M]) -> Callable[[bytes], M]:
+    """Reads an answer as one ``kind``."""
+    return kind.model_validate_json
+
+
+def models(kind: type[M]) -> Callable[[bytes], list[M]]:
+    """Reads an answer as a list of ``kind``."""
+    adapter = _adapter(list[kind])  # type: ignore[valid-type]
+    return adapter.validate_json
+
+
+def either(*kinds: type[BaseModel]) -> Callable[[bytes], Any]:
+    """Reads an answer as whichever of ``kinds`` it is (a fact or an episode)."""
+    adapter = _adapter(functools.reduce(operator.or_, kinds))
+    return adapter.validate_json
+
+
+def answer(call: Call[T], status: int, body: bytes) -> T:
+    """The result an answer carries; the library's error that an error answer names (see
+    :func:`~graphmem.service.wire.raise_error`), or ServiceError for one that cannot be read."""
+    if not 200 <= status < 300:
+        raise_error(status, error_data(body))
+    try:
+        return call.read(body)
+    except (ValidationError, ValueError) as exc:
+        raise ServiceError(
+            f"the server's answer to {call.method} {call.path} could not be read "
+            f"(is it a graphmem serve of this version?): {_problem(exc)}",
+            status=status,
+        ) from None
+
+
+def _problem(exc: ValueError) -> str:
+    """The first thing wrong with an answer, on one line."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the answer"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return f"{where}: {first['msg']}{more}"
+    return str(exc)
+
+
+def error_data(body: bytes) -> Any:
+    """An error answer's JSON, or its text when it is not JSON (a proxy's page)."""
+    try:
+        return load_json(body.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return body.decode("utf-8", "replace")
+
+
+def export_record(line: str, number: int) -> dict[str, Any] | None:
+    """One line of an export's JSON lines as its record (None for a blank line)."""
+    if not line.strip():
+        return None
+    try:
+        record = load_json(line)
+    except (ValueError, RecursionError) as exc:
+        raise ServiceError(f"line {number} of the server's export is not JSON: {exc}") from None
+    if not isinstance(record, dict):
+        raise ServiceError(f"line {number} of the server's export is not a JSON object")
+    return record
+
+
+__all__ = [
+    "Call",
+    "CallsBase",
+    "answer",
+    "checked_progress",
+    "either",
+    "error_data",
+    "export_record",
+    "given",
+    "id_list",
+    "jsonable",
+    "model",
+    "models",
+    "ns_path",
+    "one_id",
+    "refuse_awaitable",
+    "zone_name",
+]
