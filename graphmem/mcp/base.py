@@ -132,6 +132,12 @@ class ToolBase:
     def _ns(self, namespace: str | None) -> str:
         return self.options.namespace_for(namespace, CALL_KEY.get())
 
+    def _counts_access(self) -> bool:
+        """Whether a search stamps its hits as accessed: not on a read-only server, and not
+        for a call whose API key may only read (it writes nothing)."""
+        key = CALL_KEY.get()
+        return not self.options.read_only and (key is None or key.allows("write"))
+
     async def _ids(self, ids: list[str], ns: str) -> list[str]:
         """Full ids for ids and shown prefixes; an unknown or ambiguous prefix is an error."""
         short = [i for i in ids if len(i) < 36]

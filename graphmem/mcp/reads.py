@@ -62,7 +62,7 @@ class ReadTools(ToolBase):
             include_retired=include_superseded,
             kinds=["episode" if k == "message" else "fact" for k in dict.fromkeys(chosen)],
             tags=tags,
-            track_access=not self.options.read_only,
+            track_access=self._counts_access(),
         )
         data: dict[str, Any] = {"results": [hit_data(h) for h in result.hits]}
         if result.as_of is not None:
@@ -99,7 +99,7 @@ class ReadTools(ToolBase):
             budget_tokens=budget,
             as_of=self._time("as_of", as_of),
             valid_at=self._time("valid_at", valid_at),
-            track_access=not self.options.read_only,
+            track_access=self._counts_access(),
             short_ids=not self.options.full_ids,
         )
         data = {

@@ -540,7 +540,7 @@ def test_http_refuses_a_foreign_host_or_origin_on_any_loopback_address(
 
         def status(**extra: str) -> int:
             response = httpx.post(
-                f"http://{bound}/mcp", json=body, headers={**headers, **extra}, timeout=10
+                f"http://{bound}/mcp", json=body, headers={**headers, **extra}, timeout=120
             )
             return response.status_code
 
@@ -651,7 +651,7 @@ def test_http_needs_a_key_that_opens_the_namespace_and_allows_the_call(
             assert "not open to this server" in refused
             ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             accept = {"Accept": "application/json, text/event-stream"}
-            assert httpx.post(url, json=ping, headers=accept).status_code == 401
+            assert httpx.post(url, json=ping, headers=accept, timeout=120).status_code == 401
             async with keyed_client(url, env, "read") as reader:
                 text = await _error(reader, "add_memory", text="Cy plays the viola.")
                 assert "PermissionDeniedError" in text

@@ -5,6 +5,7 @@ and the limits and probes."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import signal
 from collections.abc import Iterator
@@ -21,6 +22,10 @@ from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 from tests.service import Served, bearer, new_key, serve_process
+
+#: A loaded test machine can take a while to answer; nothing here is about speed.
+post = functools.partial(httpx.post, timeout=120)
+get = functools.partial(httpx.get, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +62,7 @@ def test_every_refused_key_leaves_the_graph_unchanged(
 ) -> None:
     writer = new_key(admin, "write", namespaces=[ns])
     url = f"{served.url}/v1/namespaces/{ns}/facts"
-    first = httpx.post(url, json={"text": "Ada works at Acme."}, headers=bearer(writer))
+    first = post(url, json={"text": "Ada works at Acme."}, headers=bearer(writer))
     assert first.status_code == 201, first.text
     before = _snapshot(graph, ns)
 
@@ -83,18 +88,18 @@ def test_every_refused_key_leaves_the_graph_unchanged(
         "another tenant": (bearer(other_tenant), (403, "PermissionDeniedError")),
     }
     for case, (headers, expected) in cases.items():
-        answer = httpx.post(url, json=body, headers=headers)
+        answer = post(url, json=body, headers=headers)
         assert _error(answer) == expected, case
         if expected[0] == 401:
             assert answer.headers["www-authenticate"] == "Bearer", case
     forget = {"reason": "asked", "ids": [first.json()["id"]], "confirm": True}
     for headers in (bearer(reader), bearer(other_tenant), {}):
-        answer = httpx.post(f"{served.url}/v1/namespaces/{ns}/forget", json=forget, headers=headers)
+        answer = post(f"{served.url}/v1/namespaces/{ns}/forget", json=forget, headers=headers)
         assert answer.status_code in (401, 403)
     assert _snapshot(graph, ns) == before
     # The read key reads, and the refusals left the first fact believed; a read key's
     # searches count no access, so they leave the graph as it was.
-    found = httpx.post(
+    found = post(
         f"{served.url}/v1/namespaces/{ns}/search", json={"query": "Ada"}, headers=bearer(reader)
     )
     assert [h["text"] for h in found.json()["hits"]] == ["Ada works at Acme."]
@@ -107,25 +112,25 @@ def test_the_actor_of_each_change_is_the_name_of_the_key_that_made_it(
     key = new_key(admin, "write", prefix=f"{ns}")
     name, api = key.api_key.name, f"{served.url}/v1/namespaces/{ns}"
 
-    def post(path: str, body: dict[str, Any]) -> Any:
-        answer = httpx.post(api + path, json=body, headers=bearer(key))
+    def send(path: str, body: dict[str, Any]) -> Any:
+        answer = post(api + path, json=body, headers=bearer(key))
         assert answer.status_code < 300, answer.text
         return answer.json()
 
-    old = post("/facts", {"text": "The office is in Lisbon."})
-    new = post("/facts", {"text": "The office is in Porto.", "supersedes": [old["id"]]})
-    other = post("/facts", {"text": "The office is in Braga."})
-    post("/contradictions", {"a": new["id"], "b": other["id"], "reason": "two answers"})
-    post("/memories/" + other["id"] + "/retract", {"reason": "never true"})
-    post("/forget", {"reason": "privacy", "ids": [old["id"]], "confirm": True})
-    timeline = httpx.get(f"{api}/audit/timeline/{new['id']}", headers=bearer(key)).json()
+    old = send("/facts", {"text": "The office is in Lisbon."})
+    new = send("/facts", {"text": "The office is in Porto.", "supersedes": [old["id"]]})
+    other = send("/facts", {"text": "The office is in Braga."})
+    send("/contradictions", {"a": new["id"], "b": other["id"], "reason": "two answers"})
+    send("/memories/" + other["id"] + "/retract", {"reason": "never true"})
+    send("/forget", {"reason": "privacy", "ids": [old["id"]], "confirm": True})
+    timeline = get(f"{api}/audit/timeline/{new['id']}", headers=bearer(key)).json()
     actors = {e["kind"]: e["actor"] for e in timeline["events"] if e["actor"] is not None}
     assert actors and set(actors.values()) == {name}, timeline["events"]
     assert {"superseded", "contradicted"} <= set(actors), actors
-    run = post("/consolidate", {"force": True, "confirm": True})
+    run = send("/consolidate", {"force": True, "confirm": True})
     (record,) = admin.consolidation_runs(ns=ns, ids=[run["run_id"]])
     assert record.started_by == name
-    everything = httpx.post(
+    everything = post(
         api + "/forget",
         json={"reason": "all", "everything": True, "confirm": True},
         headers=bearer(key),
@@ -142,17 +147,17 @@ def test_a_prefix_key_opens_its_namespaces_and_lists_only_them(
 ) -> None:
     key = new_key(admin, "write", prefix=f"{ns}-team-")
     for suffix in ("a", "b"):
-        answer = httpx.post(
+        answer = post(
             f"{served.url}/v1/namespaces/{ns}-team-{suffix}/facts",
             json={"text": f"Team {suffix} meets on Monday."},
             headers=bearer(key),
         )
         assert answer.status_code == 201
-    refused = httpx.post(
+    refused = post(
         f"{served.url}/v1/namespaces/{ns}-teams/facts", json={"text": "x"}, headers=bearer(key)
     )
     assert _error(refused) == (403, "PermissionDeniedError")
-    listed = httpx.get(f"{served.url}/v1/namespaces", headers=bearer(key)).json()
+    listed = get(f"{served.url}/v1/namespaces", headers=bearer(key)).json()
     assert sorted(n["ns"] for n in listed) == [f"{ns}-team-a", f"{ns}-team-b"]
 
 
@@ -170,7 +175,7 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
         ("/facts", {"text": "y" * 60_000}, 413, "InvalidInputError"),
     ]
     for path, body, status, kind in cases:
-        answer = httpx.post(api + path, json=body, headers=bearer(key))
+        answer = post(api + path, json=body, headers=bearer(key))
         assert _error(answer) == (status, kind), (path, body, answer.text)
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: the size is counted as it comes
@@ -179,16 +184,16 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
             yield b"z" * 1000
         yield b'"}'
 
-    streamed = httpx.post(
+    streamed = post(
         api + "/facts",
         content=chunks(),
         headers={**bearer(key), "content-type": "application/json"},
     )
     assert _error(streamed) == (413, "InvalidInputError")
     # Without a key, nothing of the body is read: malformed JSON is still a 401.
-    unkeyed = httpx.post(api + "/facts", content=b"{not json", headers={"x": "y"})
+    unkeyed = post(api + "/facts", content=b"{not json", headers={"x": "y"})
     assert _error(unkeyed) == (401, "AuthenticationError")
-    bad_ns = httpx.post(
+    bad_ns = post(
         f"{served.url}/v1/namespaces/no%20spaces/facts", json={"text": "x"}, headers=bearer(key)
     )
     assert bad_ns.status_code in (403, 422)
@@ -196,9 +201,9 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
 
 
 def test_probes_and_the_openapi_schema(served: Served) -> None:
-    assert httpx.get(f"{served.url}/health").json()["status"] == "ok"
-    assert httpx.get(f"{served.url}/ready").json() == {"status": "ready"}
-    schema = httpx.get(f"{served.url}/openapi.json").json()
+    assert get(f"{served.url}/health").json()["status"] == "ok"
+    assert get(f"{served.url}/ready").json() == {"status": "ready"}
+    schema = get(f"{served.url}/openapi.json").json()
     assert "/v1/namespaces/{ns}/facts" in schema["paths"]
     assert "Fact" in schema["components"]["schemas"]
     assert "RecallRequest" in schema["components"]["schemas"]
@@ -216,11 +221,11 @@ def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
     mcp_url = f"{served.url}/mcp"
     ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     accept = {"Accept": "application/json, text/event-stream"}
-    assert httpx.post(mcp_url, json=ping, headers=accept).status_code == 401
-    wrong = httpx.post(mcp_url, json=ping, headers={**accept, "Authorization": "Bearer gmk_x"})
+    assert post(mcp_url, json=ping, headers=accept).status_code == 401
+    wrong = post(mcp_url, json=ping, headers={**accept, "Authorization": "Bearer gmk_x"})
     assert wrong.status_code == 401
     foreign = {**accept, **bearer(writer), "Origin": "http://evil.example"}
-    assert httpx.post(mcp_url, json=ping, headers=foreign).status_code == 403
+    assert post(mcp_url, json=ping, headers=foreign).status_code == 403
 
     def connect(key: Any) -> Client:
         # The SDK's own HTTP client, carrying the key on every request.
@@ -250,6 +255,8 @@ def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
     asyncio.run(flow())
     believed = admin.recall("Bo", ns=ns, track_access=False)
     assert [h.text for h in believed.hits] == ["Bo likes coffee."]
+    # The read key's searches counted no access: it writes nothing.
+    assert believed.hits[0].fact is not None and believed.hits[0].fact.access_count == 0
     lineage = admin.audit.timeline(believed.hits[0].id, ns=ns)
     assert writer.api_key.name in {e.actor for e in lineage.events}
 
@@ -267,16 +274,14 @@ def test_export_drop_and_import_through_rest(served: Served, admin: Memory, ns: 
     owner = new_key(admin, "admin", namespaces=[ns])
     writer = new_key(admin, "write", namespaces=[ns])
     api = f"{served.url}/v1/namespaces/{ns}"
-    old = httpx.post(
+    old = post(
         f"{api}/facts", json={"text": "Di lives in Oslo."}, headers=bearer(owner), timeout=60
     )
     body = {"text": "Di lives in Bergen.", "supersedes": [old.json()["id"]]}
-    assert (
-        httpx.post(f"{api}/facts", json=body, headers=bearer(owner), timeout=60).status_code == 201
-    )
+    assert post(f"{api}/facts", json=body, headers=bearer(owner)).status_code == 201
 
     def export() -> list[dict[str, Any]]:
-        answer = httpx.get(f"{api}/export", headers=bearer(owner), timeout=60)
+        answer = get(f"{api}/export", headers=bearer(owner))
         assert answer.status_code == 200
         lines = [json.loads(line) for line in answer.text.splitlines()]
         return [
@@ -285,11 +290,11 @@ def test_export_drop_and_import_through_rest(served: Served, admin: Memory, ns: 
 
     before = export()
     assert before[0]["format"] == "graphmem-namespace" and len(before) > 2
-    refused = httpx.post(f"{api}/drop", json={"confirm": True}, headers=bearer(writer), timeout=60)
+    refused = post(f"{api}/drop", json={"confirm": True}, headers=bearer(writer))
     assert _error(refused) == (403, "PermissionDeniedError")
-    dropped = httpx.post(f"{api}/drop", json={"confirm": True}, headers=bearer(owner), timeout=60)
+    dropped = post(f"{api}/drop", json={"confirm": True}, headers=bearer(owner))
     assert dropped.status_code == 200 and sum(dropped.json()["nodes"].values()) > 0
     document = "\n".join(json.dumps(r) for r in before)
-    imported = httpx.post(f"{api}/import", content=document, headers=bearer(owner), timeout=60)
+    imported = post(f"{api}/import", content=document, headers=bearer(owner))
     assert imported.status_code == 201, imported.text
     assert export() == before
