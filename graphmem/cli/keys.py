@@ -53,7 +53,10 @@ def keys() -> None:
     help="A namespace the key opens (repeatable).",
 )
 @click.option(
-    "--prefix", metavar="PREFIX", help="Open every namespace starting with PREFIX ('' for all)."
+    "--prefix",
+    metavar="PREFIX",
+    help="Open every namespace starting with PREFIX, matched as text: end it with a separator "
+    "(acme-, team:) so that user-4 does not also open user-42; '' opens all.",
 )
 @click.option(
     "--expires",
