@@ -38,10 +38,9 @@ def openapi_schema() -> dict[str, Any]:
     to anything)."""
     from graphmem.client.aio import AsyncMemory
     from graphmem.service.app import rest_api
-    from graphmem.service.auth import KeyCheck
 
     memory = AsyncMemory()
-    return rest_api(memory, KeyCheck(memory)).openapi()
+    return rest_api(memory).openapi()
 
 
 def openapi_json() -> str:
@@ -220,7 +219,7 @@ def rest_bodies() -> str:
 
 def rest_errors() -> str:
     """The HTTP status of each error class, as the service answers them."""
-    from graphmem.service.wire import STATUS
+    from graphmem.models.wire import STATUS
 
     rows = []
     for cls, status in sorted(STATUS, key=lambda item: item[1]):

@@ -23,12 +23,12 @@ from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError
 from graphmem.mcp.base import CALL_KEY
 from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
+from graphmem.mcp.gate import SCOPE_KEY, KeyGate
 from graphmem.mcp.guide import instructions, memory_guidelines, schema_text
+from graphmem.mcp.keys import KeyCheck
 from graphmem.mcp.options import READ_TOOLS, McpOptions
 from graphmem.mcp.tools import Tools
 from graphmem.models.keys import ApiKey, Role
-from graphmem.service.auth import KeyCheck
-from graphmem.service.gate import SCOPE_KEY, KeyGate
 from graphmem.store.cypher import analyst_queries
 
 logger = logging.getLogger("graphmem.mcp")
@@ -274,7 +274,7 @@ async def serve_http(
     keys: KeyCheck | None = None,
 ) -> None:
     """The MCP server's streamable HTTP app behind :class:`HostOriginCheck` (and, given
-    ``keys``, :class:`~graphmem.service.gate.KeyGate`), on uvicorn."""
+    ``keys``, :class:`~graphmem.mcp.gate.KeyGate`), on uvicorn."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from graphmem import __version__
+from graphmem._version import __version__
 from graphmem.core.checks import namespace
 from graphmem.errors import ConfigurationError, InvalidInputError, ServiceError
 from graphmem.remote.call import Call

@@ -19,7 +19,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from graphmem._json import load_json
 from graphmem.core.checks import checked_ids, namespace
 from graphmem.errors import ClientUsageError, InvalidInputError, ServiceError
-from graphmem.service.wire import raise_error
+from graphmem.models.wire import raise_error
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -172,7 +172,7 @@ def either(*kinds: type[BaseModel]) -> Callable[[bytes], Any]:
 
 def answer(call: Call[T], status: int, body: bytes) -> T:
     """The result an answer carries; the library's error that an error answer names (see
-    :func:`~graphmem.service.wire.raise_error`), or ServiceError for one that cannot be read."""
+    :func:`~graphmem.models.wire.raise_error`), or ServiceError for one that cannot be read."""
     if not 200 <= status < 300:
         raise_error(status, error_data(body))
     try:

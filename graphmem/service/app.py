@@ -21,12 +21,12 @@ from graphmem.client.aio import AsyncMemory
 from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError, InvalidInputError, TransactionTimeoutError
 from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, Receive, Scope, Send
+from graphmem.mcp.gate import KeyGate, respond
+from graphmem.mcp.keys import KeyCheck
 from graphmem.mcp.options import ALL_TOOLS, McpOptions
 from graphmem.mcp.server import build_server
+from graphmem.models.wire import error_body, status_of
 from graphmem.service import rest, rest_admin
-from graphmem.service.auth import KeyCheck
-from graphmem.service.gate import KeyGate, respond
-from graphmem.service.wire import error_body, status_of
 
 logger = logging.getLogger("graphmem.serve")
 ASGIApp = Any
@@ -85,14 +85,13 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
             app.state.ready = False
             await memory.close()
 
-    api = rest_api(memory, keys, lifespan)
+    api = rest_api(memory, lifespan)
     mcp_gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
     return Limits(Dispatch(api, KeyGate(api, keys), mcp_gate), options)
 
 
 def rest_api(
     memory: AsyncMemory,
-    keys: KeyCheck,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
 ) -> FastAPI:
     """The REST API alone: the ``/v1`` routes with their error answers, ``/health`` and
@@ -108,7 +107,7 @@ def rest_api(
         # clients call their methods.
         generate_unique_id_function=lambda route: route.name,
     )
-    api.state.memory, api.state.keys, api.state.ready = memory, keys, False
+    api.state.memory, api.state.ready = memory, False
     api.include_router(rest.router)
     api.include_router(rest_admin.router)
     _add_handlers(api)

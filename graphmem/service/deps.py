@@ -14,9 +14,10 @@ from pydantic import BaseModel
 from graphmem.client.aio import AsyncMemory
 from graphmem.core.actor import acting_as
 from graphmem.core.checks import namespace
+from graphmem.errors import AuthenticationError
+from graphmem.mcp.gate import SCOPE_KEY
+from graphmem.mcp.keys import require
 from graphmem.models.keys import ApiKey, Role
-from graphmem.service.auth import KeyCheck, bearer, require
-from graphmem.service.gate import SCOPE_KEY
 
 NsPath = Annotated[str, Path(description="The namespace: a user, agent or tenant.", max_length=128)]
 
@@ -35,13 +36,12 @@ _BEARER = HTTPBearer(auto_error=False, description="An API key: graphmem keys cr
 async def request_key(
     request: Request, _declared: Annotated[object, Security(_BEARER)] = None
 ) -> ApiKey:
-    """The request's API key, checked by the key gate (401 when missing or bad); checked here
-    again when the app runs without the gate."""
+    """The request's API key, which the key gate in front of ``/v1`` checked (and answered
+    401 when missing or bad) before the request reached the routes."""
     key = request.scope.get(SCOPE_KEY)
-    if isinstance(key, ApiKey):
-        return key
-    keys: KeyCheck = request.app.state.keys
-    return await keys.key(bearer(request.headers))
+    if not isinstance(key, ApiKey):
+        raise AuthenticationError("no API key was checked for this request")
+    return key
 
 
 def _access(role: Role) -> Any:

@@ -22,8 +22,8 @@ from graphmem.models.requests import (
     RememberRequest,
     ResolveRequest,
 )
+from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.service.deps import Memory, NsPath, ReadKey, WriteKey, answer
-from graphmem.service.wire import ERROR_RESPONSES
 
 
 def _reader(body: RecallRequest, key: ApiKey) -> dict[str, Any]:

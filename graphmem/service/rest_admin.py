@@ -24,8 +24,8 @@ from graphmem.models.requests import (
     ReasonRequest,
     VerifyRequest,
 )
+from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.service.deps import AdminKey, AnyKey, Memory, NsPath, ReadKey, WriteKey, answer
-from graphmem.service.wire import ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Limit = Annotated[int, Query(ge=1, le=1000)]

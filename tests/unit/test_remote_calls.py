@@ -28,8 +28,8 @@ from graphmem.errors import (
     UndoRefusedError,
 )
 from graphmem.models import Episode, Fact
+from graphmem.models.wire import error_body
 from graphmem.remote import AsyncRemoteMemory, RemoteMemory
-from graphmem.service.wire import error_body
 
 URL = "http://memory.test:8080"
 KEY = "gmk_test_secret"

@@ -11,10 +11,10 @@ from graphmem import errors
 from graphmem.core.forget.plan import ForgetOptions
 from graphmem.core.keys import KEY_PATTERN, key_hash
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
+from graphmem.mcp.keys import bearer, require
 from graphmem.models.keys import ApiKey
 from graphmem.models.requests import ContextRequest, ForgetRequest, RecallRequest
-from graphmem.service.auth import bearer, require
-from graphmem.service.wire import error_body, raise_error, status_of
+from graphmem.models.wire import error_body, raise_error, status_of
 
 
 @pytest.mark.parametrize(

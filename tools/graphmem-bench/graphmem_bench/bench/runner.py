@@ -344,6 +344,14 @@ def usable_cpus(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int | None:
     return limit if cpus is None else max(1, min(cpus, limit))
 
 
+def load_average() -> float | None:
+    """The machine's 1-minute load average (None where the system does not say)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
 def machine_info() -> MachineInfo:
     """The machine a run measured on."""
     torch = sys.modules.get("torch")  # loaded by the embedder, if it uses torch
@@ -434,6 +442,7 @@ def _run(
 
 __all__ = [
     "embedder_info",
+    "load_average",
     "machine_info",
     "run_bench",
     "server_info",

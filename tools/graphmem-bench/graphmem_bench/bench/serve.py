@@ -17,7 +17,6 @@ The report gives each operation's count and p50/p95 on both paths, and the check
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -33,7 +32,7 @@ from graphmem.servers.connection import Neo4jTarget
 from graphmem.servers.scratch import Progress, ServerOptions, on_server
 from graphmem.settings import GraphmemSettings
 from graphmem_bench.bench.report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo
-from graphmem_bench.bench.runner import embedder_info, machine_info, server_info
+from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.serve_checks import WriteChecks, check_writes, stored_facts
 from graphmem_bench.bench.serve_load import (
     OP_TIMEOUT_S,
@@ -400,21 +399,12 @@ def run_checks(
     return checks
 
 
-def load_average() -> float | None:
-    """The machine's 1-minute load average (None where the system does not say)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
 __all__ = [
     "Check",
     "OpFigures",
     "PathFigures",
     "ServeBenchOptions",
     "ServeBenchReport",
-    "load_average",
     "path_figures",
     "run_checks",
     "run_serve_bench",

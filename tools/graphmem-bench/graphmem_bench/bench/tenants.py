@@ -29,7 +29,6 @@ back to exact scoring (``RecallResult.widened`` and ``exact_fallback``).
 
 from __future__ import annotations
 
-import os
 import random
 import secrets
 import time
@@ -66,7 +65,7 @@ from graphmem_bench.bench.report import (
     Throughput,
     per_item_ms,
 )
-from graphmem_bench.bench.runner import embedder_info, machine_info, server_info
+from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
 from graphmem_bench.bench.timing import Meter, chunks, ticker
 from graphmem_bench.markdown import markdown_table
@@ -437,7 +436,7 @@ def _run(
     from graphmem.client import Memory
 
     started = datetime.now(UTC)
-    began_load = _load_average()
+    began_load = load_average()
     embedder = load_embedder(settings, embedder, say)
     prefix = f"bench-tenants-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
     shared = options.pool_size
@@ -485,7 +484,7 @@ def _run(
             for n, part in enumerate(named)
         ]
     machine = machine_info()
-    ended_load = _load_average()
+    ended_load = load_average()
     return TenantsReport(
         graphmem_version=__version__,
         started_at=started,
@@ -505,14 +504,6 @@ def _run(
             None if began_load is None or ended_load is None else (began_load, ended_load)
         ),
     )
-
-
-def _load_average() -> float | None:
-    """The machine's 1-minute load average (None where the system does not say)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
 
 
 def _embed(

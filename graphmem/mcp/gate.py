@@ -1,5 +1,5 @@
-"""The key check in front of MCP over HTTP (``graphmem serve`` and ``graphmem mcp --transport
-http``): a request without a good API key is answered 401 before it reaches the protocol.
+"""The key check in front of MCP over HTTP and the REST API (``graphmem serve`` and ``graphmem
+mcp --transport http``): a request without a good API key is answered 401 before it is read.
 Plain ASGI, so that ``graphmem mcp`` needs no web framework."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 from graphmem.errors import AuthenticationError, GraphmemError
 from graphmem.mcp.edge import ASGIApp, Receive, Scope, Send
-from graphmem.service.auth import KeyCheck, bearer
-from graphmem.service.wire import error_body, status_of
+from graphmem.mcp.keys import KeyCheck, bearer
+from graphmem.models.wire import error_body, status_of
 
 #: Where a request's checked API key travels in the ASGI scope, to the routes and MCP tools.
 SCOPE_KEY = "graphmem.api_key"

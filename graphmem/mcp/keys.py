@@ -1,5 +1,6 @@
-"""Who may call ``graphmem serve``: the API key of each request, checked against the graph
-(the secret's hash, revocation, expiry), its namespaces and its role.
+"""Who may call a graphmem server over HTTP (``graphmem serve``, ``graphmem mcp --transport
+http``): the API key of each request, checked against the graph (the secret's hash,
+revocation, expiry), its namespaces and its role.
 
 A key found good is remembered for ``cache_seconds`` (default 5), so a busy server reads a key
 once in a while, not once per request; a revoked or expired key therefore stops working within
