@@ -15,6 +15,7 @@ from graphmem.core.checks import checked_flag, resolve_config
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.core.extraction import ExtractedFact, Extractor, extracted_facts, extractor_errors
+from graphmem.core.importance import ImportanceConfig
 from graphmem.core.memory_core import MemoryCore
 from graphmem.core.plans import Extract, Propose
 from graphmem.core.recall.ranking import RecallConfig
@@ -75,6 +76,19 @@ def settings_consolidation_config(settings: GraphmemSettings) -> ConsolidationCo
         min_interval=settings.consolidate_min_interval,
         min_new_facts=settings.consolidate_min_new_facts,
         lock_ttl=settings.consolidate_lock_ttl,
+    )
+
+
+def settings_importance_config(settings: GraphmemSettings) -> ImportanceConfig:
+    """The importance score and tier thresholds the settings give."""
+    return ImportanceConfig(
+        default=settings.importance_default,
+        decay_days=settings.importance_decay_days,
+        reinforcement_weight=settings.importance_reinforcement,
+        hot_score=settings.tier_hot_score,
+        hot_max_facts=settings.tier_hot_max_facts,
+        hot_max_tokens=settings.tier_hot_max_tokens,
+        cold_score=settings.tier_cold_score,
     )
 
 
@@ -182,6 +196,7 @@ class ClientBase:
             has_extractor=extractor is not None,
             model_id=embedder.model_id,
             consolidation=settings_consolidation_config(self.settings),
+            importance=settings_importance_config(self.settings),
         )
 
     @property

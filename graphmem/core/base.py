@@ -10,6 +10,7 @@ from typing import Any
 
 from graphmem.core.checks import namespace
 from graphmem.core.consolidate.config import ConsolidationConfig
+from graphmem.core.importance import ImportanceConfig
 from graphmem.core.plans import Embed, Plan, Rows, Run, Transaction, Work, single
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed.embedder import Vectors, check_vectors
@@ -35,6 +36,7 @@ class CoreBase:
         has_extractor: bool = False,
         model_id: str | None = None,
         consolidation: ConsolidationConfig | None = None,
+        importance: ImportanceConfig | None = None,
     ) -> None:
         if default_ns is not None:
             namespace(default_ns, None)
@@ -47,6 +49,8 @@ class CoreBase:
         self.has_extractor = has_extractor
         #: What a consolidation run may do: its gate, cluster sizes and lock.
         self.consolidation = consolidation or ConsolidationConfig()
+        #: The importance score's parameters and the tiers' thresholds.
+        self.importance = importance or ImportanceConfig()
         #: Whether the graph's vector indexes filter by namespace inside the index (Neo4j
         #: 2026.01+, Cypher's SEARCH): searches then use the ``*_filtered`` statements. The
         #: client sets it from the schema it connected to.

@@ -85,6 +85,12 @@ class Fact(OutputModel):
     review: tuple[ReviewMark, ...] = ()
     #: Stored with ``allow_forgotten`` although the namespace had forgotten the same text.
     previously_forgotten: _Flag = False
+    #: The caller's importance (0 to 1), when it gave one; see ``docs/guides/importance.md``.
+    importance: float | None = None
+    #: ``hot`` (pinned, or promoted by use: always first in ``context``), ``warm`` (the rest of
+    #: what is believed) or ``cold`` (faded: out of ``context`` unless asked for, still found
+    #: by recall and audits). Consolidation's tier pass moves facts between them.
+    tier: Literal["hot", "warm", "cold"] = "warm"
 
     @property
     def believed(self) -> bool:

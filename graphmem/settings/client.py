@@ -113,6 +113,45 @@ class ClientSettings(SettingsBase):
         30.0, gt=0, allow_inf_nan=False, description="Days after which recency counts half."
     )
 
+    # --- importance and tiers (see docs/guides/importance.md) --------------------------------
+    importance_default: float = Field(
+        0.5, ge=0.0, le=1.0, description="Importance of a fact remembered without one (0 to 1)."
+    )
+    importance_decay_days: float = Field(
+        30.0,
+        gt=0,
+        le=36_500,
+        allow_inf_nan=False,
+        description="Days of disuse after which a fact's recency counts 1/e.",
+    )
+    importance_reinforcement: float = Field(
+        0.25,
+        ge=0.0,
+        le=10.0,
+        allow_inf_nan=False,
+        description="What each use adds to the score, on a log scale of the access count.",
+    )
+    tier_hot_score: float = Field(
+        0.8,
+        gt=0.0,
+        le=100.0,
+        allow_inf_nan=False,
+        description="Score from which consolidation promotes a fact to the hot tier.",
+    )
+    tier_hot_max_facts: int = Field(
+        20, ge=0, le=1000, description="Most facts the hot tier holds besides pinned ones."
+    )
+    tier_hot_max_tokens: int = Field(
+        400, ge=0, le=100_000, description="Most tokens the hot facts' texts may hold."
+    )
+    tier_cold_score: float = Field(
+        0.05,
+        ge=0.0,
+        le=100.0,
+        allow_inf_nan=False,
+        description="Score below which consolidation moves a fact to the cold tier.",
+    )
+
     # --- the guarded read path (analyst queries and Cypher of your own) ---------------------
     read_timeout: float = Field(
         30.0,

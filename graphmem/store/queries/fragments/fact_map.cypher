@@ -1,9 +1,11 @@
-// The public properties of the :Fact `node` (everything but the embedding), with its open
+// The public properties of the :Fact `node` (everything but the embedding; a pinned fact's
+// tier is hot, one with none is warm), with its open
 // contradictions (the believed facts of its namespace a CONTRADICTS edge without resolved_at
 // joins it to, either way) and its open review flags.
 node {.id, .ns, .text, .status, .recorded_at, .retired_at, .valid_from, .valid_to,
       .stated_valid_to, .valid_from_set_at, .superseded_by, .source, .tags, .access_count, .last_accessed_at,
-      .text_hash, .metadata, .pinned, .retraction_reason, .previously_forgotten,
+      .text_hash, .metadata, .pinned, .retraction_reason, .previously_forgotten, .importance,
+      tier: CASE WHEN node.pinned = true THEN 'hot' ELSE coalesce(node.tier, 'warm') END,
       review: {{review_marks}},
       contradictions: COLLECT {
         MATCH (node)-[c:CONTRADICTS]-(other:Fact)
