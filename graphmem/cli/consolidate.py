@@ -59,6 +59,17 @@ def _result_table(data: dict[str, Any]) -> str:
 @main.group(invoke_without_command=True)
 @click.option("--force", is_flag=True, help="Run now: pass the interval and new-fact minimum.")
 @click.option("--dry-run", is_flag=True, help="Show the validated plan; write nothing.")
+@click.option(
+    "--tiers/--no-tiers",
+    default=True,
+    show_default=True,
+    help="Move facts between the hot, warm and cold tiers by their importance score.",
+)
+@click.option(
+    "--summaries/--no-summaries",
+    default=None,
+    help="Summarise coherent clusters of facts (default: when GRAPHMEM_LLM is set).",
+)
 @click.option("--watch", is_flag=True, help="Keep running: try again every --every seconds.")
 @click.option(
     "--every",
@@ -74,6 +85,8 @@ def consolidate(
     ctx: click.Context,
     force: bool,
     dry_run: bool,
+    tiers: bool,
+    summaries: bool | None,
     watch: bool,
     every: float,
     ns: str | None,
@@ -102,7 +115,13 @@ def consolidate(
         if not watch:
             counter = Counter("Clusters", "done")
             try:
-                result = memory.consolidate(force=force, dry_run=dry_run, progress=counter.of_total)
+                result = memory.consolidate(
+                    force=force,
+                    dry_run=dry_run,
+                    progress=counter.of_total,
+                    tiers=tiers,
+                    summaries=summaries,
+                )
             finally:
                 counter.done()
             emit(result.model_dump(mode="json"), as_json=as_json, table=_result_table)
@@ -112,7 +131,9 @@ def consolidate(
             signal.signal(sig, lambda *_: stop.set())
         while not stop.is_set():
             try:
-                result = memory.consolidate(force=force, dry_run=dry_run)
+                result = memory.consolidate(
+                    force=force, dry_run=dry_run, tiers=tiers, summaries=summaries
+                )
                 _watch_line(result, as_json)
             except ConsolidationBusyError as exc:
                 click.echo(f"busy: {exc}", err=True)

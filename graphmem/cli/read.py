@@ -130,6 +130,11 @@ def _holds_nothing(stats: NamespaceStats) -> bool:
     help="Show whole ids in the block (default: their first 8 characters where those name "
     "them alone; every command takes them back).",
 )
+@click.option(
+    "--include-cold",
+    is_flag=True,
+    help="Show facts of the cold tier that recall finds (default: left out).",
+)
 @filter_options
 @ns_option
 @output_options
@@ -141,6 +146,7 @@ def context(
     k: int,
     timezone: str | None,
     full_ids: bool,
+    include_cold: bool,
     filters: dict[str, Any],
     ns: str | None,
     as_json: bool,
@@ -163,6 +169,7 @@ def context(
             k=k,
             timezone=timezone,
             short_ids=not full_ids,
+            include_cold=include_cold,
             **filters,
         )
     if as_json:

@@ -56,6 +56,7 @@ from graphmem.client.audit import AsyncAudit
 from graphmem.client.base import (
     ClientBase,
     checked_proposal,
+    proposer_method,
     refuse_close_inside_a_call,
     time_limited,
 )
@@ -267,7 +268,7 @@ class AsyncMemory(ClientBase, AsyncNamespaceMethods):
     async def _propose_async(self, step: Propose) -> Proposal:
         """Runs ``propose`` in a worker thread, and awaits what it returns if awaitable."""
         proposer = self.proposer
-        result = await asyncio.to_thread(proposer.propose, step.cluster)
+        result = await asyncio.to_thread(proposer_method(proposer, step), step.cluster)
         if inspect.isawaitable(result):
             result = await result
         return checked_proposal(result, proposer)
@@ -428,18 +429,13 @@ class AsyncMemory(ClientBase, AsyncNamespaceMethods):
         force: bool = False,
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
+        tiers: bool = True,
+        summaries: bool | None = None,
     ) -> ConsolidationResult:
         """See :meth:`~graphmem.client.Memory.consolidate`."""
-        proposer, model = await asyncio.to_thread(self._proposer_label)
-        plan = self._core.consolidate(
-            ns=ns,
-            force=force,
-            dry_run=dry_run,
-            proposer=proposer,
-            model=model,
-            progress=progress,
-        )
-        return await self._run(plan)
+        label = await asyncio.to_thread(self._proposer_label)
+        options = {"force": force, "dry_run": dry_run, "tiers": tiers, "summaries": summaries}
+        return await self._run(self._consolidation(label, ns, progress, options))
 
     async def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:
         """See :meth:`~graphmem.client.Memory.undo`."""

@@ -17,12 +17,12 @@ from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.core.extraction import ExtractedFact, Extractor, extracted_facts, extractor_errors
 from graphmem.core.importance import ImportanceConfig
 from graphmem.core.memory_core import MemoryCore
-from graphmem.core.plans import Extract, Propose
+from graphmem.core.plans import Extract, Plan, Propose
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.embed.embedder import Embedder
 from graphmem.embed.tokens import TokenCounter, counter_from_setting
-from graphmem.errors import ClientUsageError, GraphmemError
-from graphmem.models.consolidation import Proposal
+from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
+from graphmem.models.consolidation import ConsolidationResult, Proposal
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -90,6 +90,14 @@ def settings_importance_config(settings: GraphmemSettings) -> ImportanceConfig:
         hot_max_tokens=settings.tier_hot_max_tokens,
         cold_score=settings.tier_cold_score,
     )
+
+
+def proposer_method(proposer: Proposer, step: Propose) -> Callable[[Any], Any]:
+    """What answers ``step``: the proposer's ``propose``, or its ``summarize``."""
+    if step.summarize:
+        method: Callable[[Any], Any] = proposer.summarize  # type: ignore[attr-defined]
+        return method
+    return proposer.propose
 
 
 def checked_proposal(result: object, proposer: object) -> Proposal:
@@ -266,7 +274,34 @@ class ClientBase:
 
     def _propose(self, step: Propose) -> Proposal:
         proposer = self.proposer
-        return checked_proposal(proposer.propose(step.cluster), proposer)
+        return checked_proposal(proposer_method(proposer, step)(step.cluster), proposer)
+
+    def _consolidation(
+        self,
+        label: tuple[str, str | None],
+        ns: str | None,
+        progress: Callable[[int, int], object] | None,
+        options: Mapping[str, Any],
+    ) -> Plan[ConsolidationResult]:
+        """The plan of a consolidation run by the proposer named ``label``; ``summaries``
+        None is on when the proposer can summarise, and True refused when it cannot."""
+        summaries = options["summaries"]
+        can = callable(getattr(self.proposer, "summarize", None))
+        if summaries and not can:
+            raise InvalidInputError(
+                f"the proposer {label[0]!r} cannot summarise: summaries need an LLM "
+                "(GRAPHMEM_LLM) or a proposer with a summarize method"
+            )
+        return self._core.consolidate(
+            ns=ns,
+            force=options["force"],
+            dry_run=options["dry_run"],
+            proposer=label[0],
+            model=label[1],
+            progress=progress,
+            tiers=options["tiers"],
+            summaries=can if summaries is None else summaries,
+        )
 
     def _proposer_label(self) -> tuple[str, str | None]:
         proposer = self.proposer

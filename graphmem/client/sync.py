@@ -424,21 +424,17 @@ class Memory(ClientBase, NamespaceMethods):
         force: bool = False,
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
+        tiers: bool = True,
+        summaries: bool | None = None,
     ) -> ConsolidationResult:
         """One consolidation run: the gate (lock, minimum interval and new facts; ``force``
         passes all but the lock), then each cluster proposed, validated and applied in one
-        transaction (``progress(done, total)`` after each); ``dry_run`` writes nothing.
-        ConsolidationBusyError if another run holds the namespace."""
-        proposer, model = self._proposer_label()
-        plan = self._core.consolidate(
-            ns=ns,
-            force=force,
-            dry_run=dry_run,
-            proposer=proposer,
-            model=model,
-            progress=progress,
-        )
-        return self._run(plan)
+        transaction (``progress(done, total)`` after each); then ``summaries`` (default: with
+        an LLM) and the ``tiers`` pass (docs/guides/importance.md). ``dry_run`` writes
+        nothing. ConsolidationBusyError if another run holds the namespace."""
+        label = self._proposer_label()
+        options = {"force": force, "dry_run": dry_run, "tiers": tiers, "summaries": summaries}
+        return self._run(self._consolidation(label, ns, progress, options))
 
     def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:
         """Undo a consolidation run exactly (its changes, edges, resolutions and review

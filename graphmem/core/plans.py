@@ -94,9 +94,11 @@ class Extract:
 
 @dataclass(frozen=True)
 class Propose:
-    """A consolidation cluster for the configured proposer; answered with its Proposal."""
+    """A consolidation cluster for the configured proposer; answered with its Proposal (with
+    ``summarize``: its ``summarize`` method's, a ``SUMMARIZE`` operation or none)."""
 
     cluster: Cluster
+    summarize: bool = False
 
 
 Step = Run | LoadModel | Embed | Progress | Extract | Propose | Transaction[Any]

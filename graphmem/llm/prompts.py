@@ -1,5 +1,5 @@
-"""The two questions graphmem asks an LLM: a rewrite plan for a numbered cluster of facts,
-and atomic facts from messages."""
+"""The questions graphmem asks an LLM: a rewrite plan for a numbered cluster of facts, a
+summary of a coherent cluster, and atomic facts from messages."""
 
 from __future__ import annotations
 
@@ -26,6 +26,30 @@ open contradiction shown in the list; RETRACT only a fact the list shows was nev
 Each fact takes at most one operation. Facts that need nothing can be left out or KEPT. \
 Give a one-sentence reason for each operation."""
 )
+
+SUMMARIZE_SYSTEM = (
+    "You maintain the long-term memory of an AI agent: a list of facts about a user or a "
+    "domain. You are shown a few related facts recorded close together in time, numbered. "
+    "Write ONE summary fact that says what they say together, so that a reader of the summary "
+    "alone knows what matters in them: one to three plain sentences, self-contained (name the "
+    'person rather than "I" or "you"), keeping names, numbers, places and dates, adding '
+    "nothing the facts do not say. List the numbers of the facts the summary covers (leave out "
+    "one that does not belong with the others). If fewer than two of them belong together, "
+    "give an empty summary."
+)
+
+
+class SummaryAnswer(BaseModel):
+    """The model's answer to a summary request: reasoning first, then the summary."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reasoning: str = Field("", description="What the facts share, and which do not belong.")
+    summary: str = Field("", description="The summary fact; empty if the facts do not cohere.")
+    facts: list[int] = Field(
+        default_factory=list, description="Numbers of the facts the summary covers."
+    )
+
 
 EXTRACT_SYSTEM = """You turn conversation messages into atomic facts for an AI agent's \
 long-term memory. Each fact is one self-contained statement that makes sense on its own a \

@@ -1,5 +1,5 @@
-"""The LLM in its two jobs: :class:`LLMProposer` (a rewrite plan for a cluster) and
-:class:`LLMExtractor` (atomic facts from messages)."""
+"""The LLM in its jobs: :class:`LLMProposer` (a rewrite plan for a cluster, a summary of a
+coherent one) and :class:`LLMExtractor` (atomic facts from messages)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from graphmem.llm.client import LLM
 from graphmem.llm.prompts import (
     EXTRACT_SYSTEM,
     PROPOSE_SYSTEM,
+    SUMMARIZE_SYSTEM,
     ExtractAnswer,
+    SummaryAnswer,
     cluster_prompt,
     messages_prompt,
 )
@@ -53,6 +55,25 @@ class LLMProposer:
             operations=list(data.get("operations", [])),
             raw=answer.raw,
             usage=answer.usage,
+        )
+
+    def summarize(self, cluster: Cluster) -> Proposal:
+        """One ``SUMMARIZE`` operation over the facts of ``cluster`` the summary covers, or
+        none when the model finds they do not cohere."""
+        try:
+            answer = self.llm.ask(SUMMARIZE_SYSTEM, cluster_prompt(cluster), SummaryAnswer)
+        except LLMResponseError as exc:
+            usage = getattr(exc, "usage", None) or LLMUsage()
+            return Proposal(raw=getattr(exc, "raw", "") or "", usage=usage, error=str(exc))
+        value: SummaryAnswer = answer.value
+        text = value.summary.strip()
+        operations: list[Any] = []
+        if text:
+            operations.append(
+                {"op": "SUMMARIZE", "facts": value.facts, "text": text, "reason": value.reasoning}
+            )
+        return Proposal(
+            reasoning=value.reasoning, operations=operations, raw=answer.raw, usage=answer.usage
         )
 
 

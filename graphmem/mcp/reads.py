@@ -84,6 +84,9 @@ class ReadTools(ToolBase):
         valid_at: Annotated[
             str | None, Field(description="Only what was true in the world then: " + TIMES)
         ] = None,
+        include_cold: Annotated[
+            bool, Field(description="Also show faded (cold) facts that match.")
+        ] = False,
         namespace: Namespace = None,
     ) -> str:
         """A ready-to-read block of what memory holds on a topic, within a token budget:
@@ -101,6 +104,7 @@ class ReadTools(ToolBase):
             valid_at=self._time("valid_at", valid_at),
             track_access=self._counts_access(),
             short_ids=not self.options.full_ids,
+            include_cold=include_cold,
         )
         data = {
             "context": block.text,

@@ -112,6 +112,9 @@ EventKind = Literal[
     "flagged",
     "flag_closed",
     "forgotten",
+    "promoted",
+    "demoted",
+    "tier_restored",
 ]
 
 

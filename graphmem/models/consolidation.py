@@ -10,9 +10,25 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.models.fields import OutputModel, StoredDatetime
 
-OperationName = Literal[
+#: What a proposer may answer for a cluster.
+ProposedName = Literal[
     "SUPERSEDE", "MERGE", "CONTRADICT", "RESOLVE", "RETRACT", "REFERENCE", "KEEP"
 ]
+#: Every operation a run applies: a proposer's, a tier move of the tier pass (``PROMOTE``,
+#: ``DEMOTE``), and a summary of a coherent cluster (``SUMMARIZE``).
+OperationName = Literal[
+    "SUPERSEDE",
+    "MERGE",
+    "CONTRADICT",
+    "RESOLVE",
+    "RETRACT",
+    "REFERENCE",
+    "KEEP",
+    "PROMOTE",
+    "DEMOTE",
+    "SUMMARIZE",
+]
+Tier = Literal["hot", "warm", "cold"]
 #: How many fact numbers each operation takes (at least, for MERGE and KEEP), in the order
 #: the numbers are read.
 OPERATION_FACTS: dict[str, tuple[int, bool, str]] = {
@@ -31,7 +47,7 @@ class ProposedOperation(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    op: OperationName = Field(description="The operation.")
+    op: ProposedName = Field(description="The operation.")
     facts: list[int] = Field(
         description="Fact numbers from the list, in the operation's order: SUPERSEDE [newer, "
         "older]; MERGE [survivor, duplicate, ...]; CONTRADICT [a, b]; RESOLVE [winner, "
@@ -133,13 +149,22 @@ class Proposal(BaseModel):
 
 
 class AppliedOperation(OutputModel):
-    """An operation that passed validation (and, outside a dry run, was applied)."""
+    """An operation that passed validation (and, outside a dry run, was applied).
+
+    A tier move (``PROMOTE``, ``DEMOTE``; cluster 0) names its fact, the tiers ``before`` and
+    ``tier`` after, and the ``score`` that decided it. A ``SUMMARIZE`` names its members in
+    ``facts`` and the summary fact it wrote in ``summary_id``, with its ``text``."""
 
     op: OperationName
     facts: tuple[str, ...]
     numbers: tuple[int, ...]
     reason: str = ""
     cluster: int
+    tier: Tier | None = None
+    before: Tier | None = None
+    score: float | None = None
+    summary_id: str | None = None
+    text: str | None = None
 
 
 class RejectedOperation(OutputModel):
@@ -213,3 +238,5 @@ class UndoResult(OutputModel):
     removed_edges: int
     reopened: int
     undone_at: datetime
+    #: Summaries the run wrote, retracted (never deleted).
+    withdrawn_summaries: int = 0

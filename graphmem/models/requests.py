@@ -74,6 +74,7 @@ class ContextRequest(RecallRequest):
     pinned_limit: int | None = None
     timezone: str | None = None
     short_ids: bool | None = None
+    include_cold: bool | None = None
 
 
 class ReasonRequest(RequestModel):
@@ -114,6 +115,10 @@ class ConsolidateRequest(RequestModel):
 
     force: bool = False
     confirm: bool = Field(False, description="false (default): a dry run that writes nothing.")
+    tiers: bool = Field(True, description="Run the tier pass (promotions and demotions).")
+    summaries: bool | None = Field(
+        None, description="Summarise coherent clusters (default: when the proposer is an LLM)."
+    )
 
 
 class VerifyRequest(RequestModel):

@@ -91,6 +91,8 @@ class Fact(OutputModel):
     #: what is believed) or ``cold`` (faded: out of ``context`` unless asked for, still found
     #: by recall and audits). Consolidation's tier pass moves facts between them.
     tier: Literal["hot", "warm", "cold"] = "warm"
+    #: On a summary written by consolidation: the facts it summarises (its provenance).
+    summarizes: tuple[str, ...] = ()
 
     @property
     def believed(self) -> bool:

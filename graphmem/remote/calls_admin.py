@@ -123,15 +123,20 @@ class AdminCalls(CallsBase):
         force: bool,
         dry_run: bool,
         progress: Callable[[int, int], object] | None,
+        tiers: bool,
+        summaries: bool | None,
     ) -> Call[ConsolidationResult]:
         if not isinstance(dry_run, bool):
             raise InvalidInputError(f"dry_run must be True or False, got {dry_run!r}")
+        options: dict[str, object] = {"tiers": tiers}
+        if summaries is not None:
+            options["summaries"] = summaries
         return Call(
             "POST",
             self.path(ns, "consolidate"),
             model(ConsolidationResult),
             # The library writes unless dry_run; the server only when confirmed.
-            json={"force": force, "confirm": not dry_run},
+            json={"force": force, "confirm": not dry_run, **options},
             progress=checked_progress(progress, "the clusters done and the clusters in all"),
             report=lambda r: (r.clusters, r.clusters) if r.clusters else None,
         )

@@ -245,10 +245,19 @@ class RemoteMemory(RemoteBase):
         force: bool = False,
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
+        tiers: bool = True,
+        summaries: bool | None = None,
     ) -> ConsolidationResult:
         """As :meth:`graphmem.client.Memory.consolidate`, with the server's proposer;
         ``progress`` is called once, when the run has handled every cluster."""
-        call = self._calls.consolidate(ns=ns, force=force, dry_run=dry_run, progress=progress)
+        call = self._calls.consolidate(
+            ns=ns,
+            force=force,
+            dry_run=dry_run,
+            progress=progress,
+            tiers=tiers,
+            summaries=summaries,
+        )
         return self._send(call)
 
     def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:

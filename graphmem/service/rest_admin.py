@@ -85,7 +85,13 @@ async def consolidate(
 ) -> Response:
     """A consolidation run: proposed, validated, applied in one transaction, undoable. A dry
     run that writes nothing unless `confirm` is true."""
-    result = await memory.consolidate(ns=ns, force=body.force, dry_run=not body.confirm)
+    result = await memory.consolidate(
+        ns=ns,
+        force=body.force,
+        dry_run=not body.confirm,
+        tiers=body.tiers,
+        summaries=body.summaries,
+    )
     return answer(result)
 
 

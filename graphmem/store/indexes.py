@@ -212,6 +212,9 @@ _M10 = tuple(
 # Migration 11: API keys, looked up by their public id (``graphmem serve``).
 _M11 = (("api_key_id", _unique("api_key_id", "GraphmemApiKey", "id")),)
 
+# Migration 12: the hot tier of a namespace, which every context reads.
+_M12 = (("fact_ns_tier", _range("fact_ns_tier", "Fact", "ns", "tier")),)
+
 
 def _migration(
     version: int, name: str, items: Sequence[tuple[str, str]], *, needs_search: bool = False
@@ -245,6 +248,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         10, "fulltext indexes hold the namespace, so that searches are confined to it", _M10
     ),
     _migration(11, "API keys of graphmem serve, unique by id", _M11),
+    _migration(12, "facts of a namespace by tier (the hot tier opens every context)", _M12),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))

@@ -176,9 +176,10 @@ def test_consolidate_writes_unless_dry_run(server: Server, memory: RemoteMemory)
     server.routes["POST /v1/namespaces/user-42/consolidate"] = result | {"clusters": 2}
     seen: list[tuple[int, int]] = []
     memory.consolidate(progress=lambda done, total: seen.append((done, total)))
-    assert server.body() == {"force": False, "confirm": True} and seen == [(2, 2)]
-    memory.consolidate(dry_run=True, force=True)
-    assert server.body() == {"force": True, "confirm": False}
+    assert server.body() == {"force": False, "confirm": True, "tiers": True}
+    assert seen == [(2, 2)]
+    memory.consolidate(dry_run=True, force=True, tiers=False, summaries=True)
+    assert server.body() == {"force": True, "confirm": False, "tiers": False, "summaries": True}
 
 
 def test_query_parameters_leave_out_what_is_not_given(server: Server, memory: RemoteMemory) -> None:

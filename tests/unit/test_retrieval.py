@@ -121,7 +121,10 @@ def test_context_names_every_option_it_takes_when_given_an_unknown_one() -> None
     # correct the call from the message alone.
     core = MemoryCore(dimension=384, default_ns="ns")
     plan = core.context("q", ns=None, budget_tokens=100, counter=CharCounter(), bogus=1)
-    with pytest.raises(InvalidInputError, match=r"budget_tokens, k, pinned_limit and timezone,"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"budget_tokens, k, pinned_limit, timezone, short_ids and include_cold,",
+    ):
         next(plan)
 
 

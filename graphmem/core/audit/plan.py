@@ -179,7 +179,14 @@ class AuditPlans(RecallPlans):
             row = rows[0]
             actors = {
                 item.get(key)
-                for name in ("steps", "contradictions", "references", "flags", "retractions")
+                for name in (
+                    "steps",
+                    "contradictions",
+                    "references",
+                    "flags",
+                    "retractions",
+                    "tiers",
+                )
                 for item in row[name]
                 for key in ("actor", "resolved_by", "closed_by")
             } | {f["actor"] for f in row["forgotten"]}
@@ -207,6 +214,10 @@ class AuditPlans(RecallPlans):
             ),
             (facts, erased, runs, texts_named(row)),
         )
+
+
+#: The lists of an audit_lineage row whose items name an actor (a run, a key, ...).
+_ACTED = ("steps", "contradictions", "references", "flags", "retractions", "tiers")
 
 
 def _listed_beliefs(

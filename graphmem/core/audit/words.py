@@ -252,6 +252,36 @@ def _flag_closed(x: Row, tell: Teller) -> TimelineEvent | None:
     )
 
 
+_RANK = {"cold": 0, "warm": 1, "hot": 2}
+
+
+def _moved(x: Row, tell: Teller) -> TimelineEvent | None:
+    up = _RANK[x["after"]] > _RANK[x["before"]]
+    return _event(
+        "promoted" if up else "demoted",
+        x["at"],
+        x["fact_id"],
+        f"{tell.fact(x['fact_id'])} was {'promoted' if up else 'demoted'} from the "
+        f"{x['before']} tier to the {x['after']} tier{because(x['reason'])}"
+        f"{tell.actor(x['actor'])}",
+        actor=x["actor"],
+        reason=x["reason"],
+    )
+
+
+def _tier_restored(x: Row, tell: Teller) -> TimelineEvent | None:
+    return _event(
+        "tier_restored",
+        x["undone_at"],
+        x["fact_id"],
+        f"{tell.fact(x['fact_id'])} went back to the {x['before']} tier: the run that moved "
+        f"it was undone{tell.actor(x['undone_by'])}",
+        actor=x["undone_by"],
+        other_id=None,
+        reason=f"run {x['actor']} undone",
+    )
+
+
 #: How one item of a lineage tells an event (None: one that has not happened).
 _Telling = Callable[[Any, Teller], TimelineEvent | None]
 
@@ -267,6 +297,7 @@ _SOURCES: tuple[tuple[str, tuple[str, ...], tuple[_Telling, ...]], ...] = (
     ("contradictions", ("a", "b", "at"), (_contradicted, _resolved)),
     ("references", ("from", "to", "at"), (_referenced,)),
     ("flags", (), (_flagged, _flag_closed)),
+    ("tiers", (), (_moved, _tier_restored)),
 )
 
 
@@ -291,6 +322,9 @@ _ORDER: tuple[EventKind, ...] = (
     "resolved",
     "flagged",
     "flag_closed",
+    "promoted",
+    "demoted",
+    "tier_restored",
     "forgotten",
 )
 

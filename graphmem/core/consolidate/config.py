@@ -9,7 +9,11 @@ class ConsolidationConfig(BaseModel):
     """The gate (``min_interval``, ``min_new_facts``, ``lock_ttl``), the search for each new
     fact's believed neighbours (``neighbours`` at cosine ``neighbour_similarity`` or more) and
     the clusters (at most ``cluster_size`` facts; at most ``max_new_facts`` new facts a run,
-    the rest left for the next)."""
+    the rest left for the next). Summaries: among the ``summary_scan`` newest believed facts
+    not summarised yet, density clusters of facts at cosine ``summary_similarity`` or more and
+    at most ``summary_window_days`` apart (a fact with ``summary_min_facts - 1`` such
+    neighbours is a core), at most ``summary_max_facts`` each (the most central kept), whose
+    mean pairwise cosine reaches ``summary_coherence``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -26,3 +30,9 @@ class ConsolidationConfig(BaseModel):
     settle: float = Field(default=60.0, ge=0)
     #: Runs whose proposal for a new fact's cluster was unusable before the fact is given up.
     max_tries: int = Field(default=3, ge=1)
+    summary_similarity: float = Field(default=0.55, ge=-1.0, le=1.0)
+    summary_window_days: float = Field(default=7.0, gt=0, le=36_500)
+    summary_min_facts: int = Field(default=3, ge=2, le=100)
+    summary_max_facts: int = Field(default=12, ge=2, le=100)
+    summary_coherence: float = Field(default=0.6, ge=-1.0, le=1.0)
+    summary_scan: int = Field(default=2000, ge=2, le=20_000)

@@ -26,8 +26,10 @@ from graphmem.core.actor import current_actor
 from graphmem.core.checks import checked_flag
 from graphmem.core.consolidate.clusters import group, number
 from graphmem.core.consolidate.config import ConsolidationConfig
-from graphmem.core.consolidate.progress import Gate, Outcome, Records
+from graphmem.core.consolidate.progress import Gate, Outcome, Records, heartbeat
 from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
+from graphmem.core.consolidate.summaries import SummaryPlans
+from graphmem.core.consolidate.tiers import tier_pass
 from graphmem.core.consolidate.undo import RunPlans
 from graphmem.core.consolidate.validate import parse_operations, validate_plan
 from graphmem.core.plans import Plan, Progress, Propose, Rows, Run, Transaction, Work, single
@@ -45,7 +47,7 @@ from graphmem.models.consolidation import (
 from graphmem.store.cypher import query
 
 
-class ConsolidatePlans(RunPlans):
+class ConsolidatePlans(RunPlans, SummaryPlans):
     def consolidate(
         self,
         *,
@@ -55,9 +57,14 @@ class ConsolidatePlans(RunPlans):
         proposer: str,
         model: str | None,
         progress: Callable[[int, int], object] | None = None,
+        tiers: bool = True,
+        summaries: bool | None = None,
     ) -> Plan[ConsolidationResult]:
         ns = self._ns(ns)
         force, dry_run = checked_flag("force", force), checked_flag("dry_run", dry_run)
+        tiers = checked_flag("tiers", tiers)
+        # The clients decide None (on when their proposer can summarise).
+        summaries = False if summaries is None else checked_flag("summaries", summaries)
         if progress is not None and not callable(progress):
             raise InvalidInputError(
                 "progress must be a callable taking the clusters done and the clusters in all"
@@ -84,6 +91,10 @@ class ConsolidatePlans(RunPlans):
             yield from self._run(
                 ns, run_id, gate.watermark, gate.skip(config), dry_run, outcome, progress
             )
+            if summaries:
+                yield from self._summaries(ns, run_id, dry_run, outcome)
+            if tiers:
+                yield from tier_pass(ns, run_id, self.importance, config.lock_ttl, dry_run, outcome)
             status = "partial" if outcome.failed else "finished"
         except GeneratorExit:
             closed = True  # abandoned by its driver: nothing more can be run
@@ -289,16 +300,7 @@ class ConsolidatePlans(RunPlans):
 
     def _heartbeat(self, ns: str, run_id: str) -> Work[None]:
         """Renews run ``run_id``'s lock on the namespace, or stops the run if it lost it."""
-        ttl_ms = int(self.consolidation.lock_ttl * 1000)
-        (beat,) = yield Run(
-            query("consolidate_heartbeat"), {"ns": ns, "run": run_id, "ttl_ms": ttl_ms}
-        )
-        if not beat["held"]:
-            raise ConsolidationBusyError(
-                f"run {run_id} lost the consolidation lock of namespace {ns!r} (it expired "
-                "and another run took it); it stopped before its next cluster",
-                run_id=run_id,
-            )
+        yield from heartbeat(ns, run_id, self.consolidation.lock_ttl)
 
 
 def _outcome(gate: Gate, config: ConsolidationConfig) -> Outcome:

@@ -13,6 +13,8 @@ from typing import Any
 
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.forget.scrub import scrubbed
+from graphmem.core.plans import Run, Work
+from graphmem.errors import ConsolidationBusyError
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
     AppliedOperation,
@@ -22,6 +24,7 @@ from graphmem.models.consolidation import (
     RejectedOperation,
     ReviewCandidate,
 )
+from graphmem.store.cypher import query
 
 
 class Gate:
@@ -135,6 +138,12 @@ class Records:
         self.handled += handled
         self.failed += not handled
 
+    def moved(self, moves: Sequence[AppliedOperation]) -> None:
+        """Records the tier pass's moves (cluster 0: they belong to no cluster)."""
+        self.clusters.append(0)
+        self.plans.append(json.dumps({"cluster": 0, "raw": "", "usage": {}, "pass": "tiers"}))
+        self.applied += [m.model_dump_json() for m in moves]
+
     def refuse(self, rejected: RejectedOperation) -> None:
         """Records a rejection that belongs to no cluster."""
         if not self.clusters:
@@ -215,3 +224,17 @@ class Outcome:
         self.usage = LLMUsage()
         self.timings: dict[str, float] = {}
         self.watermark: Any = None
+
+
+def heartbeat(ns: str, run_id: str, lock_ttl: float) -> Work[None]:
+    """Renews run ``run_id``'s lock on the namespace for ``lock_ttl`` seconds, or stops the
+    run if it lost it."""
+    (beat,) = yield Run(
+        query("consolidate_heartbeat"), {"ns": ns, "run": run_id, "ttl_ms": int(lock_ttl * 1000)}
+    )
+    if not beat["held"]:
+        raise ConsolidationBusyError(
+            f"run {run_id} lost the consolidation lock of namespace {ns!r} (it expired "
+            "and another run took it); it stopped before its next cluster",
+            run_id=run_id,
+        )

@@ -34,6 +34,9 @@ _STATE = (
     "retracted_by",
     "valid_from",
     "valid_from_set_at",
+    "tier",
+    "tier_at",
+    "tier_by",
 )
 
 
@@ -75,6 +78,7 @@ class RunPlans(CoreBase):
                 restored_facts=done["restored"],
                 removed_edges=done["removed"],
                 reopened=done["reopened"],
+                withdrawn_summaries=done["withdrawn"],
                 undone_at=native_time(done["undone_at"]),
             )
 

@@ -227,7 +227,7 @@ def context_lines(
     each hit not shown yet (see :func:`build_context`)."""
     at = at or datetime.now(UTC)
     entries: list[tuple[str, str, str]] = [
-        ("fact", f.id, _fact_line(f, True, at, zone, (sources or {}).get(f.id))) for f in pinned
+        ("fact", f.id, _fact_line(f, f.pinned, at, zone, (sources or {}).get(f.id))) for f in pinned
     ]
     shown = {f.id for f in pinned}
     for hit in hits:

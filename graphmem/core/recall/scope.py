@@ -73,6 +73,9 @@ class ContextOptions(RecallOptions, total=False):
     #: Show each id in the text by its first 8 characters where they name it alone (default
     #: True; every id argument takes them back). The block's ``fact_ids`` stay whole.
     short_ids: bool
+    #: Show facts of the cold tier (faded: see docs/guides/importance.md) that recall finds
+    #: (default False: they are left out).
+    include_cold: bool
 
 
 #: The names ``recall`` takes besides the query and ``ns``.

@@ -1,11 +1,12 @@
 // name: audit_lineage
 // mode: read
 // params: ns, id
-// returns: facts, forgotten, steps, contradictions, references, flags, retractions
+// returns: facts, forgotten, steps, contradictions, references, flags, retractions, tiers
 // The lineage of the fact $id (a :Fact, or a :Tombstone once forgotten): every fact joined
 // to it by SUPERSEDES or MERGED_INTO, either way and through forgotten ones, with the edges
 // between them, the CONTRADICTS and REFERENCES edges and the review flags that touch them,
-// and their retractions. One row of empty lists when $id names no fact of the namespace.
+// their retractions, and the tier moves consolidation runs made to them (with the run's undo,
+// if it was undone). One row of empty lists when $id names no fact of the namespace.
 MATCH (start:Fact|Tombstone {ns: $ns})
 WHERE start.id = $id OR (start.fact_id = $id AND start.kind = 'fact')
 OPTIONAL MATCH (start)-[:SUPERSEDES|MERGED_INTO*1..]-(other:Fact|Tombstone)
@@ -48,6 +49,15 @@ RETURN
             closed_at: x.closed_at, closed_by: x.closed_by, closing: x.closing,
             closing_reason: x.closing_reason} AS flag
   }) | all + items) AS flags,
+  reduce(all = [], items IN collect(COLLECT {
+    MATCH (c:ConsolidationChange {ns: $ns, fact_id: coalesce(node.id, node.fact_id)})
+    WHERE coalesce(c.before_tier, 'warm') <> coalesce(c.after_tier, 'warm')
+    OPTIONAL MATCH (r:ConsolidationRun {id: c.run})
+    WHERE r.ns = $ns
+    RETURN {fact_id: c.fact_id, at: c.at, actor: c.run, reason: c.reason,
+            before: coalesce(c.before_tier, 'warm'), after: coalesce(c.after_tier, 'warm'),
+            undone_at: r.undone_at, undone_by: r.undone_by} AS move
+  }) | all + items) AS tiers,
   [n IN collect(CASE WHEN coalesce(node.status, node.status_at_erasure) = 'retracted'
                      THEN {fact_id: coalesce(node.id, node.fact_id), at: node.retired_at,
                            actor: node.retracted_by, reason: node.retraction_reason} END)

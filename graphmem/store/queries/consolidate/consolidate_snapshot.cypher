@@ -13,6 +13,7 @@ CREATE (:ConsolidationChange {
   before_stated_valid_to: f.stated_valid_to, before_superseded_by: f.superseded_by,
   before_pinned: f.pinned, before_retraction_reason: f.retraction_reason,
   before_retracted_by: f.retracted_by, before_valid_from: f.valid_from,
-  before_valid_from_set_at: f.valid_from_set_at
+  before_valid_from_set_at: f.valid_from_set_at, before_tier: f.tier, before_tier_at: f.tier_at,
+  before_tier_by: f.tier_by
 })
 RETURN count(*) AS changes

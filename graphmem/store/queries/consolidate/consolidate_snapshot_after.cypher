@@ -12,5 +12,6 @@ SET c.after_status = f.status, c.after_retired_at = f.retired_at, c.after_valid_
     c.after_stated_valid_to = f.stated_valid_to, c.after_superseded_by = f.superseded_by,
     c.after_pinned = f.pinned, c.after_retraction_reason = f.retraction_reason,
     c.after_retracted_by = f.retracted_by, c.after_valid_from = f.valid_from,
-    c.after_valid_from_set_at = f.valid_from_set_at
+    c.after_valid_from_set_at = f.valid_from_set_at, c.after_tier = f.tier,
+    c.after_tier_at = f.tier_at, c.after_tier_by = f.tier_by
 RETURN count(*) AS changes

@@ -1,10 +1,10 @@
 // name: consolidate_undo
 // mode: write
 // params: ns, run, actor
-// returns: restored, removed, reopened, flags_reopened, undone_at
+// returns: restored, removed, reopened, flags_reopened, withdrawn, undone_at
 // Undoes run $run (consolidate_undo_check found nothing built on it): each fact it changed
 // gets back the state it had before the run, every edge the run made goes (its review flags
-// too), each contradiction it resolved and each review flag it closed is open again, and the run is marked undone (its record and its
+// too), each summary it wrote is retracted (a fact is never deleted), each contradiction it resolved and each review flag it closed is open again, and the run is marked undone (its record and its
 // :ConsolidationChange nodes stay, for audits).
 MATCH (r:ConsolidationRun {id: $run})
 WHERE r.ns = $ns
@@ -17,7 +17,8 @@ CALL (r) {
       f.superseded_by = c.before_superseded_by, f.pinned = c.before_pinned,
       f.retraction_reason = c.before_retraction_reason,
       f.retracted_by = c.before_retracted_by, f.valid_from = c.before_valid_from,
-      f.valid_from_set_at = c.before_valid_from_set_at
+      f.valid_from_set_at = c.before_valid_from_set_at, f.tier = c.before_tier,
+      f.tier_at = c.before_tier_at, f.tier_by = c.before_tier_by
   RETURN collect(DISTINCT f) AS facts
 }
 CALL (facts) {
@@ -27,6 +28,15 @@ CALL (facts) {
   WITH DISTINCT x
   DELETE x
   RETURN count(x) AS removed
+}
+CALL (facts) {
+  UNWIND facts AS f
+  WITH f
+  WHERE f.summary_by = $run
+  SET f.status = 'retracted', f.retired_at = datetime.statement(),
+      f.retraction_reason = 'the consolidation run that wrote this summary was undone',
+      f.retracted_by = $actor
+  RETURN count(f) AS withdrawn
 }
 CALL (facts) {
   UNWIND facts AS f
@@ -45,4 +55,5 @@ CALL (facts) {
   RETURN count(x) AS flags_reopened
 }
 SET r.status = 'undone', r.undone_at = datetime.statement(), r.undone_by = $actor
-RETURN size(facts) AS restored, removed, reopened, flags_reopened, r.undone_at AS undone_at
+RETURN size(facts) AS restored, removed, reopened, flags_reopened, withdrawn,
+       r.undone_at AS undone_at

@@ -22,13 +22,16 @@ CALL (r) {
     fact_id: c.fact_id,
     before: [c.before_status, c.before_retired_at, c.before_valid_to, c.before_stated_valid_to,
              c.before_superseded_by, c.before_pinned, c.before_retraction_reason,
-             c.before_retracted_by, c.before_valid_from, c.before_valid_from_set_at],
+             c.before_retracted_by, c.before_valid_from, c.before_valid_from_set_at,
+             c.before_tier, c.before_tier_at, c.before_tier_by],
     after: [c.after_status, c.after_retired_at, c.after_valid_to, c.after_stated_valid_to,
             c.after_superseded_by, c.after_pinned, c.after_retraction_reason,
-            c.after_retracted_by, c.after_valid_from, c.after_valid_from_set_at],
+            c.after_retracted_by, c.after_valid_from, c.after_valid_from_set_at,
+             c.after_tier, c.after_tier_at, c.after_tier_by],
     now: CASE WHEN f IS NULL THEN null ELSE
            [f.status, f.retired_at, f.valid_to, f.stated_valid_to, f.superseded_by, f.pinned,
-            f.retraction_reason, f.retracted_by, f.valid_from, f.valid_from_set_at] END
+            f.retraction_reason, f.retracted_by, f.valid_from, f.valid_from_set_at, f.tier,
+            f.tier_at, f.tier_by] END
   }) AS changes,
   collect(c.fact_id) AS ids
 }
