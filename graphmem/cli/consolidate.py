@@ -68,7 +68,8 @@ def _result_table(data: dict[str, Any]) -> str:
 @click.option(
     "--summaries/--no-summaries",
     default=None,
-    help="Summarise coherent clusters of facts (default: when GRAPHMEM_LLM is set).",
+    help="Summarise coherent clusters of facts (needs an LLM; default: "
+    "GRAPHMEM_CONSOLIDATE_SUMMARIES).",
 )
 @click.option("--watch", is_flag=True, help="Keep running: try again every --every seconds.")
 @click.option(

@@ -284,9 +284,12 @@ class ClientBase:
         options: Mapping[str, Any],
     ) -> Plan[ConsolidationResult]:
         """The plan of a consolidation run by the proposer named ``label``; ``summaries``
-        None is on when the proposer can summarise, and True refused when it cannot."""
+        None follows the ``consolidate_summaries`` setting where the proposer can summarise,
+        and True is refused where it cannot."""
         summaries = options["summaries"]
         can = callable(getattr(self.proposer, "summarize", None))
+        if summaries is None:
+            summaries = self.settings.consolidate_summaries and can
         if summaries and not can:
             raise InvalidInputError(
                 f"the proposer {label[0]!r} cannot summarise: summaries need an LLM "
@@ -300,7 +303,7 @@ class ClientBase:
             model=label[1],
             progress=progress,
             tiers=options["tiers"],
-            summaries=can if summaries is None else summaries,
+            summaries=summaries,
         )
 
     def _proposer_label(self) -> tuple[str, str | None]:

@@ -429,9 +429,9 @@ class Memory(ClientBase, NamespaceMethods):
     ) -> ConsolidationResult:
         """One consolidation run: the gate (lock, minimum interval and new facts; ``force``
         passes all but the lock), then each cluster proposed, validated and applied in one
-        transaction (``progress(done, total)`` after each); then ``summaries`` (default: with
-        an LLM) and the ``tiers`` pass (docs/guides/importance.md). ``dry_run`` writes
-        nothing. ConsolidationBusyError if another run holds the namespace."""
+        transaction (``progress(done, total)`` after each); then ``summaries`` (default: the
+        setting) and ``tiers`` (docs/guides/importance.md). ``dry_run`` writes nothing.
+        ConsolidationBusyError if another run holds the namespace."""
         label = self._proposer_label()
         options = {"force": force, "dry_run": dry_run, "tiers": tiers, "summaries": summaries}
         return self._run(self._consolidation(label, ns, progress, options))

@@ -213,14 +213,18 @@ class WriteTools(ToolBase):
         confirm: Annotated[
             bool, Field(description="false (default): a dry run that writes nothing.")
         ] = False,
+        tiers: Annotated[
+            bool, Field(description="Also move facts between the hot, warm and cold tiers.")
+        ] = True,
         namespace: Namespace = None,
     ) -> str:
         """Tidy memory: merge duplicates and supersede outdated facts among what was added
         since the last run (proposed by the server's LLM or heuristic, checked, applied in
-        one transaction, undoable). A dry run unless `confirm` is true; the confirmed run asks
-        the proposer again, so what it applies can differ from the dry run's report."""
+        one transaction, undoable), summarise coherent clusters (with an LLM), and promote
+        or demote facts by importance. A dry run unless `confirm` is true; the confirmed run
+        asks the proposer again, so what it applies can differ from the dry run's report."""
         ns = self._ns(namespace)
-        result = await self.memory.consolidate(ns=ns, force=True, dry_run=not confirm)
+        result = await self.memory.consolidate(ns=ns, force=True, dry_run=not confirm, tiers=tiers)
         data = {
             "status": result.status,
             "run": result.run_id,

@@ -117,7 +117,7 @@ class ConsolidateRequest(RequestModel):
     confirm: bool = Field(False, description="false (default): a dry run that writes nothing.")
     tiers: bool = Field(True, description="Run the tier pass (promotions and demotions).")
     summaries: bool | None = Field(
-        None, description="Summarise coherent clusters (default: when the proposer is an LLM)."
+        None, description="Summarise coherent clusters (default: the server's setting)."
     )
 
 

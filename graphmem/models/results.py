@@ -309,6 +309,11 @@ class NamespaceStats(OutputModel):
     #: Believed pinned facts: those context puts first (a retired fact keeps its pin for the
     #: past, but is not counted).
     pinned: int
+    #: Believed facts of the hot tier (pinned ones included) and of the cold tier, and
+    #: believed summaries (docs/guides/importance.md).
+    hot: int = 0
+    cold: int = 0
+    summaries: int = 0
     episodes: int
     sessions: int
     supersedes: int

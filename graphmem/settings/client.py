@@ -198,6 +198,11 @@ class ClientSettings(SettingsBase):
     consolidate_lock_ttl: float = Field(
         600.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds a consolidation lock lasts."
     )
+    consolidate_summaries: bool = Field(
+        False,
+        description="Consolidation runs write summaries of coherent clusters (needs an LLM; "
+        "without one the pass is skipped).",
+    )
     graphiti_telemetry: bool = Field(
         False, description="Let graphiti-core send its usage telemetry (off unless opted in)."
     )

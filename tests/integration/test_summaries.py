@@ -59,7 +59,11 @@ def llm_memory(
     calls: list[str] = []
     with StubLLMServer(summarizer(calls)) as stub:
         settings = test_settings.model_copy(
-            update={"llm": "openai-compatible:stub", "llm_base_url": stub.base_url}
+            update={
+                "llm": "openai-compatible:stub",
+                "llm_base_url": stub.base_url,
+                "consolidate_summaries": True,
+            }
         )
         yield client_factory("sync", settings=settings, ns=ns), calls
 
@@ -128,3 +132,20 @@ def test_summaries_need_a_proposer_that_can_write_them(memory: Client) -> None:
         memory.remember(text)
     result = memory.consolidate(force=True)  # the heuristic: no summaries, no error
     assert not [a for a in result.applied if a.op == "SUMMARIZE"]
+
+
+def test_summaries_are_off_unless_asked_for(
+    client_factory: Any, test_settings: GraphmemSettings, ns: str
+) -> None:
+    calls: list[str] = []
+    with StubLLMServer(summarizer(calls)) as stub:
+        settings = test_settings.model_copy(
+            update={"llm": "openai-compatible:stub", "llm_base_url": stub.base_url}
+        )
+        memory = client_factory("sync", settings=settings, ns=ns)
+        for text in TRIP:
+            memory.remember(text)
+        plain = memory.consolidate(force=True, dry_run=True)
+        asked = memory.consolidate(force=True, dry_run=True, summaries=True)
+    assert not [a for a in plain.applied if a.op == "SUMMARIZE"]
+    assert [a.op for a in asked.applied if a.op == "SUMMARIZE"] == ["SUMMARIZE"]

@@ -106,14 +106,10 @@ def _wanted(score: float, hot: str | None, config: ImportanceConfig) -> tuple[Ti
 
 
 def apply_moves(ns: str, run_id: str, moves: list[AppliedOperation]) -> Work[int]:
-    """Writes ``moves`` in the transaction: each fact's state kept first (undo gives it
-    back), its tier set with the run as the one who set it."""
-    ids = [m.facts[0] for m in moves]
-    snap = {"ns": ns, "run": run_id, "cluster": TIER_CLUSTER}
-    yield Run(query("consolidate_snapshot"), {**snap, "ids": ids})
+    """Writes ``moves`` in the transaction: each fact's tier set with the run as the one who
+    set it, its state before and after kept for undo."""
     rows = [{"id": m.facts[0], "tier": m.tier, "reason": m.reason} for m in moves]
     (done,) = yield Run(query("tiers_apply"), {"ns": ns, "run": run_id, "rows": rows})
-    yield Run(query("consolidate_snapshot_after"), snap)
     moved: int = done["moved"]
     return moved
 

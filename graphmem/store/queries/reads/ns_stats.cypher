@@ -1,15 +1,23 @@
 // name: ns_stats
 // mode: read
 // params: ns
-// returns: statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes, contradictions_open, references, derived_from, forgotten_facts, forgotten_episodes, review_open
+// returns: statuses, pinned, hot, cold, summaries, first_recorded_at, last_recorded_at, episodes, sessions, supersedes, contradictions_open, references, derived_from, forgotten_facts, forgotten_episodes, review_open
 // Counts for one namespace: facts by status, believed pinned facts (what context puts first),
+// believed facts of the hot and cold tiers (pinned ones count as hot), believed summaries,
 // episodes, sessions, relationships, tombstones and open review flags.
 CALL () {
   MATCH (f:Fact {ns: $ns})
   WITH f.status AS status, count(*) AS n,
        sum(CASE WHEN f.pinned AND f.retired_at IS NULL THEN 1 ELSE 0 END) AS pinned,
+       sum(CASE WHEN f.retired_at IS NULL AND (f.pinned OR f.tier = 'hot') THEN 1 ELSE 0 END)
+         AS hot,
+       sum(CASE WHEN f.retired_at IS NULL AND NOT coalesce(f.pinned, false)
+                AND f.tier = 'cold' THEN 1 ELSE 0 END) AS cold,
+       sum(CASE WHEN f.retired_at IS NULL AND f.source = 'consolidation:summary' THEN 1
+           ELSE 0 END) AS summaries,
        min(f.recorded_at) AS first, max(f.recorded_at) AS last
-  RETURN collect({status: status, n: n}) AS statuses, sum(pinned) AS pinned,
+  RETURN collect({status: status, n: n}) AS statuses, sum(pinned) AS pinned, sum(hot) AS hot,
+         sum(cold) AS cold, sum(summaries) AS summaries,
          min(first) AS first_recorded_at, max(last) AS last_recorded_at
 }
 CALL () {
@@ -49,6 +57,6 @@ CALL () {
   }
   RETURN count(x) AS review_open
 }
-RETURN statuses, pinned, first_recorded_at, last_recorded_at, episodes, sessions, supersedes,
+RETURN statuses, pinned, hot, cold, summaries, first_recorded_at, last_recorded_at, episodes, sessions, supersedes,
        contradictions_open, references, derived_from, forgotten_facts, forgotten_episodes,
        review_open

@@ -6,8 +6,11 @@ consolidated once, so that they are the believed graph; then ``new`` facts arriv
 punctuation). A dry run through graphiti-core's OpenAI-compatible client against the local
 stub server (:mod:`graphmem.testing.llm_stub`, answering every cluster with no operation)
 counts LLM calls and prompt tokens; then the heuristic proposer's run is timed, wall clock,
-with the read, propose and apply phases. Target: the heuristic run over 1,000 new facts
-among 10,000 within 1 second.
+with the read, propose and apply phases (without the tier pass). Then the namespace's facts
+get a use history (recorded up to a year ago; a third of them used since, a few often; one in
+twenty with the caller's importance) and a run that has nothing new to rewrite times its tier
+pass over all of them. Targets: the heuristic run over 1,000 new facts among 10,000 within 1
+second, and the tier pass over the 11,000 facts within 1 second.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from graphmem_bench.bench.report import MachineInfo
 from graphmem_bench.bench.runner import machine_info
 from graphmem_bench.bench.synthetic import generate_facts
 
-#: The heuristic run's wall-clock target, in seconds, for 1,000 new facts among 10,000.
+#: The heuristic run's wall-clock target, in seconds, for 1,000 new facts among 10,000; and
+#: the tier pass's over all of them.
 TARGET_SECONDS = 1.0
 
 
@@ -74,6 +78,9 @@ class ConsolidationBenchReport(BaseModel):
     llm_calls: int
     llm_prompt_tokens: int
     llm_completion_tokens: int
+    tier_seconds: float = 0.0
+    tier_facts: int = 0
+    tier_moves: dict[str, int] = Field(default_factory=dict)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -90,7 +97,9 @@ class ConsolidationBenchReport(BaseModel):
     def passed(self) -> bool:
         """The time target, judged where it applies (1,000 new facts among 10,000)."""
         applies = self.options.facts == 10_000 and self.options.new == 1_000
-        return not applies or self.heuristic.total <= TARGET_SECONDS
+        return not applies or (
+            self.heuristic.total <= TARGET_SECONDS and self.tier_seconds <= TARGET_SECONDS
+        )
 
 
 def _texts(options: ConsolidationBenchOptions) -> tuple[list[str], list[str], int]:
@@ -165,7 +174,10 @@ def _run(
         say(f"{len(fresh):,} new facts ({planted} repeat a believed one); LLM dry run")
         usage = _llm_dry_run(quiet, target, embedder, ns)
         say("heuristic run")
-        run = m.consolidate(force=True)
+        run = m.consolidate(force=True, tiers=False)
+        tier_facts = _use_history(m, ns, len(old) + len(fresh), options.seed)
+        say(f"a use history for {tier_facts:,} facts; tier pass")
+        tiered = m.consolidate(force=True)
     timings: dict[str, Any] = run.timings
     return ConsolidationBenchReport(
         graphmem_version=__version__,
@@ -190,7 +202,43 @@ def _run(
         llm_calls=usage[0],
         llm_prompt_tokens=usage[1],
         llm_completion_tokens=usage[2],
+        tier_seconds=tiered.timings.get("tiers", 0.0),
+        tier_facts=tier_facts,
+        tier_moves=_moves(tiered.applied),
     )
+
+
+def _use_history(memory: Any, ns: str, count: int, seed: int) -> int:
+    """Gives the ``count`` facts of ``ns`` a use history (see the module), the same for a
+    seed; returns how many facts took one."""
+    rng = random.Random(seed + 2)
+    history = []
+    for _ in range(count):
+        age = rng.uniform(0, 365)
+        used = rng.random() < 1 / 3
+        history.append(
+            {
+                "age": age,
+                "idle": rng.uniform(0, age) if used else None,
+                "uses": min(int(rng.paretovariate(1.2)), 200) if used else 0,
+                "importance": round(rng.uniform(0.3, 1.0), 2) if rng.random() < 0.05 else None,
+            }
+        )
+    graph = memory.graph
+    statement = cypher.query("bench_access_history")
+    (row,) = db.execute(graph.driver, graph.database, statement, ns=ns, rows=history)
+    facts: int = row["facts"]
+    return facts
+
+
+def _moves(applied: Any) -> dict[str, int]:
+    """Tier moves by the tier they went to."""
+    moves: dict[str, int] = {}
+    for op in applied:
+        if op.op in ("PROMOTE", "DEMOTE"):
+            key = f"{op.before} -> {op.tier}"
+            moves[key] = moves.get(key, 0) + 1
+    return moves
 
 
 def _llm_dry_run(
@@ -230,8 +278,13 @@ def render_consolidation_markdown(report: ConsolidationBenchReport) -> str:
         f"| heuristic, the {o.facts:,} believed facts first | {report.initial_seconds:.3f} "
         f"| | | | {report.initial_clusters} | | |",
         "",
-        f"Target: the heuristic run over 1,000 new among 10,000 within {TARGET_SECONDS:g} s: "
-        f"**{verdict}**.",
+        f"Tier pass over {report.tier_facts:,} facts with a use history: "
+        f"{report.tier_seconds:.3f} s; moves: "
+        + (", ".join(f"{k} {v:,}" for k, v in sorted(report.tier_moves.items())) or "none")
+        + ".",
+        "",
+        f"Targets: the heuristic run over 1,000 new among 10,000, and the tier pass, each "
+        f"within {TARGET_SECONDS:g} s: **{verdict}**.",
         "",
         f"LLM proposer through the stub server (dry run): {report.llm_calls} calls, "
         f"{report.llm_prompt_tokens:,} prompt tokens; per 100 new facts "
