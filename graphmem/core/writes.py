@@ -53,6 +53,7 @@ def _created_fact(
             "text_hash": row["text_hash"],
             "metadata": row["metadata"],
             "pinned": row["pinned"] or pinned_by_update,
+            "importance": row["importance"],
         }
     )
 
@@ -77,6 +78,7 @@ def fact_rows(
             "valid_to": item.valid_to,
             "metadata": metadata_json(item.metadata),
             "pinned": item.pinned,
+            "importance": item.importance,
             "reason": item.reason,
             "supersedes": list(item.supersedes),
             "references": list(item.references),

@@ -316,6 +316,7 @@ COMMAND_TREE = {
         "--allow-forgotten",
         "--contradicts",
         "--csv",
+        "--importance",
         "--json",
         "--metadata",
         "--namespace",
