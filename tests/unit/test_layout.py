@@ -297,6 +297,7 @@ COMMAND_TREE = {
         "--as-of",
         "--csv",
         "--fusion",
+        "--importance-weight",
         "--include-retired",
         "--json",
         "--kind",
