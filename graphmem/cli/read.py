@@ -9,6 +9,7 @@ import click
 
 from graphmem.cli.filters import filter_options
 from graphmem.cli.output import (
+    FiniteFloat,
     as_csv,
     emit,
     output_options,
@@ -73,6 +74,12 @@ def _recall_table(result: RecallResult) -> str:
     type=click.Choice(["relative", "rrf", "linear"]),
     help="How the vector and fulltext rankings are combined (default: the setting).",
 )
+@click.option(
+    "--importance-weight",
+    type=FiniteFloat(0.0, 10.0),
+    help="How much facts' importance scores move their ranks, 0 to 10 (default: the "
+    "setting, 0: off).",
+)
 @ns_option
 @output_options
 @click.pass_context
@@ -82,6 +89,7 @@ def recall(
     k: int,
     filters: dict[str, Any],
     fusion: str | None,
+    importance_weight: float | None,
     ns: str | None,
     as_json: bool,
 ) -> None:
@@ -96,8 +104,10 @@ def recall(
         graphmem recall "where does the user work?" -k 5 --kind fact
     """
     with client_for(ctx, ns) as memory:
-        config = None if fusion is None else {"fusion": fusion}  # the rest: the client's
-        result = memory.recall(query, k=k, config=config, **filters)
+        given = {"fusion": fusion, "importance_weight": importance_weight}
+        config = {name: value for name, value in given.items() if value is not None}
+        # The rest of the ranking configuration: the client's.
+        result = memory.recall(query, k=k, config=config or None, **filters)
         empty = not result.hits and _holds_nothing(memory.stats(ns=result.ns))
     if as_json or as_csv():
         emit(result.model_dump(mode="json"), as_json=True, rows=_hit_rows)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import click
 
 from graphmem._text import and_more
-from graphmem.cli.output import emit, output_options, render_mapping
+from graphmem.cli.output import FiniteFloat, emit, output_options, render_mapping
 from graphmem.cli.root import client_for, fact_data, item_mapping, json_object, main, ns_option
 from graphmem.errors import BadLinesError, ForgottenContentError, MessageConflictError
 
@@ -55,6 +55,12 @@ _ALLOW_FORGOTTEN = click.option(
 )
 @click.option("--reason", help="Why it supersedes, references or contradicts the others.")
 @click.option("--pinned", is_flag=True, help="Pin it: `graphmem context` shows it first.")
+@click.option(
+    "--importance",
+    type=FiniteFloat(0.0, 1.0),
+    help="How much it matters, from 0 to 1 (default: none given; the importance_default "
+    "setting counts).",
+)
 @_ALLOW_FORGOTTEN
 @click.option(
     "--metadata", metavar="JSON", callback=json_object, help="A JSON object stored with the fact."
@@ -74,6 +80,7 @@ def remember(
     contradicts: tuple[str, ...],
     reason: str | None,
     pinned: bool,
+    importance: float | None,
     allow_forgotten: bool,
     metadata: dict[str, Any] | None,
     ns: str | None,
@@ -102,6 +109,7 @@ def remember(
             contradicts=contradicts,
             metadata=metadata,
             pinned=pinned,
+            importance=importance,
             reason=reason,
             allow_forgotten=allow_forgotten,
         )

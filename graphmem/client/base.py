@@ -54,6 +54,7 @@ def settings_recall_config(settings: GraphmemSettings) -> RecallConfig:
         min_score=settings.recall_min_score,
         recency_weight=settings.recall_recency_weight,
         recency_half_life_days=settings.recall_recency_half_life_days,
+        importance_weight=settings.recall_importance_weight,
     )
 
 

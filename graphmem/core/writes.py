@@ -39,6 +39,7 @@ def _created_fact(
     (``from_update``: it was given that time as its valid_from; ``pinned_by_update``: it
     replaced a pinned fact): every property is the row's or a constant of the statement, so
     nothing is read back."""
+    pinned = row["pinned"] or pinned_by_update
     return Fact.model_validate(
         {
             "id": row["id"],
@@ -52,7 +53,10 @@ def _created_fact(
             "tags": row["tags"],
             "text_hash": row["text_hash"],
             "metadata": row["metadata"],
-            "pinned": row["pinned"] or pinned_by_update,
+            "pinned": pinned,
+            "importance": row["importance"],
+            # A new fact has no tier of its own: fact_map reads it as hot when pinned.
+            "tier": "hot" if pinned else "warm",
         }
     )
 
@@ -77,6 +81,7 @@ def fact_rows(
             "valid_to": item.valid_to,
             "metadata": metadata_json(item.metadata),
             "pinned": item.pinned,
+            "importance": item.importance,
             "reason": item.reason,
             "supersedes": list(item.supersedes),
             "references": list(item.references),

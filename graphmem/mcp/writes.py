@@ -53,6 +53,17 @@ class WriteTools(ToolBase):
         ] = None,
         tags: Annotated[list[str] | None, Field(description="Labels to filter by.")] = None,
         source: Annotated[str | None, Field(description="Where it comes from.")] = None,
+        importance: Annotated[
+            float | None,
+            Field(
+                strict=True,
+                ge=0.0,
+                le=1.0,
+                allow_inf_nan=False,
+                description="How much it matters, from 0 (trivia) to 1 (essential); leave "
+                "it out when unsure.",
+            ),
+        ] = None,
         namespace: Namespace = None,
     ) -> str:
         """Remember one fact. When it updates something already remembered, search first
@@ -70,6 +81,7 @@ class WriteTools(ToolBase):
             "valid_to": self._time("valid_to", valid_to),
             "tags": tags or [],
             "source": source,
+            "importance": importance,
         }
         fact = await self.memory.remember(text, ns=ns, **fields)
         data = {"memory": plain(fact)}

@@ -345,6 +345,9 @@ Tags = Annotated[
 ]
 Ids = Annotated[tuple[Id, ...], Field(max_length=MAX_IDS), BeforeValidator(one_or_many)]
 Metadata = Annotated[dict[str, Any] | None, AfterValidator(_metadata)]
+#: How much a fact matters, as the caller says: a finite number from 0 to 1 (an int such as 1
+#: counts; a bool or text does not).
+Importance = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 def metadata_from_graph(value: Any) -> Any:

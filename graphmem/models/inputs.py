@@ -20,6 +20,7 @@ from graphmem.models.fields import (
     FactText,
     Id,
     Ids,
+    Importance,
     InputModel,
     Label,
     Metadata,
@@ -48,6 +49,7 @@ class FactInput(InputModel):
     metadata: Metadata = None
     pinned: StrictBool = False
     reason: Reason | None = None
+    importance: Importance | None = None
 
     @model_validator(mode="after")
     def _check(self) -> FactInput:
@@ -101,6 +103,9 @@ class FactFields(TypedDict, total=False):
     pinned: bool
     #: Why it supersedes, references or contradicts the others (kept on the edges).
     reason: str | None
+    #: How much it matters, from 0 to 1 (stored as given; absent: the ``importance_default``
+    #: setting counts). It feeds the importance score (``docs/guides/importance.md``).
+    importance: float | None
 
 
 class Message(InputModel):

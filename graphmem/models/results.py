@@ -145,10 +145,12 @@ class Scores(OutputModel):
     """How a hit scored. ``vector`` is the cosine similarity (-1..1) to the query; ``fulltext``
     the Lucene score (absent when the text did not match); ranks are 1-based within each
     retriever's candidates; ``fused`` the fusion score, ``recency`` the multiplier applied to it,
-    and ``lexical`` the share of the query's words found in the text (used by the quality
-    gate). ``placed_above`` names the hit this message was ranked just above as the newer
-    statement of the same thing (or the older one, for a question about the past): its
-    ``final`` score was raised to just above that hit's."""
+    ``importance`` a fact's importance score when recall weighs importance (its
+    ``importance_weight`` above 0; absent otherwise, and for episodes), and ``lexical`` the
+    share of the query's words found in the text (used by the quality gate). ``placed_above``
+    names the hit this message was ranked just above as the newer statement of the same thing
+    (or the older one, for a question about the past): its ``final`` score was raised to just
+    above that hit's."""
 
     vector: float | None = None
     vector_rank: int | None = None
@@ -156,6 +158,7 @@ class Scores(OutputModel):
     fulltext_rank: int | None = None
     fused: float
     recency: float
+    importance: float | None = None
     lexical: float
     final: float
     placed_above: str | None = None

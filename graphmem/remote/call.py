@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -72,11 +73,27 @@ class Call(Generic[T]):
 # --- arguments to JSON -----------------------------------------------------------------------
 def jsonable(value: Any, name: str) -> Any:
     """``value`` as JSON data: datetimes as ISO 8601 text, tuples and sets as lists, models as
-    their fields; InvalidInputError for what JSON cannot carry."""
+    their fields; InvalidInputError for what JSON cannot carry (a NaN or an infinity too)."""
     try:
-        return to_jsonable_python(value, round_trip=True)
+        data = to_jsonable_python(value, round_trip=True)
     except PydanticSerializationError as exc:
         raise InvalidInputError(f"{name} cannot be sent to the server as JSON: {exc}") from None
+    _check_finite(data, name)
+    return data
+
+
+def _check_finite(data: Any, name: str) -> None:
+    """Refuse a NaN or an infinity anywhere in ``data``: JSON has no such numbers."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise InvalidInputError(
+            f"{name} cannot be sent to the server as JSON: {data} is not a finite number"
+        )
+    if isinstance(data, Mapping):
+        for key, item in data.items():
+            _check_finite(item, f"{name}.{key}")
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            _check_finite(item, f"{name}[{i}]")
 
 
 def given(name: str, value: Any) -> dict[str, Any]:

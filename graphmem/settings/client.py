@@ -112,6 +112,13 @@ class ClientSettings(SettingsBase):
     recall_recency_half_life_days: float = Field(
         30.0, gt=0, allow_inf_nan=False, description="Days after which recency counts half."
     )
+    recall_importance_weight: float = Field(
+        0.0,
+        ge=0.0,
+        le=10.0,
+        allow_inf_nan=False,
+        description="Weight of a fact's importance score in recall's ranking (0: off).",
+    )
 
     # --- importance and tiers (see docs/guides/importance.md) --------------------------------
     importance_default: float = Field(

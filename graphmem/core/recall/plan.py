@@ -9,6 +9,7 @@ from typing import Any
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import QUERY_TEXT, checked_value
 from graphmem.core.plans import LoadModel, Plan, Transaction, VectorParam
+from graphmem.core.recall.ranking import ImportanceWeighing
 from graphmem.core.recall.scope import RecallRequest
 from graphmem.core.recall.search import RecallReads, assemble, recall_reads, stamp_access
 from graphmem.models import RecallResult, Timing
@@ -38,7 +39,11 @@ class RecallPlans(CoreBase):
         vector = VectorParam((yield from self._embed((text,)))[0].tolist())
         embed_ms = (time.perf_counter() - started) * 1000
 
-        now = scope.as_of or datetime.now(UTC)
+        clock = datetime.now(UTC)
+        now = scope.as_of or clock
+        weighing = None
+        if cfg.importance_weight > 0:
+            weighing = ImportanceWeighing(self.importance, clock)
         started = time.perf_counter()
         reads: RecallReads = yield Transaction(
             "read",
@@ -50,6 +55,7 @@ class RecallPlans(CoreBase):
                 now,
                 check_state=self._check_state,
                 filtered=self.filtered_search,
+                weighing=weighing,
             ),
         )
         db_ms = (time.perf_counter() - started) * 1000

@@ -21,6 +21,12 @@ Nothing here touches the database; the sync and async clients share it.
 * **Recency.** The fused score is multiplied by ``1 + recency_weight * 0.5 ** (age / half_life)``,
   age measured from when the fact was recorded or the message was sent to the reference time
   (``as_of`` or now). With the defaults a brand-new item gains at most 1 %, a tie-breaker.
+* **Importance.** With ``importance_weight`` above 0 (off by default), a fact's score is also
+  multiplied by ``max(0, 1 + importance_weight * (score - default))``, ``score`` being the
+  fact's importance score at the time of the call (:mod:`graphmem.core.importance`) and
+  ``default`` the importance of a fact remembered without one: a fact at the default counts
+  as before, one that matters more rises, one that matters less or has faded sinks. Episodes
+  are not weighed.
 * **Quality gate.** A candidate passes if its cosine similarity to the query is at least
   ``min_score`` or at least half of the query's content words occur in its text (for an
   episode, ``speaker: content``, as it is embedded). When nothing passes, recall returns
@@ -36,10 +42,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Annotated, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from graphmem.core.importance import ImportanceConfig, importance_score
 
 Retriever = Literal["vector", "fulltext"]
 
@@ -123,6 +131,9 @@ class RecallConfig(BaseModel):
     update_similarity: float = Field(default=0.4, ge=-1.0, le=1.0)
     #: Score of a fact reached over REFERENCES, relative to the hit that led to it.
     reference_discount: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: How much a fact's importance score moves its rank (0: not at all); see
+    #: :func:`importance_factor`.
+    importance_weight: float = Field(default=0.0, ge=0.0, le=10.0)
 
     def pool(self, k: int) -> int:
         return max(self.pool_min, k * self.pool_factor)
@@ -149,11 +160,14 @@ class Candidate:
     fused: float = 0.0
     lexical: float = 0.0
     recency: float = 1.0
+    #: A fact's importance score, when recall weighs importance.
+    importance: float | None = None
     #: For a fact that replaced the superseded fact the search found: that fact's id.
     matched: str | None = None
     #: When it was recorded (a fact) or sent (an episode), epoch ms, once the gate read it.
     at: int | None = None
-    #: The score recall ranks by: fused times recency, raised for an update (see updates).
+    #: The score recall ranks by: fused times recency (times the importance factor, when
+    #: recall weighs importance), raised for an update (see updates).
     final: float = 0.0
     #: The hit this one was placed just above as the newer (or older) message of an update.
     placed_above: str | None = None
@@ -238,6 +252,39 @@ def recency_factor(when: datetime | None, now: datetime, config: RecallConfig) -
         return 1.0
     age_days = max((now - when).total_seconds(), 0.0) / 86_400
     return 1.0 + config.recency_weight * math.pow(0.5, age_days / config.recency_half_life_days)
+
+
+def importance_factor(score: float, default: float, config: RecallConfig) -> float:
+    """``max(0, 1 + importance_weight * (score - default))``: what a fact's importance
+    ``score`` multiplies its fused score by (1.0 at ``default``, the importance of a fact
+    remembered without one, and whenever the weight is 0)."""
+    if config.importance_weight == 0:
+        return 1.0
+    return max(0.0, 1.0 + config.importance_weight * (score - default))
+
+
+@dataclass(frozen=True)
+class ImportanceWeighing:
+    """How one recall weighs facts by importance: the score's parameters, and the time it is
+    computed at (the time of the call, also for an ``as_of`` recall: access counts are
+    current values, not history)."""
+
+    config: ImportanceConfig
+    now: datetime
+
+    def score(self, use: Mapping[str, Any] | None, recorded_at: datetime) -> float:
+        """The importance score of a fact recorded at ``recorded_at`` whose importance, access
+        count and last access (epoch ms) ``use`` holds (``fact_use``'s map)."""
+        use = use or {}
+        accessed = use.get("accessed")
+        return importance_score(
+            use.get("importance"),
+            recorded_at,
+            None if accessed is None else datetime.fromtimestamp(accessed / 1000, UTC),
+            use.get("access_count"),
+            self.now,
+            self.config,
+        )
 
 
 def _stem(word: str) -> str:

@@ -15,11 +15,13 @@ from graphmem.core.plans import Plan, Run, Transaction, Work, single
 from graphmem.core.recall.fulltext import lucene_query
 from graphmem.core.recall.ranking import (
     Candidate,
+    ImportanceWeighing,
     RecallConfig,
     Retriever,
     content_words,
     credit_next,
     fuse,
+    importance_factor,
     index_score_to_cosine,
     lexical_coverage,
     passes_gate,
@@ -48,6 +50,8 @@ class RecallReads:
     #: found, and when the replacing fact was recorded (epoch ms).
     through: dict[str, list[str]] = field(default_factory=dict)
     head_at: dict[str, int] = field(default_factory=dict)
+    #: What the importance score of such a fact reads (``fact_use``'s map).
+    head_use: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
     widened: bool = False
     exact: bool = False
     seen: int = 0
@@ -112,10 +116,12 @@ def recall_reads(
     check_state: Callable[[Mapping[str, Any] | None], None],
     *,
     filtered: bool = False,
+    weighing: ImportanceWeighing | None = None,
 ) -> Work[RecallReads]:
     """The search for ``text`` in ``ns``, widened or done exactly where the filters left too
-    few candidates, fused, gated, and the details of what passed; ``check_state`` checks the
-    graph's embedder state that the search statement read."""
+    few candidates, fused, gated (facts weighed by importance with ``weighing``), and the
+    details of what passed; ``check_state`` checks the graph's embedder state that the search
+    statement read."""
     cfg = request.config
     search = SearchStatements(ns, vector, lucene_query(text), request, filtered)
     if filtered:
@@ -137,7 +143,7 @@ def recall_reads(
     following = {i: b["next"] for i, b in reads.episodes.items() if b.get("next")}
     fused = credit_next(fuse(lists, cfg, _cosines(reads) if by_score else None), following, cfg)
     reads.seen = len(fused)
-    reads.candidates, reads.gated = _gate(text, fused, reads, request.k, now, cfg)
+    reads.candidates, reads.gated = _gate(text, fused, reads, request.k, now, cfg, weighing)
     yield from _read_details(search, reads)
     if cfg.update_order:
         place_updates(text, reads.candidates, reads.episodes, cfg.update_similarity)
@@ -223,6 +229,7 @@ def _ranked(
             if h["id"] not in via:
                 via.append(h["id"])
             reads.head_at[target] = h["head_at"]
+            reads.head_use[target] = h.get("head_use")
         best[target] = max(score, best.get(target, score))
     return sorted(best.items(), key=lambda x: -x[1])
 
@@ -250,10 +257,12 @@ def _gate(
     k: int,
     now: datetime,
     cfg: RecallConfig,
+    weighing: ImportanceWeighing | None = None,
 ) -> tuple[list[Candidate], int]:
-    """The best ``k`` candidates that pass the gate, with their final scores, and how many it
-    dropped: every candidate needs ``hit_min_score`` (or the lexical share), and at least one
-    ``min_score``, or nothing is kept."""
+    """The best ``k`` candidates that pass the gate, with their final scores (a fact's weighed
+    by its importance score with ``weighing``), and how many it dropped: every candidate needs
+    ``hit_min_score`` (or the lexical share), and at least one ``min_score``, or nothing is
+    kept."""
     words = content_words(text)
     kept: list[Candidate] = []
     gated = 0
@@ -287,6 +296,10 @@ def _gate(
         when = datetime.fromtimestamp(cand.at / 1000, UTC) if cand.at else None
         cand.recency = recency_factor(when, now, cfg)
         cand.final = cand.fused * cand.recency
+        if weighing is not None and cand.kind == "fact" and when is not None:
+            use = own["use"] if own is not None else reads.head_use.get(cand.id)
+            cand.importance = weighing.score(use, when)
+            cand.final *= importance_factor(cand.importance, weighing.config.default, cfg)
         kept.append(cand)
     if not answered:
         return [], gated + len(kept)
@@ -330,6 +343,7 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
                 fulltext_rank=cand.fulltext_rank,
                 fused=cand.fused,
                 recency=cand.recency,
+                importance=cand.importance,
                 lexical=cand.lexical,
                 final=final,
                 placed_above=cand.placed_above,

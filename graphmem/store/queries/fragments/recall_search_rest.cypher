@@ -1,5 +1,6 @@
 // Recall's search, after the vector reads (fv_found, ev): the fulltext reads, superseded
-// candidates paired with their successors, every kept candidate's brief, and the row
+// candidates paired with their successors, every kept candidate's brief (a fact's with what
+// its importance score reads, fact_use, as is each successor's), and the row
 // recall_search and recall_search_filtered return.
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_fulltext AND $query IS NOT NULL
@@ -32,7 +33,8 @@ CALL (fv, ff) {
   UNWIND fv + ff AS hit
   WITH DISTINCT hit.node AS node
   RETURN collect({id: node.id, text: node.text, at: node.recorded_at.epochMillis,
-                  similarity: vector.similarity.cosine(node.embedding, $vector)}) AS fact_briefs
+                  similarity: vector.similarity.cosine(node.embedding, $vector),
+                  use: {{fact_use(node)}}}) AS fact_briefs
 }
 CALL (ev, ef) {
   UNWIND ev + ef AS hit
@@ -52,9 +54,11 @@ CALL (ev, ef) {
          AS episode_briefs
 }
 RETURN schema_state, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
-                               head_at: h.head.recorded_at.epochMillis}] AS fv_hits,
+                               head_at: h.head.recorded_at.epochMillis,
+                               head_use: {{fact_use(h.head)}}}] AS fv_hits,
        ff_fetched, [h IN ff | {id: h.node.id, score: h.score, head: h.head.id,
-                               head_at: h.head.recorded_at.epochMillis}] AS ff_hits,
+                               head_at: h.head.recorded_at.epochMillis,
+                               head_use: {{fact_use(h.head)}}}] AS ff_hits,
        ev_fetched, [h IN ev | {id: h.node.id, score: h.score}] AS ev_hits,
        ef_fetched, [h IN ef | {id: h.node.id, score: h.score}] AS ef_hits,
        fact_briefs, episode_briefs,

@@ -15,6 +15,7 @@
 // only (no valid_from, a past valid_to: "worked there until 2020") ends it at its own end.
 // Each replaced fact keeps the valid_to it carried while believed as stated_valid_to (absent
 // when open), which answers "what did we believe at T about V" after valid_to is closed.
+// importance is the caller's (absent when it gave none: a null property is not stored).
 // A fact that replaces a pinned fact is pinned too (pinned_update lists those not pinned by
 // the caller), so a core fact stays in context when it is updated.
 // A row whose erasure_hash (the keyed hash of its normalised text) is a tombstone's of the
@@ -46,6 +47,7 @@ CREATE (node:Fact {
   tags: row.tags,
   metadata: row.metadata,
   pinned: row.pinned,
+  importance: row.importance,
   access_count: 0,
   last_accessed_at: null,
   previously_forgotten: CASE WHEN row.erasure_hash IN forgotten_hashes THEN true END
