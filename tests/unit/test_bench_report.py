@@ -236,7 +236,9 @@ def test_the_meter_sums_wall_and_cpu_over_the_timed_calls_only() -> None:
     assert 0 < phase.cpu.client_seconds <= phase.seconds * 1.5
     # /proc counts in clock ticks (usually 10 ms): the server reading is coarser
     assert phase.cpu.server_seconds == pytest.approx(phase.cpu.client_seconds, abs=0.05)
-    assert phase.cpus_busy is not None and phase.cpus_busy > 0.5
+    # Client and server are one process here, so it counts twice; on a loaded machine the
+    # loop gets less than a whole core.
+    assert phase.cpus_busy is not None and 0 < phase.cpus_busy <= 2.5
     unknown = Meter(None)
     with unknown.timing():
         pass
