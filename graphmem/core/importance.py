@@ -54,10 +54,17 @@ def importance_score(
     config: ImportanceConfig,
 ) -> float:
     """The score of a fact with these properties at ``now`` (see the module's formula)."""
-    base = config.default if importance is None else float(importance)
     used = recorded_at if last_accessed_at is None else max(recorded_at, last_accessed_at)
-    idle = max(0.0, (now - used).total_seconds() / _DAY)
-    decay = math.exp(-idle / config.decay_days)
+    idle = (now - used).total_seconds() / _DAY
+    return idle_score(importance, idle, access_count, config)
+
+
+def idle_score(
+    importance: float | None, idle_days: float, access_count: int | None, config: ImportanceConfig
+) -> float:
+    """:func:`importance_score` of a fact last used ``idle_days`` ago."""
+    base = config.default if importance is None else float(importance)
+    decay = math.exp(-max(0.0, idle_days) / config.decay_days)
     floor = 0.0 if importance is None else float(importance)
     uses = max(0, access_count or 0)
     reinforcement = 1.0 + config.reinforcement_weight * math.log1p(uses)

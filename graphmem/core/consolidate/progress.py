@@ -111,6 +111,8 @@ class Records:
         self.usage = LLMUsage()
         self.handled = 0
         self.failed = 0
+        #: Only tier moves, which hold no text: nothing to scrub.
+        self.textless = False
 
     def __bool__(self) -> bool:
         return bool(self.plans)
@@ -139,10 +141,12 @@ class Records:
         self.failed += not handled
 
     def moved(self, moves: Sequence[AppliedOperation]) -> None:
-        """Records the tier pass's moves (cluster 0: they belong to no cluster)."""
+        """Records the tier pass's moves (cluster 0: they belong to no cluster). A move holds
+        no text, so there is nothing for forget to scrub in it (see :meth:`params`)."""
         self.clusters.append(0)
         self.plans.append(json.dumps({"cluster": 0, "raw": "", "usage": {}, "pass": "tiers"}))
-        self.applied += [m.model_dump_json() for m in moves]
+        self.applied += [json.dumps(m.__dict__) for m in moves]
+        self.textless = True
 
     def refuse(self, rejected: RejectedOperation) -> None:
         """Records a rejection that belongs to no cluster."""
@@ -168,7 +172,9 @@ class Records:
                     "rejected": self.rejected,
                     "review": self.review,
                 }
-            ),
+            )
+            if not self.textless
+            else {"plans": self.plans, "applied": self.applied, "rejected": [], "review": []},
             "calls": self.usage.calls,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,

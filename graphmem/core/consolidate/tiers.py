@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from typing import Any
 
 from graphmem.core.consolidate.progress import Outcome, Records, heartbeat
-from graphmem.core.importance import ImportanceConfig, importance_score
-from graphmem.core.plans import Plan, Rows, Run, Transaction, Work
-from graphmem.models import native_time
+from graphmem.core.importance import ImportanceConfig, idle_score
+from graphmem.core.plans import Plan, Run, Transaction, Work
 from graphmem.models.consolidation import AppliedOperation, Tier
 from graphmem.store.cypher import query
 
@@ -27,6 +25,7 @@ from graphmem.store.cypher import query
 TIER_CLUSTER = 0
 _RANK: dict[str, int] = {"cold": 0, "warm": 1, "hot": 2}
 _TOKENS = re.compile(r"\w+|[^\w\s]")
+_DAY_MS = 86_400_000.0
 
 
 def rough_tokens(text: str) -> int:
@@ -35,59 +34,67 @@ def rough_tokens(text: str) -> int:
 
 
 def tier_moves(
-    rows: Iterable[Mapping[str, Any]], now: datetime, config: ImportanceConfig
+    row: Mapping[str, Any], texts: Mapping[str, str], config: ImportanceConfig
 ) -> list[AppliedOperation]:
-    """The moves that give each fact of ``rows`` (tiers_read: id, text, importance,
-    recorded_at, last_accessed_at, access_count, tier) the tier its score asks for, hot
-    facts chosen best score first (then newest, then by id) within the caps."""
-    scored = []
-    for row in rows:
-        score = importance_score(
-            row["importance"],
-            native_time(row["recorded_at"]),
-            native_time(row["last_accessed_at"]) if row["last_accessed_at"] else None,
-            row["access_count"],
-            now,
-            config,
-        )
-        scored.append((score, row))
+    """The moves that give each fact of ``row`` (tiers_read's lists) the tier its score asks
+    for, hot facts chosen best score first (then by id) within the caps (``texts``: the text
+    of each fact that scores for the hot tier, see :func:`hot_candidates`)."""
+    scored = _scores(row, config)
     hot: dict[str, str] = {}
     tokens = 0
     ranked = sorted(
-        (item for item in scored if item[0] >= config.hot_score),
-        key=lambda item: (-item[0], item[1]["id"]),
+        (item for item in scored if item[0] >= config.hot_score), key=lambda i: (-i[0], i[1])
     )
-    for _score, row in ranked:
+    for _score, fact_id, _tier in ranked:
         if len(hot) >= config.hot_max_facts:
-            hot[row["id"]] = f"the hot tier holds {config.hot_max_facts} facts with better scores"
+            hot[fact_id] = f"the hot tier holds {config.hot_max_facts} facts with better scores"
             continue
-        size = rough_tokens(row["text"] or "")
+        size = rough_tokens(texts.get(fact_id) or "")
         if tokens + size > config.hot_max_tokens:
-            hot[row["id"]] = (
+            hot[fact_id] = (
                 f"the hot tier's {config.hot_max_tokens} tokens are taken by better scores"
             )
             continue
-        hot[row["id"]] = ""
+        hot[fact_id] = ""
         tokens += size
     moves = []
-    for score, row in scored:
-        before: Tier = row["tier"] or "warm"
-        after, why = _wanted(score, hot.get(row["id"]), config)
+    for score, fact_id, tier in scored:
+        before: Tier = tier or "warm"
+        after, why = _wanted(score, hot.get(fact_id), config)
         if after == before:
             continue
         moves.append(
-            AppliedOperation(
+            # Built from known-good values: thousands of moves skip validation.
+            AppliedOperation.model_construct(
                 op="PROMOTE" if _RANK[after] > _RANK[before] else "DEMOTE",
-                facts=(row["id"],),
+                facts=(fact_id,),
                 numbers=(),
                 reason=why,
                 cluster=TIER_CLUSTER,
                 tier=after,
                 before=before,
                 score=score,
+                summary_id=None,
+                text=None,
             )
         )
     return moves
+
+
+def hot_candidates(row: Mapping[str, Any], config: ImportanceConfig) -> list[str]:
+    """The facts of ``row`` (tiers_read's lists) whose score reaches the hot tier."""
+    return [fact_id for score, fact_id, _ in _scores(row, config) if score >= config.hot_score]
+
+
+def _scores(row: Mapping[str, Any], config: ImportanceConfig) -> list[tuple[float, str, Any]]:
+    """(score, id, tier) of each fact of tiers_read's lists at the statement's time."""
+    now = row["now"]
+    return [
+        (idle_score(importance[0], (now - used) / _DAY_MS, uses, config), fact_id, tier[0])
+        for fact_id, importance, used, uses, tier in zip(
+            row["ids"], row["importance"], row["used"], row["uses"], row["tiers"], strict=True
+        )
+    ]
 
 
 def _wanted(score: float, hot: str | None, config: ImportanceConfig) -> tuple[Tier, str]:
@@ -129,9 +136,13 @@ def tier_pass(
     def work() -> Work[list[AppliedOperation]]:
         if not dry_run:
             yield from heartbeat(ns, run_id, lock_ttl)
-        rows: Rows = yield Run(query("tiers_read"), {"ns": ns})
-        now = native_time(rows[0]["now"]) if rows else datetime.now(UTC)
-        moves = tier_moves(rows, now, config)
+        (row,) = yield Run(query("tiers_read"), {"ns": ns}, plain_rows=True)
+        candidates = hot_candidates(row, config)
+        texts: dict[str, str] = {}
+        if candidates:
+            found = yield Run(query("tiers_texts"), {"ns": ns, "ids": candidates})
+            texts = {r["id"]: r["text"] for r in found}
+        moves = tier_moves(row, texts, config)
         if moves and not dry_run:
             yield from apply_moves(ns, run_id, moves)
             record = Records()

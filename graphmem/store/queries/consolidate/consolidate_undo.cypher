@@ -12,13 +12,15 @@ CALL (r) {
   MATCH (c:ConsolidationChange {ns: $ns, run: $run})
   MATCH (f:Fact {id: c.fact_id})
   WHERE f.ns = $ns
-  SET f.status = c.before_status, f.retired_at = c.before_retired_at,
-      f.valid_to = c.before_valid_to, f.stated_valid_to = c.before_stated_valid_to,
-      f.superseded_by = c.before_superseded_by, f.pinned = c.before_pinned,
-      f.retraction_reason = c.before_retraction_reason,
-      f.retracted_by = c.before_retracted_by, f.valid_from = c.before_valid_from,
-      f.valid_from_set_at = c.before_valid_from_set_at, f.tier = c.before_tier,
-      f.tier_at = c.before_tier_at, f.tier_by = c.before_tier_by
+  SET f.tier = c.before_tier, f.tier_at = c.before_tier_at, f.tier_by = c.before_tier_by
+  // A tier move (kind 'tier') kept the tier fields only, all it changed.
+  FOREACH (_ IN CASE WHEN c.kind IS NULL THEN [1] ELSE [] END |
+    SET f.status = c.before_status, f.retired_at = c.before_retired_at,
+        f.valid_to = c.before_valid_to, f.stated_valid_to = c.before_stated_valid_to,
+        f.superseded_by = c.before_superseded_by, f.pinned = c.before_pinned,
+        f.retraction_reason = c.before_retraction_reason,
+        f.retracted_by = c.before_retracted_by, f.valid_from = c.before_valid_from,
+        f.valid_from_set_at = c.before_valid_from_set_at)
   RETURN collect(DISTINCT f) AS facts
 }
 CALL (facts) {

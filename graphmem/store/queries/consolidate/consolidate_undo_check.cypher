@@ -24,10 +24,16 @@ CALL (r) {
              c.before_superseded_by, c.before_pinned, c.before_retraction_reason,
              c.before_retracted_by, c.before_valid_from, c.before_valid_from_set_at,
              c.before_tier, c.before_tier_at, c.before_tier_by],
-    after: [c.after_status, c.after_retired_at, c.after_valid_to, c.after_stated_valid_to,
-            c.after_superseded_by, c.after_pinned, c.after_retraction_reason,
-            c.after_retracted_by, c.after_valid_from, c.after_valid_from_set_at,
-             c.after_tier, c.after_tier_at, c.after_tier_by],
+    // A tier move kept only the tier fields: the others are as they are now.
+    after: CASE WHEN c.kind = 'tier' AND f IS NOT NULL THEN
+             [f.status, f.retired_at, f.valid_to, f.stated_valid_to, f.superseded_by, f.pinned,
+              f.retraction_reason, f.retracted_by, f.valid_from, f.valid_from_set_at,
+              c.after_tier, c.after_tier_at, c.after_tier_by]
+           ELSE
+             [c.after_status, c.after_retired_at, c.after_valid_to, c.after_stated_valid_to,
+              c.after_superseded_by, c.after_pinned, c.after_retraction_reason,
+              c.after_retracted_by, c.after_valid_from, c.after_valid_from_set_at,
+              c.after_tier, c.after_tier_at, c.after_tier_by] END,
     now: CASE WHEN f IS NULL THEN null ELSE
            [f.status, f.retired_at, f.valid_to, f.stated_valid_to, f.superseded_by, f.pinned,
             f.retraction_reason, f.retracted_by, f.valid_from, f.valid_from_set_at, f.tier,

@@ -1,11 +1,15 @@
 // name: tiers_read
 // mode: read
 // params: ns
-// returns: id, text, importance, recorded_at, last_accessed_at, access_count, tier, now
-// What the tier pass scores: every believed, unpinned fact of the namespace with its
-// importance, recording time, use and tier now (null: warm), and the statement's time.
+// returns: ids, importance, used, uses, tiers, now
+// What the tier pass scores, as parallel lists (plain values: the pass reads every believed
+// fact): every believed, unpinned fact of the namespace by id, its caller's importance, when
+// it was last used (the later of its recording and its last access, in epoch milliseconds),
+// its access count and its tier (null: warm); and the statement's time in epoch milliseconds.
 MATCH (f:Fact {ns: $ns})
 WHERE f.retired_at IS NULL AND coalesce(f.pinned, false) = false
-RETURN f.id AS id, f.text AS text, f.importance AS importance, f.recorded_at AS recorded_at,
-       f.last_accessed_at AS last_accessed_at, f.access_count AS access_count,
-       f.tier AS tier, datetime.statement() AS now
+WITH f, CASE WHEN f.last_accessed_at > f.recorded_at THEN f.last_accessed_at
+             ELSE f.recorded_at END AS used
+RETURN collect(f.id) AS ids, collect([f.importance]) AS importance,
+       collect(used.epochMillis) AS used, collect(coalesce(f.access_count, 0)) AS uses,
+       collect([f.tier]) AS tiers, datetime.statement().epochMillis AS now
