@@ -206,6 +206,18 @@ COMMAND_TREE = {
         "--variant",
         "PATH",
     ],
+    "graphmem eval context": [
+        "--budget",
+        "--conversations",
+        "--heap",
+        "--json",
+        "--out",
+        "--pagecache",
+        "--questions",
+        "--server",
+        "--sets",
+        "DATA",
+    ],
     "graphmem eval run": [
         "--conversations",
         "--heap",

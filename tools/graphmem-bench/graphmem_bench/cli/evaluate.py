@@ -333,3 +333,124 @@ def eval_beam(path: Path, chats: list[range] | None, export: Path | None, **opti
     from graphmem_bench.evaluation.sets import DataSet
 
     _evaluate([DataSet("beam", messages, questions)], **options)
+
+
+def _context_set_names(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[str, ...]:
+    """The callback of ``eval context --sets``: an unknown name is a malformed command line."""
+    from graphmem_bench.evaluation.context_sets import CONTEXT_SETS
+
+    names = _names(ctx, param, value)
+    unknown = [n for n in names if n not in CONTEXT_SETS]
+    if unknown:
+        raise click.BadParameter(
+            f"no set {', '.join(unknown)}; the sets are {', '.join(CONTEXT_SETS)}"
+        )
+    return names
+
+
+@eval_group.command("context")
+@click.argument("data", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--budget",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(50, 100_000),
+    help="Token budget of each context block.",
+)
+@click.option(
+    "--sets",
+    "set_names",
+    metavar="NAMES",
+    callback=_context_set_names,
+    help="Only these sets, comma-separated: beam-1-10, realmem-dev, synthetic-dev, bench-facts.",
+)
+@click.option(
+    "--conversations",
+    type=click.IntRange(1),
+    help="At most this many conversations per set (the first ones).",
+)
+@click.option(
+    "--questions",
+    type=click.IntRange(1),
+    help="At most this many measured questions per set, spread evenly over it.",
+)
+@click.option(
+    "--server",
+    type=click.Choice(["scratch", "configured"]),
+    default="scratch",
+    show_default=True,
+    help="scratch: a throwaway local Neo4j, deleted afterwards. configured: the Neo4j of "
+    "GRAPHMEM_NEO4J_URI; the run's eval-context-* namespaces stay there.",
+)
+@click.option(
+    "--heap",
+    default="1g",
+    show_default=True,
+    callback=memory_size,
+    help="Java heap of the scratch Neo4j.",
+)
+@click.option(
+    "--pagecache",
+    default="512m",
+    show_default=True,
+    callback=memory_size,
+    help="Page cache of the scratch Neo4j.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    callback=writable_dir,
+    help="Also write context.json and context.md into this directory (checked before the run).",
+)
+@json_option("Print JSON instead of Markdown (errors too, on stderr).")
+def eval_context(
+    data: Path,
+    budget: int,
+    set_names: tuple[str, ...],
+    conversations: int | None,
+    questions: int | None,
+    server: str,
+    heap: str,
+    pagecache: str,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Measure whether consolidation's tiers and summaries help a small context block.
+
+    On the development sets under DATA (BEAM chats 1-10, seven RealMem personas, the
+    synthetic set of seed 1, and the bench's fact questions), each message is stored as a
+    fact recorded at its message's time; half the questions are asked first, with access
+    tracking, as the history; then the share of the other questions whose gold messages are
+    in a context block of --budget tokens is measured without a further consolidation, after
+    one with the tier pass, after one with the summary pass, and after one with both.
+    Summaries are written by the LLM that GRAPHMEM_LLM configures, else extractively (the
+    members' texts joined), which the report says.
+
+    Example:
+
+    \b
+        graphmem eval context ../shared/data --questions 100 --out eval-results/context
+    """
+    from graphmem.settings import load_settings
+    from graphmem_bench.evaluation.context import ContextEvalOptions, run_context
+    from graphmem_bench.evaluation.context_report import render_context
+    from graphmem_bench.evaluation.context_sets import context_sets
+
+    options = ContextEvalOptions(
+        server="configured" if server == "configured" else "scratch",
+        heap=heap,
+        pagecache=pagecache,
+        budget_tokens=budget,
+        max_questions=questions,
+        max_conversations=conversations,
+    )
+    sets = context_sets(data, set_names)
+
+    def say(line: str) -> None:
+        click.echo(f"[eval] {line}", err=True)
+
+    report = run_context(sets, options, settings=load_settings(), progress=say)
+    dumped, text = report.model_dump(mode="json"), render_context(report)
+    print_report(dumped, text, as_json=as_json, out=out, stem="context", say=say)
