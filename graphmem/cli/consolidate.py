@@ -61,9 +61,9 @@ def _result_table(data: dict[str, Any]) -> str:
 @click.option("--dry-run", is_flag=True, help="Show the validated plan; write nothing.")
 @click.option(
     "--tiers/--no-tiers",
-    default=True,
-    show_default=True,
-    help="Move facts between the hot, warm and cold tiers by their importance score.",
+    default=None,
+    help="Move facts between the hot, warm and cold tiers by their importance score "
+    "(default: GRAPHMEM_CONSOLIDATE_TIERS).",
 )
 @click.option(
     "--summaries/--no-summaries",
@@ -86,7 +86,7 @@ def consolidate(
     ctx: click.Context,
     force: bool,
     dry_run: bool,
-    tiers: bool,
+    tiers: bool | None,
     summaries: bool | None,
     watch: bool,
     every: float,

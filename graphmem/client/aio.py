@@ -429,7 +429,7 @@ class AsyncMemory(ClientBase, AsyncNamespaceMethods):
         force: bool = False,
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
-        tiers: bool = True,
+        tiers: bool | None = None,
         summaries: bool | None = None,
     ) -> ConsolidationResult:
         """See :meth:`~graphmem.client.Memory.consolidate`."""

@@ -286,8 +286,10 @@ class ClientBase:
     ) -> Plan[ConsolidationResult]:
         """The plan of a consolidation run by the proposer named ``label``; ``summaries``
         None follows the ``consolidate_summaries`` setting where the proposer can summarise,
-        and True is refused where it cannot."""
-        summaries = options["summaries"]
+        and True is refused where it cannot; ``tiers`` None follows ``consolidate_tiers``."""
+        summaries, tiers = options["summaries"], options["tiers"]
+        if tiers is None:
+            tiers = self.settings.consolidate_tiers
         can = callable(getattr(self.proposer, "summarize", None))
         if summaries is None:
             summaries = self.settings.consolidate_summaries and can
@@ -303,7 +305,7 @@ class ClientBase:
             proposer=label[0],
             model=label[1],
             progress=progress,
-            tiers=options["tiers"],
+            tiers=tiers,
             summaries=summaries,
         )
 

@@ -424,13 +424,13 @@ class Memory(ClientBase, NamespaceMethods):
         force: bool = False,
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
-        tiers: bool = True,
+        tiers: bool | None = None,
         summaries: bool | None = None,
     ) -> ConsolidationResult:
         """One consolidation run: the gate (lock, minimum interval and new facts; ``force``
         passes all but the lock), then each cluster proposed, validated and applied in one
-        transaction (``progress(done, total)`` after each); then ``summaries`` (default: the
-        setting) and ``tiers`` (docs/guides/importance.md). ``dry_run`` writes nothing.
+        transaction (``progress(done, total)`` after each); then ``summaries`` and ``tiers``
+        (default: the settings; docs/guides/importance.md). ``dry_run`` writes nothing.
         ConsolidationBusyError if another run holds the namespace."""
         label = self._proposer_label()
         options = {"force": force, "dry_run": dry_run, "tiers": tiers, "summaries": summaries}

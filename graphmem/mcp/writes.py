@@ -226,8 +226,12 @@ class WriteTools(ToolBase):
             bool, Field(description="false (default): a dry run that writes nothing.")
         ] = False,
         tiers: Annotated[
-            bool, Field(description="Also move facts between the hot, warm and cold tiers.")
-        ] = True,
+            bool | None,
+            Field(
+                description="Also move facts between the hot, warm and cold tiers (default: "
+                "the server's setting)."
+            ),
+        ] = None,
         namespace: Namespace = None,
     ) -> str:
         """Tidy memory: merge duplicates and supersede outdated facts among what was added

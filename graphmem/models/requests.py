@@ -115,7 +115,10 @@ class ConsolidateRequest(RequestModel):
 
     force: bool = False
     confirm: bool = Field(False, description="false (default): a dry run that writes nothing.")
-    tiers: bool = Field(True, description="Run the tier pass (promotions and demotions).")
+    tiers: bool | None = Field(
+        None,
+        description="Run the tier pass (promotions and demotions; default: the server's setting).",
+    )
     summaries: bool | None = Field(
         None, description="Summarise coherent clusters (default: the server's setting)."
     )

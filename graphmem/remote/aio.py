@@ -247,7 +247,7 @@ class AsyncRemoteMemory(RemoteBase):
         force: bool = False,
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
-        tiers: bool = True,
+        tiers: bool | None = None,
         summaries: bool | None = None,
     ) -> ConsolidationResult:
         """As :meth:`graphmem.client.AsyncMemory.consolidate`, with the server's proposer;

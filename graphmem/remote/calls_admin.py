@@ -123,14 +123,13 @@ class AdminCalls(CallsBase):
         force: bool,
         dry_run: bool,
         progress: Callable[[int, int], object] | None,
-        tiers: bool,
+        tiers: bool | None,
         summaries: bool | None,
     ) -> Call[ConsolidationResult]:
         if not isinstance(dry_run, bool):
             raise InvalidInputError(f"dry_run must be True or False, got {dry_run!r}")
-        options: dict[str, object] = {"tiers": tiers}
-        if summaries is not None:
-            options["summaries"] = summaries
+        given = {"tiers": tiers, "summaries": summaries}
+        options = {name: value for name, value in given.items() if value is not None}
         return Call(
             "POST",
             self.path(ns, "consolidate"),

@@ -245,7 +245,7 @@ class RemoteMemory(RemoteBase):
         force: bool = False,
         dry_run: bool = False,
         progress: Callable[[int, int], object] | None = None,
-        tiers: bool = True,
+        tiers: bool | None = None,
         summaries: bool | None = None,
     ) -> ConsolidationResult:
         """As :meth:`graphmem.client.Memory.consolidate`, with the server's proposer;

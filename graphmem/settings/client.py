@@ -205,6 +205,11 @@ class ClientSettings(SettingsBase):
     consolidate_lock_ttl: float = Field(
         600.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds a consolidation lock lasts."
     )
+    consolidate_tiers: bool = Field(
+        False,
+        description="Consolidation runs move facts between the hot, warm and cold tiers by "
+        "their importance score (off by default: see docs/guides/importance.md).",
+    )
     consolidate_summaries: bool = Field(
         False,
         description="Consolidation runs write summaries of coherent clusters (needs an LLM; "

@@ -81,7 +81,7 @@ def test_the_score_follows_the_formula() -> None:
 def test_the_tier_pass_promotes_and_demotes_at_the_thresholds(
     memory: Client, graph: Graph, ns: str, tiered: dict[str, str]
 ) -> None:
-    result = memory.consolidate(force=True)
+    result = memory.consolidate(force=True, tiers=True)
     moves = {a.facts[0]: a for a in result.applied if a.op in ("PROMOTE", "DEMOTE")}
     assert moves[tiered["hot"]].op == "PROMOTE" and moves[tiered["hot"]].tier == "hot"
     assert moves[tiered["cold"]].op == "DEMOTE" and moves[tiered["cold"]].tier == "cold"
@@ -90,11 +90,11 @@ def test_the_tier_pass_promotes_and_demotes_at_the_thresholds(
     assert memory.get(tiered["cold"]).tier == "cold"
     assert memory.get(tiered["important"]).tier == "warm"
     # A second pass with nothing changed moves nothing.
-    again = memory.consolidate(force=True)
+    again = memory.consolidate(force=True, tiers=True)
     assert not [a for a in again.applied if a.op in ("PROMOTE", "DEMOTE")]
     # Used again, the cold fact comes back to warm at the next pass.
     set_use(graph, ns, tiered["cold"], idle_days=0, uses=1)
-    back = memory.consolidate(force=True)
+    back = memory.consolidate(force=True, tiers=True)
     (move,) = [a for a in back.applied if a.facts == (tiered["cold"],)]
     assert (move.op, move.before, move.tier) == ("PROMOTE", "cold", "warm")
 
@@ -103,7 +103,7 @@ def test_a_dry_run_moves_nothing(
     memory: Client, graph: Graph, ns: str, tiered: dict[str, str]
 ) -> None:
     before = tiers_of(graph, ns)
-    result = memory.consolidate(force=True, dry_run=True)
+    result = memory.consolidate(force=True, dry_run=True, tiers=True)
     assert {a.op for a in result.applied} >= {"PROMOTE", "DEMOTE"}
     assert tiers_of(graph, ns) == before
 
@@ -112,7 +112,7 @@ def test_moves_are_in_the_timeline_and_undo_gives_the_tiers_back(
     memory: Client, graph: Graph, ns: str, tiered: dict[str, str]
 ) -> None:
     before = tiers_of(graph, ns)
-    run = memory.consolidate(force=True)
+    run = memory.consolidate(force=True, tiers=True)
     timeline = memory.audit.timeline(tiered["hot"])
     (event,) = [e for e in timeline.events if e.kind == "promoted"]
     assert event.actor == run.run_id and "hot" in event.words and event.reason
@@ -133,7 +133,7 @@ def test_the_hot_tier_is_capped(
     ids = [memory.remember(f"The user's favourite number {i} is {i * 7}").id for i in range(4)]
     for uses, fact_id in enumerate(ids):
         set_use(graph, ns, fact_id, idle_days=0.1, uses=20 + uses)
-    result = memory.consolidate(force=True)
+    result = memory.consolidate(force=True, tiers=True)
     hot = {a.facts[0] for a in result.applied if a.tier == "hot"}
     assert hot == set(ids[2:])  # the two most used
     assert all(a.reason for a in result.applied)
@@ -142,7 +142,7 @@ def test_the_hot_tier_is_capped(
 def test_context_puts_hot_first_and_leaves_cold_out(
     memory: Client, ns: str, tiered: dict[str, str]
 ) -> None:
-    memory.consolidate(force=True)
+    memory.consolidate(force=True, tiers=True)
     block = memory.context("train times to Porto", budget_tokens=400)
     assert block.fact_ids[0] == tiered["hot"]  # hot, though the question is not about it
     assert tiered["cold"] not in block.fact_ids
@@ -154,3 +154,16 @@ def test_context_puts_hot_first_and_leaves_cold_out(
     assert next(h for h in hits if h.id == tiered["cold"]).fact.tier == "cold"
     beliefs = memory.audit.beliefs()
     assert tiered["cold"] in [f.id for f in beliefs.facts]
+
+
+def test_the_tier_pass_is_off_unless_asked_for(
+    client_factory: Any, graph: Graph, ns: str, test_settings: GraphmemSettings
+) -> None:
+    memory = client_factory("sync", ns=ns)
+    fact = memory.remember("The user once asked about the weather in Oslo").id
+    set_use(graph, ns, fact, idle_days=365, uses=0)
+    assert not [a for a in memory.consolidate(force=True).applied if a.op == "DEMOTE"]
+    on = test_settings.model_copy(update={"consolidate_tiers": True})
+    tiering = client_factory("sync", settings=on, ns=ns)
+    (move,) = tiering.consolidate(force=True).applied
+    assert (move.op, move.tier) == ("DEMOTE", "cold")

@@ -176,7 +176,7 @@ def test_consolidate_writes_unless_dry_run(server: Server, memory: RemoteMemory)
     server.routes["POST /v1/namespaces/user-42/consolidate"] = result | {"clusters": 2}
     seen: list[tuple[int, int]] = []
     memory.consolidate(progress=lambda done, total: seen.append((done, total)))
-    assert server.body() == {"force": False, "confirm": True, "tiers": True}
+    assert server.body() == {"force": False, "confirm": True}
     assert seen == [(2, 2)]
     memory.consolidate(dry_run=True, force=True, tiers=False, summaries=True)
     assert server.body() == {"force": True, "confirm": False, "tiers": False, "summaries": True}

@@ -57,7 +57,7 @@ class ConsolidatePlans(RunPlans, SummaryPlans):
         proposer: str,
         model: str | None,
         progress: Callable[[int, int], object] | None = None,
-        tiers: bool = True,
+        tiers: bool = False,
         summaries: bool | None = None,
     ) -> Plan[ConsolidationResult]:
         ns = self._ns(ns)

@@ -179,9 +179,9 @@ def _run(
         run = m.consolidate(force=True, tiers=False)
         tier_facts = _use_history(m, ns, len(old) + len(fresh), options.seed)
         say(f"a use history for {tier_facts:,} facts; tier pass")
-        tiered = m.consolidate(force=True)
+        tiered = m.consolidate(force=True, tiers=True)
         say("the next tier pass (nothing changed since)")
-        steady = m.consolidate(force=True)
+        steady = m.consolidate(force=True, tiers=True)
     timings: dict[str, Any] = run.timings
     return ConsolidationBenchReport(
         graphmem_version=__version__,
