@@ -24,7 +24,7 @@ from typing import Any
 
 from graphmem.core.actor import current_actor
 from graphmem.core.checks import checked_flag
-from graphmem.core.consolidate.clusters import group, number
+from graphmem.core.consolidate.clusters import Numbering, group
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.progress import Gate, Outcome, Records
 from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
@@ -204,16 +204,16 @@ class ConsolidatePlans(RunPlans):
         ids = sorted(in_clusters)
         facts: Rows = []
         if ids:
-            read = Run(query("consolidate_facts"), {"ns": ns, "ids": ids})
+            read = Run(query("consolidate_facts"), {"ns": ns, "ids": ids}, plain_rows=True)
             facts = yield Transaction("read", lambda: single(read))
         rows = {r["id"]: {**r["fact"], "forgotten": r["forgotten"]} for r in facts if r["fact"]}
         edges = [e for r in facts for e in r["edges"]]
-        new_ids = {r["id"] for r in found}
         outcome.timings["read"] = round(time.perf_counter() - clock, 4)
         outcome.timings["propose"] = outcome.timings["apply"] = 0.0
+        numbering = Numbering(rows, {r["id"] for r in found}, edges, pairs)
         for index, members in enumerate(clusters, start=1):
             members = [m for m in members if m in rows]
-            cluster = number(index, rows, members, new_ids, edges, pairs)
+            cluster = numbering.cluster(index, members)
             if not dry_run and time.monotonic() - outcome.beat > config.lock_ttl / 3:
                 yield Transaction("write", lambda: self._heartbeat(ns, run_id))
                 outcome.beat = time.monotonic()
