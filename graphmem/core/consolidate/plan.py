@@ -24,19 +24,18 @@ from typing import Any
 
 from graphmem.core.actor import current_actor
 from graphmem.core.checks import checked_flag
+from graphmem.core.consolidate.batch import Batch, Entry, Written
 from graphmem.core.consolidate.clusters import Numbering, group
 from graphmem.core.consolidate.config import ConsolidationConfig
-from graphmem.core.consolidate.progress import Gate, Outcome, Records
-from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
+from graphmem.core.consolidate.progress import Gate, Outcome
+from graphmem.core.consolidate.rewrite import REWRITTEN
 from graphmem.core.consolidate.undo import RunPlans
 from graphmem.core.consolidate.validate import parse_operations, validate_plan
 from graphmem.core.plans import Plan, Progress, Propose, Rows, Run, Transaction, Work, single
 from graphmem.errors import ConsolidationBusyError, InvalidInputError
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
-    AppliedOperation,
     Cluster,
-    ClusterEdge,
     ConsolidationResult,
     Proposal,
     ProposedOperation,
@@ -210,6 +209,7 @@ class ConsolidatePlans(RunPlans):
         edges = [e for r in facts for e in r["edges"]]
         outcome.timings["read"] = round(time.perf_counter() - clock, 4)
         outcome.timings["propose"] = outcome.timings["apply"] = 0.0
+        batch = Batch()
         numbering = Numbering(rows, {r["id"] for r in found}, edges, pairs)
         for index, members in enumerate(clusters, start=1):
             members = [m for m in members if m in rows]
@@ -219,29 +219,35 @@ class ConsolidatePlans(RunPlans):
                 outcome.beat = time.monotonic()
             clock = time.perf_counter()
             proposal: Proposal = yield Propose(cluster)
-            outcome.timings["propose"] += round(time.perf_counter() - clock, 4)
+            proposing = time.perf_counter() - clock
+            outcome.timings["propose"] += round(proposing, 4)
             outcome.usage = outcome.usage + proposal.usage
             outcome.review += proposal.review
             clock = time.perf_counter()
-            yield from self._cluster(ns, run_id, cluster, proposal, members, dry_run, outcome)
+            done = self._cluster(ns, cluster, proposal, members, dry_run, outcome, batch)
+            if batch and (index == len(clusters) or batch.due(proposing)):
+                done = yield from self._write(ns, run_id, batch, outcome)
             outcome.timings["apply"] += round(time.perf_counter() - clock, 4)
             if progress is not None:
-                yield Progress(_clusters_done(progress, index, len(clusters)), 1)
+                for finished in done:
+                    yield Progress(_clusters_done(progress, finished, len(clusters)), 1)
 
     def _cluster(
         self,
         ns: str,
-        run_id: str,
         cluster: Cluster,
         proposal: Proposal,
         members: list[str],
         dry_run: bool,
         outcome: Outcome,
-    ) -> Plan[None]:
+        batch: Batch,
+    ) -> list[int]:
         """Validates one cluster's proposal and, when it changes something (outside a dry
-        run), applies it in one transaction, validated again there against the facts as they
-        are then. A cluster with nothing to change writes no transaction of its own: its
-        record waits for the next one (or the run's end), which moves the watermark past it."""
+        run), adds it to ``batch`` (see :mod:`.batch`), to be validated again when written
+        against the facts as they are then; so is every cluster after it until the batch is
+        written. A cluster with nothing to change writes no transaction of its own: its
+        record waits for the next one (or the run's end), which moves the watermark past it.
+        Returns the clusters handled now (not added to a batch), by index."""
         rejected: list[RejectedOperation] = []
         if proposal.operations is None:
             rejected.append(
@@ -258,34 +264,28 @@ class ConsolidatePlans(RunPlans):
         handled = proposal.operations is not None
         new_here = {f.id for f in cluster.facts if f.new}
         accepted, refused = validate_plan(cluster, ops, ns)
-        if dry_run or not any(a.op in REWRITTEN for a in accepted):
+        changes = not dry_run and any(a.op in REWRITTEN for a in accepted)
+        if not batch and not changes:
             outcome.done(accepted, rejected + refused, handled, new_here)
             if not dry_run:
                 outcome.pending.add(cluster, proposal, accepted, rejected + refused, handled)
-            return
-        watermark = outcome.watermark_for(new_here)
+            return [cluster.index]
+        entry = Entry(
+            cluster, proposal, ops, rejected, accepted, refused, members, handled, new_here, changes
+        )
+        batch.add(entry, outcome)
+        return []
 
-        def work() -> Work[tuple[list[AppliedOperation], list[RejectedOperation]]]:
-            yield from self._heartbeat(ns, run_id)
-            yield Run(query("fact_lock"), {"ns": ns, "ids": members})
-            fresh = yield Run(query("consolidate_facts"), {"ns": ns, "ids": members})
-            accepted, refused = validate_plan(_refreshed(cluster, fresh), ops, ns)
-            changing = [a for a in accepted if a.op in REWRITTEN]
-            if changing:
-                involved = sorted({f for a in changing for f in a.facts})
-                snap = {"ns": ns, "run": run_id, "cluster": cluster.index}
-                yield Run(query("consolidate_snapshot"), {**snap, "ids": involved})
-                yield from rewrite_runs(ns, run_id, changing)
-                yield Run(query("consolidate_snapshot_after"), snap)
-            record = outcome.pending.copy()
-            record.add(cluster, proposal, accepted, rejected + refused, True)
-            yield Run(query("consolidate_record"), record.params(ns, run_id, watermark))
-            return accepted, rejected + refused
-
-        accepted, refused = yield Transaction("write", work)
+    def _write(self, ns: str, run_id: str, batch: Batch, outcome: Outcome) -> Plan[list[int]]:
+        """Writes ``batch`` in one transaction and empties it; returns its clusters' indexes."""
+        pending = outcome.pending
+        written: Written = yield Transaction(
+            "write", lambda: batch.work(ns, run_id, pending, lambda: self._heartbeat(ns, run_id))
+        )
         outcome.beat = time.monotonic()
-        outcome.pending = Records()  # written with this cluster
-        outcome.done(accepted, refused, handled, new_here)
+        done = batch.written(outcome, written)
+        batch.clear()
+        return done
 
     def _heartbeat(self, ns: str, run_id: str) -> Work[None]:
         """Renews run ``run_id``'s lock on the namespace, or stops the run if it lost it."""
@@ -348,32 +348,6 @@ def _finish(
 
     rows = yield Transaction("write", close)
     outcome.watermark = rows[0]["watermark"] if rows else None
-
-
-def _refreshed(cluster: Cluster, rows: Rows) -> Cluster:
-    """``cluster`` with its facts' statuses and edges as ``rows`` (consolidate_facts) read
-    them now, numbered as the proposer saw them; a fact gone since counts as forgotten."""
-    now = {r["id"]: r for r in rows}
-    numbers = {f.id: f.number for f in cluster.facts}
-    facts = []
-    for f in cluster.facts:
-        row = now.get(f.id)
-        fact = row["fact"] if row else None
-        status = fact["status"] if fact else "forgotten"
-        gone = fact is None or bool(row and row["forgotten"])
-        facts.append(f.model_copy(update={"status": status, "forgotten": gone}))
-    edges = tuple(
-        ClusterEdge(
-            type=e["type"],
-            source=numbers[e["source"]],
-            target=numbers[e["target"]],
-            open=bool(e["open"]),
-        )
-        for r in rows
-        for e in r["edges"]
-        if e["source"] in numbers and e["target"] in numbers
-    )
-    return cluster.model_copy(update={"facts": tuple(facts), "edges": edges})
 
 
 def _clusters_done(
