@@ -18,7 +18,7 @@ statements. A process killed between two transactions still leaves whole cluster
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,7 +177,9 @@ def _rewrite(ns: str, run_id: str, changing: dict[int, list[AppliedOperation]]) 
     yield Run(query("consolidate_snapshot_after"), after)
 
 
-def independent(involved: dict[int, list[str]], near: dict[str, Sequence[str]]) -> list[list[int]]:
+def independent(
+    involved: Mapping[int, Sequence[str]], near: Mapping[str, Sequence[str]]
+) -> list[list[int]]:
     """The clusters (``involved``: each one's changed facts, in the clusters' order) in runs
     of consecutive clusters whose changed facts and their neighbours (``near``) are disjoint."""
     groups: list[list[int]] = []
