@@ -167,6 +167,32 @@ def test_numbering_reads_each_clusters_own_edges_and_pairs_in_their_order() -> N
     assert ab.similar == ((1, 2, 0.9),)
 
 
+def test_numbering_reads_times_given_as_seconds_and_nanoseconds() -> None:
+    seconds = int(T0.timestamp())
+    rows: dict[str, dict[str, Any]] = {
+        "x": {
+            "id": "x",
+            "ns": "ns",
+            "text": "x",
+            "status": "active",
+            "recorded_at": [seconds, 123_456_789],
+            "valid_from": None,
+        },
+        "y": {
+            "id": "y",
+            "ns": "ns",
+            "text": "y",
+            "status": "active",
+            "recorded_at": T0,
+            "valid_to": [seconds + 1, 999],
+        },
+    }
+    cluster = Numbering(rows, {"x"}, [], []).cluster(1, ["x", "y"])
+    y, x = cluster.facts  # y at T0 exactly, x 0.123456789 s later
+    assert x.recorded_at == T0 + timedelta(microseconds=123_456) and x.valid_from is None
+    assert y.valid_to == T0 + timedelta(seconds=1) and y.valid_to.tzinfo == UTC
+
+
 def test_clusters_sharing_a_neighbour_are_rewritten_by_later_statements() -> None:
     involved = {1: ["a", "b"], 2: ["c"], 3: ["d", "e"], 4: ["f"], 5: ["g"]}
     near = {"a": ["x"], "c": ["y"], "d": ["x"], "f": ["g"]}

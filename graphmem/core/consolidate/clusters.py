@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graphmem.models.consolidation import Cluster, ClusterEdge, ClusterFact
@@ -67,7 +67,7 @@ class Numbering:
     def cluster(self, index: int, member_ids: Sequence[str]) -> Cluster:
         """The cluster as a proposer sees it: its facts numbered from 1 in recording order,
         their edges (in the order given) and similar pairs by number."""
-        rows = self.rows
+        rows = {f: _with_times(self.rows[f]) for f in member_ids}
         ordered = sorted(member_ids, key=lambda f: (_time(rows[f]["recorded_at"]), f))
         numbers = {fact_id: i + 1 for i, fact_id in enumerate(ordered)}
         facts = tuple(
@@ -114,6 +114,26 @@ def number(
     """The cluster as a proposer sees it: its facts (``rows``: id to fact properties) numbered
     from 1 in recording order, their edges and similar pairs by number."""
     return Numbering(rows, new_ids, edges, similar).cluster(index, member_ids)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TIMES = ("recorded_at", "valid_from", "valid_to")
+
+
+def _stored_time(value: Any) -> Any:
+    """A time as consolidate_facts gives it: [seconds since the epoch, nanosecond] (see the
+    epoch_time fragment) as a UTC datetime cut to microseconds, as the driver's DateTime
+    becomes one; anything else as it is."""
+    if not isinstance(value, list):
+        return value
+    seconds, nanosecond = value
+    return _EPOCH + timedelta(seconds=seconds, microseconds=nanosecond // 1000)
+
+
+def _with_times(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not any(isinstance(row.get(k), list) for k in _TIMES):
+        return row
+    return {**row, **{k: _stored_time(row[k]) for k in _TIMES if k in row}}
 
 
 def _time(value: Any) -> datetime:
