@@ -91,7 +91,7 @@ class Batch:
     def clear(self) -> None:
         self.entries, self.watermark, self.changed, self.facts = [], None, 0, 0
 
-    def add(self, entry: Entry, outcome: Outcome) -> None:
+    def add(self, entry: Entry) -> None:
         """Adds ``entry``; the first one with changes opens the batch."""
         if not self.entries:
             self.opened = time.monotonic()
@@ -99,10 +99,6 @@ class Batch:
         if entry.changes:
             self.changed += 1
             self.facts += len(entry.members)
-            # As a transaction of its own would after the clusters before it: the clusters
-            # of the batch are written together or not at all.
-            waiting = {f for e in self.entries if e.handled for f in e.new_here}
-            self.watermark = outcome.watermark_for(waiting)
 
     def due(self, proposing: float) -> bool:
         """Whether the batch is written now, after a proposal that took ``proposing`` s."""
@@ -113,10 +109,19 @@ class Batch:
             or self.facts >= MAX_FACTS
         )
 
+    def settle(self, outcome: Outcome) -> None:
+        """Sets the watermark the batch moves to: the one the transaction of its last cluster
+        with changes would have written (the clusters of a batch are written together or not
+        at all)."""
+        last = max(i for i, e in enumerate(self.entries) if e.changes)
+        waiting = {f for e in self.entries[: last + 1] if e.handled for f in e.new_here}
+        self.watermark = outcome.watermark_for(waiting)
+
     def work(
         self, ns: str, run_id: str, pending: Records, heartbeat: Callable[[], Work[None]]
     ) -> Work[Written]:
-        """The batch's transaction: ``pending`` holds the records not written before it."""
+        """The batch's transaction (after :meth:`settle`): ``pending`` holds the records not
+        written before it."""
         yield from heartbeat()
         changed = [e for e in self.entries if e.changes]
         ids = [m for e in changed for m in e.members]

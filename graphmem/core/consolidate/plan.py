@@ -273,12 +273,13 @@ class ConsolidatePlans(RunPlans):
         entry = Entry(
             cluster, proposal, ops, rejected, accepted, refused, members, handled, new_here, changes
         )
-        batch.add(entry, outcome)
+        batch.add(entry)
         return []
 
     def _write(self, ns: str, run_id: str, batch: Batch, outcome: Outcome) -> Plan[list[int]]:
         """Writes ``batch`` in one transaction and empties it; returns its clusters' indexes."""
         pending = outcome.pending
+        batch.settle(outcome)
         written: Written = yield Transaction(
             "write", lambda: batch.work(ns, run_id, pending, lambda: self._heartbeat(ns, run_id))
         )
@@ -362,11 +363,14 @@ def _candidates(params: dict[str, Any], *, filtered: bool) -> Work[Rows]:
     are the namespace's own, and the search asks for no more than the namespace's believed
     facts (see search_counts)."""
     if not filtered:
-        rows: Rows = yield Run(query("consolidate_candidates"), params)
+        rows: Rows = yield Run(query("consolidate_candidates"), params, plain_rows=True)
         return rows
     counts = {"ns": params["ns"], "statuses": ["active"], "cap": params["scan"]}
     (held,) = yield Run(query("search_counts"), counts)
     if held["facts"] == 0:
         return []
-    rows = yield Run(query("consolidate_candidates_filtered"), {**params, "scan": held["facts"]})
+    search = Run(
+        query("consolidate_candidates_filtered"), {**params, "scan": held["facts"]}, plain_rows=True
+    )
+    rows = yield search
     return rows
