@@ -6,8 +6,8 @@ consolidated once, so that they are the believed graph; then ``new`` facts arriv
 punctuation). A dry run through graphiti-core's OpenAI-compatible client against the local
 stub server (:mod:`graphmem.testing.llm_stub`, answering every cluster with no operation)
 counts LLM calls and prompt tokens; then, once a throwaway server is idle, the heuristic
-proposer's run is timed, wall clock, with the read, propose and apply phases. Target: the heuristic run over 1,000 new facts
-among 10,000 within 1 second.
+proposer's run is timed, wall clock, with the read, propose and apply phases. Target: the
+heuristic run over 1,000 new facts among 10,000 within 1 second.
 """
 
 from __future__ import annotations
