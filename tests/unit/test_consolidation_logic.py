@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graphmem._text import normalised
-from graphmem.core.consolidate.clusters import group, number
+from graphmem.core.consolidate.batch import independent
+from graphmem.core.consolidate.clusters import Numbering, group, number
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.heuristic import HeuristicProposer
 from graphmem.core.consolidate.progress import Gate, advance
@@ -135,6 +136,69 @@ def test_cluster_numbers_follow_recording_order() -> None:
     cluster = number(1, rows, ["x", "y"], {"x"}, [], [("x", "y", 0.8)])
     assert [f.id for f in cluster.facts] == ["y", "x"] and cluster.facts[1].new
     assert cluster.similar == ((1, 2, 0.8),)
+
+
+def test_numbering_reads_each_clusters_own_edges_and_pairs_in_their_order() -> None:
+    rows = {
+        f: {"id": f, "ns": "ns", "text": f, "status": "active", "recorded_at": T0}
+        for f in ("a", "b", "c", "d")
+    }
+    edges = [
+        {"type": "REFERENCES", "source": "b", "target": "a", "open": True},
+        {"type": "SUPERSEDES", "source": "c", "target": "d", "open": True},
+        {"type": "CONTRADICTS", "source": "a", "target": "b", "open": True},
+        {"type": "REFERENCES", "source": "a", "target": "c", "open": True},
+    ]
+    pairs = [("a", "b", 0.9), ("c", "d", 0.8), ("b", "a", 0.9), ("a", "c", 0.7)]
+    numbering = Numbering(rows, {"a"}, edges, pairs)
+    whole = numbering.cluster(3, ["d", "c", "b", "a"])
+    assert [(e.type, e.source, e.target) for e in whole.edges] == [
+        ("REFERENCES", 2, 1),
+        ("SUPERSEDES", 3, 4),
+        ("CONTRADICTS", 1, 2),
+        ("REFERENCES", 1, 3),
+    ]
+    assert whole.similar == ((1, 2, 0.9), (1, 3, 0.7), (3, 4, 0.8))
+    ab = numbering.cluster(1, ["a", "b"])
+    assert [(e.type, e.source, e.target) for e in ab.edges] == [
+        ("REFERENCES", 2, 1),
+        ("CONTRADICTS", 1, 2),
+    ]
+    assert ab.similar == ((1, 2, 0.9),)
+
+
+def test_numbering_reads_times_given_as_seconds_and_nanoseconds() -> None:
+    seconds = int(T0.timestamp())
+    rows: dict[str, dict[str, Any]] = {
+        "x": {
+            "id": "x",
+            "ns": "ns",
+            "text": "x",
+            "status": "active",
+            "recorded_at": [seconds, 123_456_789],
+            "valid_from": None,
+        },
+        "y": {
+            "id": "y",
+            "ns": "ns",
+            "text": "y",
+            "status": "active",
+            "recorded_at": T0,
+            "valid_to": [seconds + 1, 999],
+        },
+    }
+    cluster = Numbering(rows, {"x"}, [], []).cluster(1, ["x", "y"])
+    y, x = cluster.facts  # y at T0 exactly, x 0.123456789 s later
+    assert x.recorded_at == T0 + timedelta(microseconds=123_456) and x.valid_from is None
+    assert y.valid_to == T0 + timedelta(seconds=1) and y.valid_to.tzinfo == UTC
+
+
+def test_clusters_sharing_a_neighbour_are_rewritten_by_later_statements() -> None:
+    involved = {1: ["a", "b"], 2: ["c"], 3: ["d", "e"], 4: ["f"], 5: ["g"]}
+    near = {"a": ["x"], "c": ["y"], "d": ["x"], "f": ["g"]}
+    # 3 shares x with 1: a new run of statements; 5 is f's neighbour, 4's.
+    assert independent(involved, near) == [[1, 2], [3, 4], [5]]
+    assert independent({1: ["a"], 2: ["b"]}, {}) == [[1, 2]]
 
 
 def test_the_heuristic_merges_duplicates_and_lists_other_values_for_review() -> None:

@@ -6,8 +6,9 @@ or whether both are true."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
-from graphmem._text import normalised
+from graphmem._text import normalised as normalised_text
 from graphmem.models.consolidation import (
     Cluster,
     Proposal,
@@ -40,6 +41,10 @@ _NEGATIONS = frozenset(
         "without",
     )
 )
+
+
+#: A cluster's texts are compared pair by pair: each is normalised once.
+normalised = lru_cache(maxsize=4096)(normalised_text)
 
 
 def _words(text: str) -> list[str]:

@@ -24,10 +24,11 @@ from typing import Any
 
 from graphmem.core.actor import current_actor
 from graphmem.core.checks import checked_flag
-from graphmem.core.consolidate.clusters import group, number
+from graphmem.core.consolidate.batch import Batch, Entry, Written
+from graphmem.core.consolidate.clusters import Numbering, group
 from graphmem.core.consolidate.config import ConsolidationConfig
-from graphmem.core.consolidate.progress import Gate, Outcome, Records, heartbeat
-from graphmem.core.consolidate.rewrite import REWRITTEN, rewrite_runs
+from graphmem.core.consolidate.progress import Gate, Outcome, heartbeat
+from graphmem.core.consolidate.rewrite import REWRITTEN
 from graphmem.core.consolidate.summaries import SummaryPlans
 from graphmem.core.consolidate.tiers import tier_pass
 from graphmem.core.consolidate.undo import RunPlans
@@ -36,9 +37,7 @@ from graphmem.core.plans import Plan, Progress, Propose, Rows, Run, Transaction,
 from graphmem.errors import ConsolidationBusyError, InvalidInputError
 from graphmem.models import native_time
 from graphmem.models.consolidation import (
-    AppliedOperation,
     Cluster,
-    ClusterEdge,
     ConsolidationResult,
     Proposal,
     ProposedOperation,
@@ -215,44 +214,51 @@ class ConsolidatePlans(RunPlans, SummaryPlans):
         ids = sorted(in_clusters)
         facts: Rows = []
         if ids:
-            read = Run(query("consolidate_facts"), {"ns": ns, "ids": ids})
+            read = Run(query("consolidate_facts"), {"ns": ns, "ids": ids}, plain_rows=True)
             facts = yield Transaction("read", lambda: single(read))
         rows = {r["id"]: {**r["fact"], "forgotten": r["forgotten"]} for r in facts if r["fact"]}
         edges = [e for r in facts for e in r["edges"]]
-        new_ids = {r["id"] for r in found}
         outcome.timings["read"] = round(time.perf_counter() - clock, 4)
         outcome.timings["propose"] = outcome.timings["apply"] = 0.0
+        batch = Batch()
+        numbering = Numbering(rows, {r["id"] for r in found}, edges, pairs)
         for index, members in enumerate(clusters, start=1):
             members = [m for m in members if m in rows]
-            cluster = number(index, rows, members, new_ids, edges, pairs)
+            cluster = numbering.cluster(index, members)
             if not dry_run and time.monotonic() - outcome.beat > config.lock_ttl / 3:
                 yield Transaction("write", lambda: self._heartbeat(ns, run_id))
                 outcome.beat = time.monotonic()
             clock = time.perf_counter()
             proposal: Proposal = yield Propose(cluster)
-            outcome.timings["propose"] += round(time.perf_counter() - clock, 4)
+            proposing = time.perf_counter() - clock
+            outcome.timings["propose"] += round(proposing, 4)
             outcome.usage = outcome.usage + proposal.usage
             outcome.review += proposal.review
             clock = time.perf_counter()
-            yield from self._cluster(ns, run_id, cluster, proposal, members, dry_run, outcome)
+            done = self._cluster(ns, cluster, proposal, members, dry_run, outcome, batch)
+            if batch and (index == len(clusters) or batch.due(proposing)):
+                done = yield from self._write(ns, run_id, batch, outcome)
             outcome.timings["apply"] += round(time.perf_counter() - clock, 4)
             if progress is not None:
-                yield Progress(_clusters_done(progress, index, len(clusters)), 1)
+                for finished in done:
+                    yield Progress(_clusters_done(progress, finished, len(clusters)), 1)
 
     def _cluster(
         self,
         ns: str,
-        run_id: str,
         cluster: Cluster,
         proposal: Proposal,
         members: list[str],
         dry_run: bool,
         outcome: Outcome,
-    ) -> Plan[None]:
+        batch: Batch,
+    ) -> list[int]:
         """Validates one cluster's proposal and, when it changes something (outside a dry
-        run), applies it in one transaction, validated again there against the facts as they
-        are then. A cluster with nothing to change writes no transaction of its own: its
-        record waits for the next one (or the run's end), which moves the watermark past it."""
+        run), adds it to ``batch`` (see :mod:`.batch`), to be validated again when written
+        against the facts as they are then; so is every cluster after it until the batch is
+        written. A cluster with nothing to change writes no transaction of its own: its
+        record waits for the next one (or the run's end), which moves the watermark past it.
+        Returns the clusters handled now (not added to a batch), by index."""
         rejected: list[RejectedOperation] = []
         if proposal.operations is None:
             rejected.append(
@@ -269,34 +275,29 @@ class ConsolidatePlans(RunPlans, SummaryPlans):
         handled = proposal.operations is not None
         new_here = {f.id for f in cluster.facts if f.new}
         accepted, refused = validate_plan(cluster, ops, ns)
-        if dry_run or not any(a.op in REWRITTEN for a in accepted):
+        changes = not dry_run and any(a.op in REWRITTEN for a in accepted)
+        if not batch and not changes:
             outcome.done(accepted, rejected + refused, handled, new_here)
             if not dry_run:
                 outcome.pending.add(cluster, proposal, accepted, rejected + refused, handled)
-            return
-        watermark = outcome.watermark_for(new_here)
+            return [cluster.index]
+        entry = Entry(
+            cluster, proposal, ops, rejected, accepted, refused, members, handled, new_here, changes
+        )
+        batch.add(entry)
+        return []
 
-        def work() -> Work[tuple[list[AppliedOperation], list[RejectedOperation]]]:
-            yield from self._heartbeat(ns, run_id)
-            yield Run(query("fact_lock"), {"ns": ns, "ids": members})
-            fresh = yield Run(query("consolidate_facts"), {"ns": ns, "ids": members})
-            accepted, refused = validate_plan(_refreshed(cluster, fresh), ops, ns)
-            changing = [a for a in accepted if a.op in REWRITTEN]
-            if changing:
-                involved = sorted({f for a in changing for f in a.facts})
-                snap = {"ns": ns, "run": run_id, "cluster": cluster.index}
-                yield Run(query("consolidate_snapshot"), {**snap, "ids": involved})
-                yield from rewrite_runs(ns, run_id, changing)
-                yield Run(query("consolidate_snapshot_after"), snap)
-            record = outcome.pending.copy()
-            record.add(cluster, proposal, accepted, rejected + refused, True)
-            yield Run(query("consolidate_record"), record.params(ns, run_id, watermark))
-            return accepted, rejected + refused
-
-        accepted, refused = yield Transaction("write", work)
+    def _write(self, ns: str, run_id: str, batch: Batch, outcome: Outcome) -> Plan[list[int]]:
+        """Writes ``batch`` in one transaction and empties it; returns its clusters' indexes."""
+        pending = outcome.pending
+        batch.settle(outcome)
+        written: Written = yield Transaction(
+            "write", lambda: batch.work(ns, run_id, pending, lambda: self._heartbeat(ns, run_id))
+        )
         outcome.beat = time.monotonic()
-        outcome.pending = Records()  # written with this cluster
-        outcome.done(accepted, refused, handled, new_here)
+        done = batch.written(outcome, written)
+        batch.clear()
+        return done
 
     def _heartbeat(self, ns: str, run_id: str) -> Work[None]:
         """Renews run ``run_id``'s lock on the namespace, or stops the run if it lost it."""
@@ -352,32 +353,6 @@ def _finish(
     outcome.watermark = rows[0]["watermark"] if rows else None
 
 
-def _refreshed(cluster: Cluster, rows: Rows) -> Cluster:
-    """``cluster`` with its facts' statuses and edges as ``rows`` (consolidate_facts) read
-    them now, numbered as the proposer saw them; a fact gone since counts as forgotten."""
-    now = {r["id"]: r for r in rows}
-    numbers = {f.id: f.number for f in cluster.facts}
-    facts = []
-    for f in cluster.facts:
-        row = now.get(f.id)
-        fact = row["fact"] if row else None
-        status = fact["status"] if fact else "forgotten"
-        gone = fact is None or bool(row and row["forgotten"])
-        facts.append(f.model_copy(update={"status": status, "forgotten": gone}))
-    edges = tuple(
-        ClusterEdge(
-            type=e["type"],
-            source=numbers[e["source"]],
-            target=numbers[e["target"]],
-            open=bool(e["open"]),
-        )
-        for r in rows
-        for e in r["edges"]
-        if e["source"] in numbers and e["target"] in numbers
-    )
-    return cluster.model_copy(update={"facts": tuple(facts), "edges": edges})
-
-
 def _clusters_done(
     progress: Callable[[int, int], object], done: int, total: int
 ) -> Callable[[int], object]:
@@ -390,11 +365,14 @@ def _candidates(params: dict[str, Any], *, filtered: bool) -> Work[Rows]:
     are the namespace's own, and the search asks for no more than the namespace's believed
     facts (see search_counts)."""
     if not filtered:
-        rows: Rows = yield Run(query("consolidate_candidates"), params)
+        rows: Rows = yield Run(query("consolidate_candidates"), params, plain_rows=True)
         return rows
     counts = {"ns": params["ns"], "statuses": ["active"], "cap": params["scan"]}
     (held,) = yield Run(query("search_counts"), counts)
     if held["facts"] == 0:
         return []
-    rows = yield Run(query("consolidate_candidates_filtered"), {**params, "scan": held["facts"]})
+    search = Run(
+        query("consolidate_candidates_filtered"), {**params, "scan": held["facts"]}, plain_rows=True
+    )
+    rows = yield search
     return rows

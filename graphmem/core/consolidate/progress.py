@@ -155,12 +155,11 @@ class Records:
             self.plans.append(json.dumps({"cluster": 0, "raw": "", "usage": {}}))
         self.rejected.append(rejected.model_dump_json())
 
-    def params(self, ns: str, run_id: str, watermark: Any) -> dict[str, Any]:
+    def record(self) -> dict[str, Any]:
+        """These clusters' :ConsolidationRecord, as consolidate_record takes each record."""
         return {
-            "ns": ns,
-            "run": run_id,
             "clusters": self.clusters,
-            "plan": self.plans,
+            "plans": self.plans,
             "applied": self.applied,
             "rejected": self.rejected,
             "review": self.review,
@@ -175,13 +174,31 @@ class Records:
             )
             if not self.textless
             else {"plans": self.plans, "applied": self.applied, "rejected": [], "review": []},
-            "calls": self.usage.calls,
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-            "handled": self.handled,
-            "failed": self.failed,
-            "watermark": watermark,
         }
+
+    def params(self, ns: str, run_id: str, watermark: Any) -> dict[str, Any]:
+        return record_params(ns, run_id, [self], watermark)
+
+
+def record_params(
+    ns: str, run_id: str, records: Sequence[Records], watermark: Any
+) -> dict[str, Any]:
+    """consolidate_record's parameters for ``records``, written in this order by one
+    statement, and the namespace's watermark after them."""
+    usage = LLMUsage()
+    for r in records:
+        usage = usage + r.usage
+    return {
+        "ns": ns,
+        "run": run_id,
+        "records": [r.record() for r in records],
+        "calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "handled": sum(r.handled for r in records),
+        "failed": sum(r.failed for r in records),
+        "watermark": watermark,
+    }
 
 
 class Outcome:

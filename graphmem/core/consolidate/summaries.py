@@ -232,11 +232,12 @@ def _linked(
     if len(members) < 2:
         return None
     (fact,) = yield from create()
-    snap = {"ns": ns, "run": run_id, "cluster": op.cluster}
-    yield Run(query("consolidate_snapshot"), {**snap, "ids": [fact.id]})
+    snap = {"ns": ns, "run": run_id}
+    rows = [{"id": fact.id, "cluster": op.cluster}]
+    yield Run(query("consolidate_snapshot"), {**snap, "rows": rows})
     link = {"summary": fact.id, "members": members, "reason": op.reason}
-    yield Run(query("summary_link"), {"ns": ns, "run": run_id, **link})
-    yield Run(query("consolidate_snapshot_after"), snap)
+    yield Run(query("summary_link"), {**snap, **link})
+    yield Run(query("consolidate_snapshot_after"), {**snap, "clusters": [op.cluster]})
     return op.model_copy(update={"facts": tuple(members), "summary_id": fact.id})
 
 

@@ -1,14 +1,14 @@
 // name: consolidate_snapshot
 // mode: write
-// params: ns, run, cluster, ids
+// params: ns, run, rows
 // returns: changes
-// Before run $run changes the facts $ids (cluster $cluster), keeps each one's state in a
-// :ConsolidationChange (before_*), so that undo can restore it exactly.
-UNWIND $ids AS id
-MATCH (f:Fact {id: id})
+// Before run $run changes each row's fact (row.id, of cluster row.cluster), keeps its state in
+// a :ConsolidationChange (before_*), so that undo can restore it exactly.
+UNWIND $rows AS row
+MATCH (f:Fact {id: row.id})
 WHERE f.ns = $ns
 CREATE (:ConsolidationChange {
-  ns: $ns, run: $run, cluster: $cluster, fact_id: f.id, at: datetime.statement(),
+  ns: $ns, run: $run, cluster: row.cluster, fact_id: f.id, at: datetime.statement(),
   before_status: f.status, before_retired_at: f.retired_at, before_valid_to: f.valid_to,
   before_stated_valid_to: f.stated_valid_to, before_superseded_by: f.superseded_by,
   before_pinned: f.pinned, before_retraction_reason: f.retraction_reason,

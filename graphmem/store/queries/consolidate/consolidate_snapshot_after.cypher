@@ -1,11 +1,11 @@
 // name: consolidate_snapshot_after
 // mode: write
-// params: ns, run, cluster
+// params: ns, run, clusters
 // returns: changes
-// After run $run changed cluster $cluster's facts, keeps each one's new state (after_*) beside
-// its earlier one: undo refuses when a fact no longer is as the run left it.
+// After run $run changed the facts of clusters $clusters, keeps each one's new state (after_*)
+// beside its earlier one: undo refuses when a fact no longer is as the run left it.
 MATCH (c:ConsolidationChange {ns: $ns, run: $run})
-WHERE c.cluster = $cluster
+WHERE c.cluster IN $clusters
 MATCH (f:Fact {id: c.fact_id})
 WHERE f.ns = $ns
 SET c.after_status = f.status, c.after_retired_at = f.retired_at, c.after_valid_to = f.valid_to,
