@@ -10,21 +10,20 @@ error. Token usage is reported: prompt tokens counted as words and punctuation m
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from graphmem._text import rough_tokens
+
 Reply = dict[str, Any] | str | tuple[int, str]
 Responder = Callable[[dict[str, Any]], Reply]
-
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 def count_tokens(text: str) -> int:
     """Words and punctuation marks: close to what a BPE tokenizer bills for English."""
-    return len(_TOKEN.findall(text))
+    return rough_tokens(text)
 
 
 def prompt_of(body: dict[str, Any]) -> str:

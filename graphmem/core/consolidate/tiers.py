@@ -10,11 +10,11 @@ gives it back.
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from graphmem._text import rough_tokens
 from graphmem.core.consolidate.progress import Outcome, Records, heartbeat
 from graphmem.core.importance import ImportanceConfig, idle_score
 from graphmem.core.plans import Plan, Run, Transaction, Work
@@ -24,22 +24,15 @@ from graphmem.store.cypher import query
 #: The cluster number of the tier pass's operations and changes.
 TIER_CLUSTER = 0
 _RANK: dict[str, int] = {"cold": 0, "warm": 1, "hot": 2}
-_TOKENS = re.compile(r"\w+|[^\w\s]")
 _DAY_MS = 86_400_000.0
 
 
-def rough_tokens(text: str) -> int:
-    """Words and punctuation marks in ``text``: close to a BPE or WordPiece count."""
-    return len(_TOKENS.findall(text))
-
-
 def tier_moves(
-    row: Mapping[str, Any], texts: Mapping[str, str], config: ImportanceConfig
+    scored: Sequence[Scored], texts: Mapping[str, str], config: ImportanceConfig
 ) -> list[AppliedOperation]:
-    """The moves that give each fact of ``row`` (tiers_read's lists) the tier its score asks
+    """The moves that give each fact of ``scored`` (:func:`scores`) the tier its score asks
     for, hot facts chosen best score first (then by id) within the caps (``texts``: the text
     of each fact that scores for the hot tier, see :func:`hot_candidates`)."""
-    scored = _scores(row, config)
     hot: dict[str, str] = {}
     tokens = 0
     ranked = sorted(
@@ -81,12 +74,16 @@ def tier_moves(
     return moves
 
 
-def hot_candidates(row: Mapping[str, Any], config: ImportanceConfig) -> list[str]:
-    """The facts of ``row`` (tiers_read's lists) whose score reaches the hot tier."""
-    return [fact_id for score, fact_id, _ in _scores(row, config) if score >= config.hot_score]
+def hot_candidates(scored: Sequence[Scored], config: ImportanceConfig) -> list[str]:
+    """The facts of ``scored`` whose score reaches the hot tier."""
+    return [fact_id for score, fact_id, _ in scored if score >= config.hot_score]
 
 
-def _scores(row: Mapping[str, Any], config: ImportanceConfig) -> list[tuple[float, str, Any]]:
+#: A fact's score, id and tier (None: warm).
+Scored = tuple[float, str, Any]
+
+
+def scores(row: Mapping[str, Any], config: ImportanceConfig) -> list[Scored]:
     """(score, id, tier) of each fact of tiers_read's lists at the statement's time."""
     now = row["now"]
     return [
@@ -137,12 +134,13 @@ def tier_pass(
         if not dry_run:
             yield from heartbeat(ns, run_id, lock_ttl)
         (row,) = yield Run(query("tiers_read"), {"ns": ns}, plain_rows=True)
-        candidates = hot_candidates(row, config)
+        scored = scores(row, config)
+        candidates = hot_candidates(scored, config)
         texts: dict[str, str] = {}
         if candidates:
             found = yield Run(query("tiers_texts"), {"ns": ns, "ids": candidates})
             texts = {r["id"]: r["text"] for r in found}
-        moves = tier_moves(row, texts, config)
+        moves = tier_moves(scored, texts, config)
         if moves and not dry_run:
             yield from apply_moves(ns, run_id, moves)
             record = Records()
