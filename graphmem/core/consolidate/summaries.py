@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from graphmem.core.base import CoreBase
+from graphmem.core.consolidate.clusters import number
 from graphmem.core.consolidate.config import ConsolidationConfig
 from graphmem.core.consolidate.progress import Outcome, Records, heartbeat
 from graphmem.core.plans import Plan, Propose, Rows, Run, Transaction, Work, single
@@ -28,7 +29,6 @@ from graphmem.models import Fact, FactInput, describe_validation_error, native_t
 from graphmem.models.consolidation import (
     AppliedOperation,
     Cluster,
-    ClusterFact,
     Proposal,
     RejectedOperation,
 )
@@ -162,7 +162,8 @@ class SummaryPlans(CoreBase):
         first = outcome.clusters + 1
         outcome.clusters += len(found)
         for index, members in enumerate(found, start=first):
-            cluster = _numbered(index, [rows[i]["fact"] for i in members])
+            facts = {rows[i]["fact"]["id"]: rows[i]["fact"] for i in members}
+            cluster = number(index, facts, list(facts), set(), (), ())
             proposal: Proposal = yield Propose(cluster, summarize=True)
             outcome.usage = outcome.usage + proposal.usage
             accepted, rejected = checked_summary(cluster, proposal)
@@ -239,14 +240,3 @@ def _linked(
     yield Run(query("summary_link"), {**snap, **link})
     yield Run(query("consolidate_snapshot_after"), {**snap, "clusters": [op.cluster]})
     return op.model_copy(update={"facts": tuple(members), "summary_id": fact.id})
-
-
-def _numbered(index: int, facts: Sequence[Mapping[str, Any]]) -> Cluster:
-    """The facts as a cluster the proposer sees, numbered from 1 in recording order."""
-    ordered = sorted(facts, key=lambda f: (native_time(f["recorded_at"]), f["id"]))
-    return Cluster(
-        index=index,
-        facts=tuple(
-            ClusterFact.model_validate({**f, "number": n}) for n, f in enumerate(ordered, start=1)
-        ),
-    )
