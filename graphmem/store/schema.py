@@ -244,17 +244,10 @@ def _run_statements(
                         raise
 
 
-_KINDS = (
-    "EquivalentSchemaRule",
-    "Index",
-    "Constraint",
-    "IndexWithName",
-    "ConstraintWithName",
-)
+_KINDS = ("EquivalentSchemaRule", "Index", "Constraint", "IndexWithName", "ConstraintWithName")
 #: Neo4j's answers to a ``CREATE … IF NOT EXISTS`` whose index another transaction has just
-#: created: the index is there, which is what the statement asked for. When the two
-#: transactions commit at the same moment the later one names the clash by the index's name
-#: (``IndexWithNameAlreadyExists``) rather than by its schema.
+#: created: the index is there, which is what the statement asked for (two that commit at
+#: the same moment clash by the index's name, ``IndexWithNameAlreadyExists``).
 _CREATED_ELSEWHERE = {f"Neo.ClientError.Schema.{c}AlreadyExists" for c in _KINDS}
 
 
