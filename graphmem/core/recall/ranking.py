@@ -134,6 +134,12 @@ class RecallConfig(BaseModel):
     #: How much a fact's importance score moves its rank (0: not at all); see
     #: :func:`importance_factor`.
     importance_weight: float = Field(default=0.0, ge=0.0, le=10.0)
+    #: How much more a hit sent or recorded in a period the question names counts (0: not
+    #: at all); see :mod:`.cues`.
+    time_weight: float = Field(default=0.0, ge=0.0, le=10.0)
+    #: How much more a user's message counts when the question is in the first person (0:
+    #: not at all); see :mod:`.cues`.
+    user_weight: float = Field(default=0.0, ge=0.0, le=10.0)
 
     def pool(self, k: int) -> int:
         return max(self.pool_min, k * self.pool_factor)
@@ -162,6 +168,8 @@ class Candidate:
     recency: float = 1.0
     #: A fact's importance score, when recall weighs importance.
     importance: float | None = None
+    #: What the question's cues multiplied its score by (see :mod:`.cues`).
+    cue: float = 1.0
     #: For a fact that replaced the superseded fact the search found: that fact's id.
     matched: str | None = None
     #: When it was recorded (a fact) or sent (an episode), epoch ms, once the gate read it.

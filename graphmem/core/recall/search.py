@@ -12,6 +12,7 @@ from typing import Any
 
 from graphmem.core.messages import episode_text
 from graphmem.core.plans import Plan, Run, Transaction, Work, single
+from graphmem.core.recall.cues import Cues
 from graphmem.core.recall.fulltext import lucene_query
 from graphmem.core.recall.ranking import (
     Candidate,
@@ -264,6 +265,7 @@ def _gate(
     ``hit_min_score`` (or the lexical share), and at least one ``min_score``, or nothing is
     kept."""
     words = content_words(text)
+    cues = Cues.read(text, now) if cfg.time_weight or cfg.user_weight else None
     kept: list[Candidate] = []
     gated = 0
     answered = False
@@ -296,6 +298,12 @@ def _gate(
         when = datetime.fromtimestamp(cand.at / 1000, UTC) if cand.at else None
         cand.recency = recency_factor(when, now, cfg)
         cand.final = cand.fused * cand.recency
+        if cues is not None:
+            role = own.get("role") if own is not None and cand.kind == "episode" else None
+            cand.cue = cues.factor(
+                when, role, time_weight=cfg.time_weight, user_weight=cfg.user_weight
+            )
+            cand.final *= cand.cue
         if weighing is not None and cand.kind == "fact" and when is not None:
             use = own["use"] if own is not None else reads.head_use.get(cand.id)
             cand.importance = weighing.score(use, when)

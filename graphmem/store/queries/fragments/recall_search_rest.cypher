@@ -1,6 +1,7 @@
 // Recall's search, after the vector reads (fv_found, ev): the fulltext reads, superseded
 // candidates paired with their successors, every kept candidate's brief (a fact's with what
-// its importance score reads, fact_use, as is each successor's), and the row
+// its importance score reads, fact_use, as is each successor's; an episode's with the next
+// message of its session), and the row
 // recall_search and recall_search_filtered return.
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_fulltext AND $query IS NOT NULL
@@ -39,17 +40,18 @@ CALL (fv, ff) {
 CALL (ev, ef) {
   UNWIND ev + ef AS hit
   WITH DISTINCT hit.node AS node
-  RETURN collect({id: node.id, text: node.content, speaker: node.speaker,
+  RETURN collect({id: node.id, text: node.content, speaker: node.speaker, role: node.role,
                   at: coalesce(node.occurred_at, node.recorded_at).epochMillis,
                   similarity: vector.similarity.cosine(node.embedding, $vector),
                   next: CASE WHEN $next_message AND node.session_id IS NOT NULL
                                   AND node.occurred_at IS NOT NULL
                         THEN head(COLLECT {
+                          // One seek of episode_ns_session_occurred_at, in its order.
                           MATCH (later:Episode)
-                          WHERE later.ns = $ns AND later.occurred_at > node.occurred_at
-                          WITH later ORDER BY later.occurred_at LIMIT 8
-                          WITH later WHERE later.session_id = node.session_id
-                          RETURN later.id ORDER BY later.occurred_at LIMIT 1
+                          WHERE later.ns = $ns AND later.session_id = node.session_id
+                                AND later.occurred_at > node.occurred_at
+                          RETURN later.id
+                          ORDER BY later.ns, later.session_id, later.occurred_at LIMIT 1
                         }) END})
          AS episode_briefs
 }
