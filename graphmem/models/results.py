@@ -146,7 +146,9 @@ class Scores(OutputModel):
     the Lucene score (absent when the text did not match); ranks are 1-based within each
     retriever's candidates; ``fused`` the fusion score, ``recency`` the multiplier applied to it,
     ``importance`` a fact's importance score when recall weighs importance (its
-    ``importance_weight`` above 0; absent otherwise, and for episodes), and ``lexical`` the
+    ``importance_weight`` above 0; absent otherwise, and for episodes), ``cue`` the multiplier
+    the question's cues applied (a period it names, a question about the user: 1.0 unless
+    ``time_weight`` or ``user_weight`` is above 0), and ``lexical`` the
     share of the query's words found in the text (used by the quality gate). ``placed_above``
     names the hit this message was ranked just above as the newer statement of the same thing
     (or the older one, for a question about the past): its ``final`` score was raised to just
@@ -159,6 +161,7 @@ class Scores(OutputModel):
     fused: float
     recency: float
     importance: float | None = None
+    cue: float = 1.0
     lexical: float
     final: float
     placed_above: str | None = None

@@ -141,3 +141,82 @@ def test_the_gate_lets_recall_answer_and_keeps_only_hits_above_a_lower_floor(
     nothing = memory.recall("quantum chromodynamics lecture notes", kinds=["fact"])
     assert nothing.hits == () and nothing.gated >= 1
     assert (RecallConfig().min_score, RecallConfig().hit_min_score) == (0.2, 0.1)
+
+
+def test_the_next_message_of_its_session_is_found_past_other_sessions(memory: Client) -> None:
+    """Another conversation's messages between a question and its reply do not hide the
+    reply: the next message is the next one of the same session."""
+    rows = [
+        Message(
+            content=text,
+            role=role,
+            occurred_at=START + timedelta(minutes=minute),
+            external_id=mid,
+            session_id=session,
+        )
+        for mid, role, text, session, minute in [
+            ("ask", "user", "Which one should I pick for my trip?", "a", 0),
+            *((f"b{i}", "user", SMALL_TALK[i % 3], "b", 1 + i) for i in range(12)),
+            ("reply", "assistant", "For hiking in the Dolomites, pick the lighter tent.", "a", 20),
+        ]
+    ]
+    memory.ingest(rows)
+    question = "tent for hiking in the Dolomites"
+    on = {h.provenance.external_ids[0]: h for h in memory.recall(question, kinds=["episode"]).hits}
+    off = {
+        h.provenance.external_ids[0]: h
+        for h in memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits
+    }
+    assert on["ask"].scores.fused == pytest.approx(
+        off["ask"].scores.fused + 0.3 * off["reply"].scores.fused
+    )
+
+
+def _said(memory: Client, rows: list[tuple[str, str, str, datetime]]) -> None:
+    memory.ingest(
+        [
+            Message(content=text, role=role, occurred_at=at, external_id=mid, session_id=mid)
+            for mid, role, text, at in rows
+        ]
+    )
+
+
+def test_a_period_the_question_names_raises_what_was_sent_in_it(memory: Client) -> None:
+    now = datetime.now(UTC)
+    _said(
+        memory,
+        [
+            ("old", "user", "The green tent is the one for the hiking trip.", now - timedelta(20)),
+            ("new", "user", "The blue tent is the one for the hiking trip.", now - timedelta(1)),
+        ],
+    )
+    question = "Which tent did I pick for the hiking trip yesterday?"
+    off = {h.provenance.external_ids[0]: h for h in memory.recall(question).hits}
+    assert {h.scores.cue for h in off.values()} == {1.0}
+    hits = memory.recall(question, config={"time_weight": 2.0}).hits
+    by_id = {h.provenance.external_ids[0]: h for h in hits}
+    assert hits[0].provenance.external_ids == ("new",)
+    assert by_id["new"].scores.cue == pytest.approx(3.0)
+    assert by_id["old"].scores.cue == 1.0
+    assert by_id["new"].score == pytest.approx(
+        by_id["new"].scores.fused * by_id["new"].scores.recency * 3.0
+    )
+
+
+def test_a_question_about_the_user_raises_the_users_messages(memory: Client) -> None:
+    at = datetime.now(UTC) - timedelta(days=2)
+    _said(
+        memory,
+        [
+            ("mine", "user", "My sister Ana lives in Porto.", at),
+            ("reply", "assistant", "Your sister Ana lives in Porto, noted.", at),
+        ],
+    )
+    hits = memory.recall("Where does my sister live?", config={"user_weight": 1.0}).hits
+    by_id = {h.provenance.external_ids[0]: h for h in hits}
+    assert by_id["mine"].scores.cue == pytest.approx(2.0)
+    assert by_id["reply"].scores.cue == 1.0  # still there, not raised
+    assert hits[0].provenance.external_ids == ("mine",)
+    # In the third person the question raises nobody.
+    third = memory.recall("Where does Ana live?", config={"user_weight": 1.0}).hits
+    assert {h.scores.cue for h in third} == {1.0}

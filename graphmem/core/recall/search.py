@@ -352,6 +352,7 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
                 fused=cand.fused,
                 recency=cand.recency,
                 importance=cand.importance,
+                cue=cand.cue,
                 lexical=cand.lexical,
                 final=final,
                 placed_above=cand.placed_above,
