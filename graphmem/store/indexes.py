@@ -8,7 +8,7 @@ Migrations are immutable once released: a change to the schema is a new migratio
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,6 +37,15 @@ class Migration:
     needs_search: bool = False
 
     @property
+    def creating(self) -> tuple[str, ...]:
+        """The statements without the drops of indexes they build again: each creates its
+        index if missing."""
+        return tuple(
+            ";".join(part for part in statement.split(";") if not part.startswith("DROP "))
+            for statement in self.statements
+        )
+
+    @property
     def checksum(self) -> str:
         return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()[:16]
 
@@ -54,11 +63,19 @@ class IndexShape:
     config: Mapping[str, str | bool] = field(default_factory=dict)
     #: Properties a vector index may also carry as filters (on servers that have them).
     filters: tuple[str, ...] = ()
+    #: The properties earlier migrations built the index on, each with the migration that
+    #: builds it again as it is now: a graph that has not recorded that one may still hold it.
+    earlier: Mapping[tuple[str, ...], int] = field(default_factory=dict)
 
     def covers(self, properties: tuple[str, ...]) -> bool:
         """Whether an index on ``properties`` covers what this shape does: its own
         properties, or those and its filter properties."""
         return properties in {self.properties, self.properties + self.filters}
+
+    def replaced_by(self, properties: tuple[str, ...]) -> int | None:
+        """The migration that builds again an index an earlier one built on ``properties``
+        (None when no earlier migration built it so)."""
+        return None if self.covers(properties) else self.earlier.get(properties)
 
 
 #: Each index graphmem creates, by name. Another application (or a person) may have created an
@@ -78,16 +95,26 @@ def _range(name: str, label: str, *props: str) -> str:
     return f"CREATE RANGE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({columns})"
 
 
-def _fulltext(name: str, label: str, prop: str, *, with_ns: bool = False) -> str:
+def _fulltext(
+    name: str, label: str, *props: str, with_ns: bool = False, rebuilt_in: int | None = None
+) -> str:
     # english: lower-casing, stop words and Porter stemming ("works" finds "work").
     # eventually_consistent false: a fact is searchable as soon as its transaction commits.
     # with_ns (migration 10): the namespace too, so that a query can require it.
+    # rebuilt_in: the migration of this statement, which builds again on other properties an
+    # index that earlier ones built: until a graph records it, it may hold those.
     config: dict[str, str | bool] = {
         "fulltext.analyzer": "english",
         "fulltext.eventually_consistent": False,
     }
-    INDEX_SHAPES[name] = IndexShape("FULLTEXT", label, (prop,), config=config, filters=("ns",))
-    columns = f"n.{prop}, n.ns" if with_ns else f"n.{prop}"
+    earlier: dict[tuple[str, ...], int] = {}
+    if rebuilt_in is not None and (before := INDEX_SHAPES.get(name)) is not None:
+        built = (before.properties, before.properties + before.filters)
+        earlier = {**before.earlier, **dict.fromkeys(built, rebuilt_in)}
+    INDEX_SHAPES[name] = IndexShape(
+        "FULLTEXT", label, props, config=config, filters=("ns",), earlier=earlier
+    )
+    columns = ", ".join(f"n.{p}" for p in (*props, *(("ns",) if with_ns else ())))
     return (
         f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{label}) ON EACH [{columns}] "
         "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
@@ -215,6 +242,19 @@ _M11 = (("api_key_id", _unique("api_key_id", "GraphmemApiKey", "id")),)
 # Migration 12: the hot tier of a namespace, which every context reads.
 _M12 = (("fact_ns_tier", _range("fact_ns_tier", "Fact", "ns", "tier")),)
 
+# Migration 13: a message's speaker is searched with its words, and the message after one in
+# its session is found with one index seek.
+_EPISODE_CONTENT = _fulltext(
+    "episode_content", "Episode", "content", "speaker", with_ns=True, rebuilt_in=13
+)
+_M13 = (
+    ("episode_content", f"DROP INDEX episode_content IF EXISTS;{_EPISODE_CONTENT}"),
+    (
+        "episode_ns_session_occurred_at",
+        _range("episode_ns_session_occurred_at", "Episode", "ns", "session_id", "occurred_at"),
+    ),
+)
+
 
 def _migration(
     version: int, name: str, items: Sequence[tuple[str, str]], *, needs_search: bool = False
@@ -249,6 +289,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     _migration(11, "API keys of graphmem serve, unique by id", _M11),
     _migration(12, "facts of a namespace by tier (the hot tier opens every context)", _M12),
+    _migration(
+        13,
+        "episodes searched by speaker as well as content; episodes of a session in time order",
+        _M13,
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 ALL_INDEXES = tuple(sorted(name for m in MIGRATIONS for name in m.creates))
@@ -276,18 +321,27 @@ def vector_dimension(index: IndexState) -> int | None:
     return None if dimension is None else int(dimension)
 
 
-def check_shapes(indexes: Sequence[IndexState]) -> None:
+def check_shapes(indexes: Sequence[IndexState], recorded: Collection[int]) -> None:
     """Refuse indexes that carry graphmem's names but cover something else, or that are of
-    another kind or built with other settings than graphmem's searches depend on."""
+    another kind or built with other settings than graphmem's searches depend on. An index
+    as an earlier migration built it passes while the graph has not recorded (``recorded``,
+    the versions it has) the migration that builds it again."""
     foreign, different = [], []
     for index in indexes:
         shape = INDEX_SHAPES.get(index.name)
         if shape is None:
             continue
-        if index.labels != (shape.label,) or not shape.covers(index.properties):
+        rebuilt_in = shape.replaced_by(index.properties)
+        if index.labels != (shape.label,) or not (shape.covers(index.properties) or rebuilt_in):
             found = f":{'|'.join(index.labels)}({', '.join(index.properties)})"
             needed = f":{shape.label}({', '.join(shape.properties)})"
             foreign.append(f"{index.name!r} covers {found}, graphmem needs {needed}")
+        elif rebuilt_in in recorded:
+            different.append(
+                f"{index.name!r} covers :{shape.label}({', '.join(index.properties)}) as "
+                f"before migration {rebuilt_in}, which the graph records, graphmem needs "
+                f":{shape.label}({', '.join(shape.properties + shape.filters)})"
+            )
         elif problem := _shape_difference(index, shape):
             different.append(f"{index.name!r} {problem}")
     if foreign:
@@ -303,6 +357,29 @@ def check_shapes(indexes: Sequence[IndexState]) -> None:
             + "; ".join(different)
             + ". Drop them and run `graphmem init`, which creates them as graphmem needs them."
         )
+
+
+def other_clashes(missing: Collection[str], others: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The indexes under other names (``others``: rows of name, type, labels, properties and
+    owning constraint) that cover what graphmem's ``missing`` ones would (as their current
+    migration builds them), each told with the index of graphmem's whose place it takes."""
+    clashes = []
+    for name in missing:
+        shape = INDEX_SHAPES[name]
+        for row in others:
+            properties = tuple(row["properties"])
+            if (
+                row["type"] == shape.type
+                and tuple(row["labels"]) == (shape.label,)
+                and shape.covers(properties)
+            ):
+                owner = f" of constraint {row['constraint']!r}" if row["constraint"] else ""
+                clashes.append(
+                    f"{row['name']!r} ({row['type']}{owner}) covers "
+                    f":{shape.label}({', '.join(properties)}), where graphmem's "
+                    f"{name!r} belongs"
+                )
+    return clashes
 
 
 def _shape_difference(index: IndexState, shape: IndexShape) -> str:

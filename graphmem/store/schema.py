@@ -26,7 +26,6 @@ from graphmem.store.cypher import query
 from graphmem.store.indexes import (
     ALL_INDEXES,
     FILTERED_VECTOR_STATEMENTS,
-    INDEX_SHAPES,
     LATEST_VERSION,
     MIGRATIONS,
     VECTOR_FILTERS,
@@ -36,6 +35,7 @@ from graphmem.store.indexes import (
     IndexState,
     check_embedder,
     check_shapes,
+    other_clashes,
     vector_dimension,
 )
 
@@ -121,13 +121,15 @@ def apply_schema(
     check_dimension(embedder)
     state, existing = _read_state(driver, database)
     check_embedder(state, existing, embedder)
-    check_shapes(existing)
-    _check_others(driver, database, existing)
     recorded = _recorded_checksums(driver, database)
     applied = set(recorded)
+    check_shapes(existing, applied)
+    _check_others(driver, database, existing)
     search = server_has_search(driver, database)
     newly = _migrate(driver, database, applied, embedder.dimension, search=search)
-    restored = _restore_missing(driver, database, applied, existing, embedder, search=search)
+    restored = _restore_missing(
+        driver, database, applied, existing, embedder, search=search, since=newly
+    )
     if search:
         _filter_vector_indexes(driver, database, embedder.dimension)
     claimed = db.execute(
@@ -153,14 +155,15 @@ def apply_migrations(
     graph). Vector indexes, if missing, are built for the recorded dimension. Returns the
     versions applied."""
     state, existing = _read_state(driver, database)
-    check_shapes(existing)
+    applied = set(_recorded_checksums(driver, database))
+    check_shapes(existing, applied)
     _check_others(driver, database, existing)
     if state is None or state["embedder_model"] is None:
         raise SchemaError("the graph has no recorded embedder: run `graphmem init` first")
     newly = _migrate(
         driver,
         database,
-        set(_recorded_checksums(driver, database)),
+        applied,
         int(state["embedding_dimension"]),
         search=server_has_search(driver, database),
     )
@@ -201,17 +204,21 @@ def _restore_missing(
     embedder: EmbedderInfo,
     *,
     search: bool,
+    since: Collection[int] = (),
 ) -> tuple[str, ...]:
     """Create again the indexes and constraints of the recorded migrations ``applied`` that
     are not in ``existing`` (dropped by hand since): a recorded migration is not run again,
     and without them searches fail and waiting for them to be ONLINE never ends. Each is
-    made by the last migration that creates it and can run on this server (``search``: one
-    with in-index filtering). The names created."""
+    made, without its drops, by the last migration that creates it and can run on this
+    server (``search``: one with in-index filtering); what those that ran ``since``
+    ``existing`` was read create is there. The names created."""
     present = {index.name for index in existing}
     latest: dict[str, str] = {}
     for migration in MIGRATIONS:
-        if migration.version in applied and (search or not migration.needs_search):
-            latest.update(zip(migration.creates, migration.statements, strict=True))
+        if search or not migration.needs_search:
+            if migration.version in applied:
+                latest.update(zip(migration.creates, migration.creating, strict=True))
+            present.update(migration.creates if migration.version in since else ())
     missing = [(name, statement) for name, statement in latest.items() if name not in present]
     if missing:
         # The vector indexes may be missing because a re-embedding began since the caller
@@ -260,9 +267,10 @@ def check_schema(driver: neo4j.Driver, *, database: str, embedder: EmbedderInfo)
     check_dimension(embedder)
     state, indexes = _read_state(driver, database)
     check_embedder(state, indexes, embedder)
-    check_shapes(indexes)
+    recorded = _recorded_checksums(driver, database)
+    check_shapes(indexes, recorded)
     _check_others(driver, database, indexes)
-    report = _report(_recorded_checksums(driver, database), state, indexes)
+    report = _report(recorded, state, indexes)
     if not report.up_to_date:
         raise SchemaError(
             f"the graph's schema is at version {report.version}, this graphmem needs "
@@ -398,26 +406,11 @@ def _check_others(driver: neo4j.Driver, database: str, existing: Sequence[IndexS
     then does nothing (or a uniqueness constraint fails), graphmem's index never appears, and
     waiting for it to come ONLINE would last the whole schema wait timeout. Searches name
     graphmem's fulltext and vector indexes, so another's cannot stand in for them."""
-    present = {index.name for index in existing}
-    missing = {name: INDEX_SHAPES[name] for name in ALL_INDEXES if name not in present}
+    missing = sorted(set(ALL_INDEXES) - {index.name for index in existing})
     if not missing:
         return
     rows = db.execute(driver, database, query("index_others"), names=list(ALL_INDEXES))
-    clashes = []
-    for name, shape in missing.items():
-        for row in rows:
-            if (
-                row["type"] == shape.type
-                and tuple(row["labels"]) == (shape.label,)
-                and tuple(row["properties"]) == shape.properties
-            ):
-                owner = f" of constraint {row['constraint']!r}" if row["constraint"] else ""
-                clashes.append(
-                    f"{row['name']!r} ({row['type']}{owner}) covers "
-                    f":{shape.label}({', '.join(shape.properties)}), where graphmem's "
-                    f"{name!r} belongs"
-                )
-    if clashes:
+    if clashes := other_clashes(missing, rows):
         raise SchemaError(
             "indexes under other names already cover what graphmem's own would, and Neo4j "
             "keeps one index of a kind per label and properties: "

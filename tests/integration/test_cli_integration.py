@@ -15,14 +15,14 @@ def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:
     result = CliRunner().invoke(main, ["init", "--json"], env=cli_env(graph))
     assert result.exit_code == 0, result.output
     report = json.loads(result.output[result.output.index("{") :])
-    assert report["version"] == report["latest_version"] == 12
+    assert report["version"] == report["latest_version"] == 13
     assert report["applied_now"] == []
     assert report["checksum_mismatches"] == []
     assert report["embedding_dimension"] == 384
     assert {i["state"] for i in report["indexes"]} == {"ONLINE"}
     check = CliRunner().invoke(main, ["init", "--check"], env=cli_env(graph))
     assert check.exit_code == 0, check.output
-    assert "schema version  12 of 12" in check.output
+    assert "schema version  13 of 13" in check.output
     assert "checksums differ" not in check.output
 
 

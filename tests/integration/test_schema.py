@@ -24,6 +24,33 @@ def _indexes(driver: neo4j.Driver, database: str) -> dict[str, dict[str, object]
     return {r["name"]: dict(r) for r in records}
 
 
+def _properties(driver: neo4j.Driver, database: str) -> dict[str, tuple[str, ...]]:
+    records, _, _ = driver.execute_query(
+        "SHOW INDEXES YIELD name, properties RETURN name, properties",
+        database_=database,
+        routing_=neo4j.RoutingControl.READ,
+    )
+    return {r["name"]: tuple(r["properties"] or ()) for r in records}
+
+
+def _as_at_migration_12(driver: neo4j.Driver, database: str, *, episode_content: bool) -> None:
+    """Take a graph back to how graphmem left it at migration 12: its fulltext index of
+    episodes on content and namespace (migration 10's, or none when dropped by hand), no
+    index of episodes by session and time."""
+    driver.execute_query("MATCH (m:GraphmemMigration {version: 13}) DELETE m", database_=database)
+    for name in ("episode_content", "episode_ns_session_occurred_at"):
+        driver.execute_query(f"DROP INDEX {name}", database_=database)
+    if episode_content:
+        (statement,) = [
+            s
+            for n, s in zip(MIGRATIONS[9].creates, MIGRATIONS[9].statements, strict=True)
+            if n == "episode_content"
+        ]
+        for part in statement.split(";"):
+            driver.execute_query(part, database_=database)
+        schema.await_indexes_online(driver, database=database, only=["episode_content"])
+
+
 def _count(driver: neo4j.Driver, database: str, label: str) -> int:
     records, _, _ = driver.execute_query(
         f"MATCH (n:{label}) RETURN count(n) AS n",
@@ -293,6 +320,65 @@ def test_init_creates_again_the_indexes_dropped_since_their_migration(fresh_grap
     again = schema.apply_schema(driver, database=database, embedder=FakeEmbedder(384))
     assert again.restored == ()
     assert _count(driver, database, "GraphmemMigration") == LATEST_VERSION
+
+
+def test_init_indexes_episodes_by_session_and_time(graph: Graph) -> None:
+    properties = _properties(graph.driver, graph.database)
+    assert properties["episode_ns_session_occurred_at"] == ("ns", "session_id", "occurred_at")
+    assert _indexes(graph.driver, graph.database)["episode_ns_session_occurred_at"]["type"] == (
+        "RANGE"
+    )
+    assert properties["episode_content"] == ("content", "speaker", "ns")
+
+
+@pytest.mark.parametrize("dropped", [False, True], ids=["migration-10-index", "dropped-by-hand"])
+def test_migration_13_builds_the_episodes_fulltext_index_again_with_speakers(
+    fresh_graph: Graph, dropped: bool
+) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    embedder = FakeEmbedder(384)
+    schema.apply_schema(driver, database=database, embedder=embedder)
+    _as_at_migration_12(driver, database, episode_content=not dropped)
+    if not dropped:
+        assert _properties(driver, database)["episode_content"] == ("content", "ns")
+    with pytest.raises(SchemaError, match="at version 12, this graphmem needs 13"):
+        schema.check_schema(driver, database=database, embedder=embedder)
+
+    report = schema.apply_schema(driver, database=database, embedder=embedder)
+    assert report.applied_now == (13,)
+    assert report.restored == ()
+    properties = _properties(driver, database)
+    assert properties["episode_content"] == ("content", "speaker", "ns")
+    assert properties["episode_ns_session_occurred_at"] == ("ns", "session_id", "occurred_at")
+    config = _indexes(driver, database)["episode_content"]["options"]["indexConfig"]  # type: ignore[index]
+    assert config["fulltext.analyzer"] == "english"
+    assert config["fulltext.eventually_consistent"] is False
+    assert schema.check_schema(driver, database=database, embedder=embedder).up_to_date
+
+
+def test_migration_10_s_episodes_index_on_a_graph_past_13_is_refused_until_rebuilt(
+    fresh_graph: Graph,
+) -> None:
+    driver, database = fresh_graph.driver, fresh_graph.database
+    embedder = FakeEmbedder(384)
+    schema.apply_schema(driver, database=database, embedder=embedder)
+    driver.execute_query("DROP INDEX episode_content", database_=database)
+    driver.execute_query(
+        "CREATE FULLTEXT INDEX episode_content FOR (n:Episode) ON EACH [n.content, n.ns] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', "
+        "`fulltext.eventually_consistent`: false}}",
+        database_=database,
+    )
+    for check in (schema.apply_schema, schema.check_schema):
+        with pytest.raises(SchemaError, match="built differently") as caught:
+            check(driver, database=database, embedder=embedder)
+        assert "'episode_content' covers :Episode(content, ns) as before migration 13" in str(
+            caught.value
+        )
+    driver.execute_query("DROP INDEX episode_content", database_=database)
+    report = schema.apply_schema(driver, database=database, embedder=embedder)
+    assert report.restored == ("episode_content",)
+    assert _properties(driver, database)["episode_content"] == ("content", "speaker", "ns")
 
 
 def test_a_graph_with_migrations_of_a_newer_graphmem_is_refused(

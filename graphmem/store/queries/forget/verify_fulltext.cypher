@@ -3,7 +3,9 @@
 // params: ns, phrase, k
 // returns: index, id, text
 // The facts and episodes of the namespace whose words match the fulltext query $phrase (made
-// from a text the verification looks for), from graphmem's two fulltext indexes.
+// from a text the verification looks for), from graphmem's two fulltext indexes. An episode's
+// content only, not its speaker: what was erased is the text, and a speaker's name in the
+// phrase would list every message of that speaker.
 CALL () {
   CALL db.index.fulltext.queryNodes('fact_text', {{fulltext_in_ns('text', $phrase)}},
                                     {limit: $k}) YIELD node, score
