@@ -23,7 +23,8 @@ CALL (ff_found) {
 CALL (has_episodes) {
   UNWIND CASE WHEN has_episodes AND $episodes AND $use_fulltext AND $query IS NOT NULL
               THEN [1] ELSE [] END AS go
-  CALL db.index.fulltext.queryNodes('episode_content', {{fulltext_either_in_ns('content', 'speaker', $query)}},
+  CALL db.index.fulltext.queryNodes('episode_content',
+                                    {{fulltext_either_in_ns('content', 'speaker', $query)}},
                                     {limit: $candidates})
   YIELD node, score WHERE score > 0
   WITH count(*) AS fetched,
