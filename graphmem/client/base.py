@@ -55,6 +55,8 @@ def settings_recall_config(settings: GraphmemSettings) -> RecallConfig:
         recency_weight=settings.recall_recency_weight,
         recency_half_life_days=settings.recall_recency_half_life_days,
         importance_weight=settings.recall_importance_weight,
+        time_weight=settings.recall_time_weight,
+        user_weight=settings.recall_user_weight,
     )
 
 

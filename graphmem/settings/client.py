@@ -119,6 +119,22 @@ class ClientSettings(SettingsBase):
         allow_inf_nan=False,
         description="Weight of a fact's importance score in recall's ranking (0: off).",
     )
+    recall_time_weight: float = Field(
+        0.2,
+        ge=0.0,
+        le=10.0,
+        allow_inf_nan=False,
+        description="How much more a hit sent or recorded in a period the question names "
+        "counts (0: off).",
+    )
+    recall_user_weight: float = Field(
+        0.25,
+        ge=0.0,
+        le=10.0,
+        allow_inf_nan=False,
+        description="How much more a user's message counts for a question in the first "
+        "person (0: off).",
+    )
 
     # --- importance and tiers (see docs/guides/importance.md) --------------------------------
     importance_default: float = Field(

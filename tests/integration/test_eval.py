@@ -113,6 +113,8 @@ def test_every_configuration_is_reported(report: EvalReport) -> None:
         "next-credit-off",
         "update-order-off",
         "recency-off",
+        "user-cue-off",
+        "time-cue-off",
         "gate-each-hit",
         "gate-off",
         "user-only",

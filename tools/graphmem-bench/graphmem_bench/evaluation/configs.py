@@ -93,8 +93,8 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
     return [
         Configuration(
             "default",
-            "relative fusion, next-message credit, update order, recency, quality gate "
-            "(product default)",
+            "relative fusion, next-message credit, update order, recency, question cues, "
+            "quality gate (product default)",
             default,
         ),
         Configuration(
@@ -124,6 +124,16 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
             change(update={"update_order": False}),
         ),
         Configuration("recency-off", "without recency", change(update={"recency": False})),
+        Configuration(
+            "user-cue-off",
+            "the user's messages not raised for a question in the first person",
+            change(update={"user_weight": 0.0}),
+        ),
+        Configuration(
+            "time-cue-off",
+            "hits sent in a period the question names not raised",
+            change(update={"time_weight": 0.0}),
+        ),
         Configuration(
             "gate-each-hit",
             "every hit needs min_score (0.2), not only the best one",
