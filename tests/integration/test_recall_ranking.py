@@ -224,3 +224,23 @@ def test_a_question_about_the_user_raises_the_users_messages(memory: Client) -> 
     # In the third person the question raises nobody.
     third = memory.recall("Where does Ana live?", config={"user_weight": 1.0}).hits
     assert {h.scores.cue for h in third} == {1.0}
+
+
+def test_a_fact_the_fulltext_list_cut_off_scores_as_its_last_match(memory: Client) -> None:
+    """With a pool of one, the fulltext list keeps the fact that matches the name and "go";
+    the fact that answers matches only the name, and is scored by the list's last score
+    rather than as if it had not matched."""
+    for text in (
+        "Leila went to the Phoebe Bridgers gig at the arena.",
+        "Leila will go to Lisbon and go on to Porto.",
+        "Leila can go to the office on Mondays.",
+    ):
+        memory.remember(text)
+    config = {"pool_min": 1, "pool_factor": 1, "user_weight": 0.0}
+    hits = memory.recall("Which concert did Leila go to?", k=1, kinds=["fact"], config=config).hits
+    # Without the rule the Lisbon fact would win: 0.7 · 0.52 / 0.70 + 0.3 against 0.7.
+    assert [h.text for h in hits] == ["Leila went to the Phoebe Bridgers gig at the arena."]
+    (hit,) = hits
+    assert hit.scores.fulltext is None and hit.scores.vector_rank == 1
+    # 0.7 for the best cosine, 0.3 for the list's last (and only, so best) fulltext score.
+    assert hit.scores.fused == pytest.approx(1.0)

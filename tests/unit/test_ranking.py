@@ -11,8 +11,11 @@ from graphmem.core.recall.ranking import (
     RecallConfig,
     content_words,
     credit_next,
+    cut_matches,
     fuse,
+    holds_names,
     lexical_coverage,
+    proper_names,
     recency_factor,
 )
 
@@ -145,3 +148,40 @@ def test_relative_fusion_shares_the_best_cosine_between_facts_and_episodes() -> 
     fused = {c.id: c for c in fuse(lists, RecallConfig())}  # type: ignore[arg-type]
     assert fused["e"].fused == pytest.approx(0.7 + 0.3)
     assert fused["f"].fused == pytest.approx(0.7 * 0.2 / 0.8 + 0.3)
+
+
+def test_proper_names_are_capitalised_words_that_open_no_sentence() -> None:
+    assert proper_names("Which concert did Leila go to?") == {"leila"}
+    assert proper_names("Who is Oscar's partner?") == {"oscar"}
+    assert proper_names("What did I say? Ask Bob.") == {"bob"}
+    assert proper_names("I met Ana in Porto") == {"ana", "porto"}
+    assert proper_names("where does my sister live") == set()
+    assert holds_names({"oscar"}, "Oscar's partner is Tim.")
+    assert not holds_names({"ana"}, "Anabel moved to Porto.")
+    assert holds_names(set(), "anything")
+
+
+def test_a_fact_the_fulltext_list_cut_off_is_scored_by_the_lists_last_score() -> None:
+    """A fact the vector list found that holds the question's names, when the fulltext list
+    of facts is full (the pool), is scored by that list's last score; not when the list is
+    short (it did not match at all), not without the names, and episodes never."""
+    question = "Which concert did Leila go to?"
+    texts = {
+        "gold": "Leila has tickets for Phoebe Bridgers.",
+        "other": "Tom has tickets for a concert.",
+        "l1": "Leila will go to Lisbon.",
+        "l2": "Leila likes to go hiking.",
+    }
+    lists = [
+        ("vector", "fact", [("gold", 0.6), ("other", 0.5), ("l1", 0.4)]),
+        ("fulltext", "fact", [("l1", 4.0), ("l2", 3.0)]),
+        ("vector", "episode", [("e", 0.5)]),
+    ]
+    cut = cut_matches(question, lists, texts, pool=2)  # type: ignore[arg-type]
+    assert cut == {("fact", "gold"): 3.0}
+    assert cut_matches(question, lists, texts, pool=3) == {}  # type: ignore[arg-type]
+    assert cut_matches("which concert?", lists, texts, pool=2) == {}  # type: ignore[arg-type]
+    fused = {c.id: c for c in fuse(lists, RecallConfig(), None, cut)}  # type: ignore[arg-type]
+    assert fused["gold"].fused == pytest.approx(0.7 * 1.0 + 0.3 * 3.0 / 4.0)
+    assert fused["gold"].fulltext is None  # the index gave it no score of its own
+    assert fused["other"].fused == pytest.approx(0.7 * 0.5 / 0.6)

@@ -193,6 +193,7 @@ def fuse(
     lists: Iterable[tuple[str, Literal["fact", "episode"], Sequence[tuple[str, float]]]],
     config: RecallConfig,
     cosines: Mapping[tuple[str, str], float] | None = None,
+    cut: Mapping[tuple[str, str], float] | None = None,
 ) -> list[Candidate]:
     """Fuse ranked ``(retriever, kind, [(id, score), ...])`` lists into candidates, best first.
 
@@ -200,7 +201,9 @@ def fuse(
     fusion take the cosine of a candidate the vector list left out from ``cosines`` (keyed by
     kind and id), so that a fulltext match is not scored as if it resembled nothing: the
     vector list is cut at the pool size, and whether a candidate made it should not decide
-    its score.
+    its score. For the same reason a candidate the fulltext list cut off but matched is scored
+    by the fulltext score ``cut`` gives it (keyed by kind and id; see :func:`cut_matches`),
+    though ``Candidate.fulltext`` stays empty: the index gave it no score of its own.
     """
     found: dict[tuple[str, str], Candidate] = {}
     best_fulltext: dict[str, float] = {}
@@ -233,9 +236,46 @@ def fuse(
             if config.fusion == "relative" and best_cosine > 0:
                 vector_part /= best_cosine
             top = best_fulltext.get(cand.kind, 0.0)
-            fulltext_part = (cand.fulltext or 0.0) / top if top > 0 else 0.0
+            fulltext = cand.fulltext
+            if fulltext is None and cut is not None:
+                fulltext = cut.get((cand.kind, cand.id))
+            fulltext_part = (fulltext or 0.0) / top if top > 0 else 0.0
             cand.fused = config.vector_weight * vector_part + config.fulltext_weight * fulltext_part
     return sorted(found.values(), key=lambda c: (-c.fused, c.kind, c.id))
+
+
+def cut_matches(
+    query: str,
+    lists: Sequence[tuple[str, Literal["fact", "episode"], Sequence[tuple[str, float]]]],
+    texts: Mapping[str, str],
+    pool: int,
+) -> dict[tuple[str, str], float]:
+    """Facts the fulltext list cut off though they match the query's names, each with the
+    last score the list kept: what :func:`fuse` scores them by.
+
+    When a question names someone ("Which concert did Leila go to?"), its other words are
+    few, and a namespace holds many facts about that person, the fulltext list fills up with
+    those of them that match the name and some incidental word, and the fact that answers,
+    which matches the name alone, falls past the pool: its fulltext score would be 0 while its
+    rivals gain up to ``fulltext_weight``. A fact the vector list found whose text (``texts``,
+    by id) holds every proper name of the query (:func:`proper_names`) did match the fulltext
+    query, only not well enough for the list, whose last score is the most it could have
+    scored. Facts only: the rule was chosen on the benchmark's facts (``docs/benchmarks.md``)."""
+    names = proper_names(query)
+    fulltext = next(
+        (ranked for retriever, kind, ranked in lists if (retriever, kind) == ("fulltext", "fact")),
+        None,
+    )
+    if not names or fulltext is None or len(fulltext) < pool:
+        return {}
+    last, listed = fulltext[-1][1], {item_id for item_id, _ in fulltext}
+    return {
+        ("fact", item_id): last
+        for retriever, kind, ranked in lists
+        if (retriever, kind) == ("vector", "fact")
+        for item_id, _ in ranked
+        if item_id not in listed and holds_names(names, texts.get(item_id, ""))
+    }
 
 
 def credit_next(
@@ -307,6 +347,25 @@ def _stem(word: str) -> str:
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
     return word
+
+
+def proper_names(text: str) -> set[str]:
+    """The capitalised words of ``text`` that do not open a sentence (names, most often),
+    lower-cased and without their clitics ("Leila's" is "leila"); "I" is none."""
+    names, after = set(), 0
+    for m in _WORD.finditer(text):
+        word = _CLITIC.sub("", m.group(0))
+        # The first word, or one after the end of a sentence, opens one.
+        opens = after == 0 or any(c in ".!?\n" for c in text[after : m.start()])
+        if word[:1].isupper() and word != "I" and not opens:
+            names.add(word.lower())
+        after = m.end()
+    return names
+
+
+def holds_names(names: set[str], text: str) -> bool:
+    """Whether every one of ``names`` (see :func:`proper_names`) is a word of ``text``."""
+    return names <= {_CLITIC.sub("", m.group(0).lower()) for m in _WORD.finditer(text)}
 
 
 def content_words(text: str) -> set[str]:

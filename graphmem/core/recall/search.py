@@ -21,6 +21,7 @@ from graphmem.core.recall.ranking import (
     Retriever,
     content_words,
     credit_next,
+    cut_matches,
     fuse,
     importance_factor,
     index_score_to_cosine,
@@ -142,7 +143,13 @@ def recall_reads(
         lists.append((retriever, kind, _ranked(hits, kind, retriever, reads)))
     by_score = "vector" in search.retrievers() and cfg.fusion != "rrf"
     following = {i: b["next"] for i, b in reads.episodes.items() if b.get("next")}
-    fused = credit_next(fuse(lists, cfg, _cosines(reads) if by_score else None), following, cfg)
+    cut = None
+    if by_score:
+        texts = {item_id: brief["text"] for item_id, brief in reads.facts.items()}
+        cut = cut_matches(text, lists, texts, cfg.pool(request.k))
+    fused = credit_next(
+        fuse(lists, cfg, _cosines(reads) if by_score else None, cut), following, cfg
+    )
     reads.seen = len(fused)
     reads.candidates, reads.gated = _gate(text, fused, reads, request.k, now, cfg, weighing)
     yield from _read_details(search, reads)
