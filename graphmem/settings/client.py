@@ -128,7 +128,7 @@ class ClientSettings(SettingsBase):
         "counts (0: off).",
     )
     recall_user_weight: float = Field(
-        0.25,
+        0.5,
         ge=0.0,
         le=10.0,
         allow_inf_nan=False,

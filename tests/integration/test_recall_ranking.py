@@ -193,10 +193,10 @@ def test_a_period_the_question_names_raises_what_was_sent_in_it(memory: Client) 
     question = "Which tent did I pick for the hiking trip yesterday?"
     off = memory.recall(question, config={"time_weight": 0.0, "user_weight": 0.0}).hits
     assert {h.scores.cue for h in off} == {1.0}
-    # By default (0.2) yesterday's message gains a fifth, and both a quarter as the user's.
+    # By default (0.2) yesterday's message gains a fifth, and both a half as the user's.
     default = {h.provenance.external_ids[0]: h for h in memory.recall(question).hits}
-    assert default["new"].scores.cue == pytest.approx(1.2 * 1.25)
-    assert default["old"].scores.cue == pytest.approx(1.25)
+    assert default["new"].scores.cue == pytest.approx(1.2 * 1.5)
+    assert default["old"].scores.cue == pytest.approx(1.5)
     hits = memory.recall(question, config={"time_weight": 2.0, "user_weight": 0.0}).hits
     by_id = {h.provenance.external_ids[0]: h for h in hits}
     assert hits[0].provenance.external_ids == ("new",)

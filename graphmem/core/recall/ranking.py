@@ -29,7 +29,7 @@ Nothing here touches the database; the sync and async clients share it.
   are not weighed.
 * **Question cues.** A hit sent or recorded in a period the question names ("yesterday",
   "last week", "on March 3") is multiplied by ``1 + time_weight`` (0.2), and for a question in
-  the first person a user's message by ``1 + user_weight`` (0.25); see :mod:`.cues`.
+  the first person a user's message by ``1 + user_weight`` (0.5); see :mod:`.cues`.
 * **Quality gate.** A candidate passes if its cosine similarity to the query is at least
   ``min_score`` or at least half of the query's content words occur in its text (for an
   episode, ``speaker: content``, as it is embedded). When nothing passes, recall returns
@@ -142,7 +142,7 @@ class RecallConfig(BaseModel):
     time_weight: float = Field(default=0.2, ge=0.0, le=10.0)
     #: How much more a user's message counts when the question is in the first person (0:
     #: not at all); see :mod:`.cues`.
-    user_weight: float = Field(default=0.25, ge=0.0, le=10.0)
+    user_weight: float = Field(default=0.5, ge=0.0, le=10.0)
 
     def pool(self, k: int) -> int:
         return max(self.pool_min, k * self.pool_factor)
