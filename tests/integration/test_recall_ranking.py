@@ -3,12 +3,13 @@ next message's credit, and the quality gate on the query."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from graphmem.core.recall.ranking import RecallConfig
-from graphmem.models import Message
+from graphmem.models import Hit, Message
 from tests.integration.conftest import Client
 
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -40,6 +41,11 @@ def _ranked(memory: Client, question: str, **config: object) -> list[str]:
     """The external ids recall returns for ``question``, best first."""
     hits = memory.recall(question, kinds=["episode"], config=config or None).hits
     return [h.provenance.external_ids[0] for h in hits]
+
+
+def _by_id(hits: Sequence[Hit]) -> dict[str, Hit]:
+    """``hits`` by the external id of the message each one is."""
+    return {h.provenance.external_ids[0]: h for h in hits}
 
 
 UPDATE = [
@@ -97,11 +103,8 @@ def test_an_episode_gains_from_the_reply_that_follows_it(memory: Client) -> None
         ],
     )
     question = "tent for hiking in the Dolomites"
-    on = {h.provenance.external_ids[0]: h for h in memory.recall(question, kinds=["episode"]).hits}
-    off = {
-        h.provenance.external_ids[0]: h
-        for h in memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits
-    }
+    on = _by_id(memory.recall(question, kinds=["episode"]).hits)
+    off = _by_id(memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits)
     assert on["ask"].scores.fused == pytest.approx(
         off["ask"].scores.fused + 0.3 * off["reply"].scores.fused
     )
@@ -162,11 +165,8 @@ def test_the_next_message_of_its_session_is_found_past_other_sessions(memory: Cl
     ]
     memory.ingest(rows)
     question = "tent for hiking in the Dolomites"
-    on = {h.provenance.external_ids[0]: h for h in memory.recall(question, kinds=["episode"]).hits}
-    off = {
-        h.provenance.external_ids[0]: h
-        for h in memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits
-    }
+    on = _by_id(memory.recall(question, kinds=["episode"]).hits)
+    off = _by_id(memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits)
     assert on["ask"].scores.fused == pytest.approx(
         off["ask"].scores.fused + 0.3 * off["reply"].scores.fused
     )
@@ -194,11 +194,11 @@ def test_a_period_the_question_names_raises_what_was_sent_in_it(memory: Client) 
     off = memory.recall(question, config={"time_weight": 0.0, "user_weight": 0.0}).hits
     assert {h.scores.cue for h in off} == {1.0}
     # By default (0.2) yesterday's message gains a fifth, and both a half as the user's.
-    default = {h.provenance.external_ids[0]: h for h in memory.recall(question).hits}
+    default = _by_id(memory.recall(question).hits)
     assert default["new"].scores.cue == pytest.approx(1.2 * 1.5)
     assert default["old"].scores.cue == pytest.approx(1.5)
     hits = memory.recall(question, config={"time_weight": 2.0, "user_weight": 0.0}).hits
-    by_id = {h.provenance.external_ids[0]: h for h in hits}
+    by_id = _by_id(hits)
     assert hits[0].provenance.external_ids == ("new",)
     assert by_id["new"].scores.cue == pytest.approx(3.0)
     assert by_id["old"].scores.cue == 1.0
@@ -217,7 +217,7 @@ def test_a_question_about_the_user_raises_the_users_messages(memory: Client) -> 
         ],
     )
     hits = memory.recall("Where does my sister live?", config={"user_weight": 1.0}).hits
-    by_id = {h.provenance.external_ids[0]: h for h in hits}
+    by_id = _by_id(hits)
     assert by_id["mine"].scores.cue == pytest.approx(2.0)
     assert by_id["reply"].scores.cue == 1.0  # still there, not raised
     assert hits[0].provenance.external_ids == ("mine",)

@@ -167,10 +167,13 @@ def test_a_fact_the_fulltext_list_cut_off_is_scored_by_the_lists_last_score() ->
     short (it did not match at all), not without the names, and episodes never."""
     question = "Which concert did Leila go to?"
     texts = {
-        "gold": "Leila has tickets for Phoebe Bridgers.",
-        "other": "Tom has tickets for a concert.",
-        "l1": "Leila will go to Lisbon.",
-        "l2": "Leila likes to go hiking.",
+        item_id: {"text": text}
+        for item_id, text in {
+            "gold": "Leila has tickets for Phoebe Bridgers.",
+            "other": "Tom has tickets for a concert.",
+            "l1": "Leila will go to Lisbon.",
+            "l2": "Leila likes to go hiking.",
+        }.items()
     }
     lists = [
         ("vector", "fact", [("gold", 0.6), ("other", 0.5), ("l1", 0.4)]),

@@ -116,7 +116,7 @@ def _relative(phrase: str, now: datetime) -> Period:
     if words[-1] in _WEEKDAYS:
         back = (today.weekday() - _WEEKDAYS[words[-1]]) % 7 or 7
         return _day(today - timedelta(days=back))
-    if words[0] in ("yesterday",) or phrase.lower() == "last night":
+    if words[0] == "yesterday" or words == ["last", "night"]:
         return _day(today - timedelta(days=1))
     if words[0] == "past":  # the past week, month or year: the days up to now
         return Period(now - timedelta(days=_UNITS[words[-1]]), now + timedelta(seconds=1))

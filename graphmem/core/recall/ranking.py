@@ -247,7 +247,7 @@ def fuse(
 def cut_matches(
     query: str,
     lists: Sequence[tuple[str, Literal["fact", "episode"], Sequence[tuple[str, float]]]],
-    texts: Mapping[str, str],
+    briefs: Mapping[str, Mapping[str, Any]],
     pool: int,
 ) -> dict[tuple[str, str], float]:
     """Facts the fulltext list cut off though they match the query's names, each with the
@@ -257,10 +257,11 @@ def cut_matches(
     few, and a namespace holds many facts about that person, the fulltext list fills up with
     those of them that match the name and some incidental word, and the fact that answers,
     which matches the name alone, falls past the pool: its fulltext score would be 0 while its
-    rivals gain up to ``fulltext_weight``. A fact the vector list found whose text (``texts``,
-    by id) holds every proper name of the query (:func:`proper_names`) did match the fulltext
-    query, only not well enough for the list, whose last score is the most it could have
-    scored. Facts only: the rule was chosen on the benchmark's facts (``docs/benchmarks.md``)."""
+    rivals gain up to ``fulltext_weight``. A fact the vector list found whose text (its
+    ``briefs`` entry, by id) holds every proper name of the query (:func:`proper_names`) did
+    match the fulltext query, only not well enough for the list, whose last score is the most
+    it could have scored. Facts only: the rule was chosen on the benchmark's facts
+    (``docs/benchmarks.md``)."""
     names = proper_names(query)
     fulltext = next(
         (ranked for retriever, kind, ranked in lists if (retriever, kind) == ("fulltext", "fact")),
@@ -274,7 +275,7 @@ def cut_matches(
         for retriever, kind, ranked in lists
         if (retriever, kind) == ("vector", "fact")
         for item_id, _ in ranked
-        if item_id not in listed and holds_names(names, texts.get(item_id, ""))
+        if item_id not in listed and holds_names(names, briefs.get(item_id, {}).get("text", ""))
     }
 
 

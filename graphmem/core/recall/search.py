@@ -143,13 +143,10 @@ def recall_reads(
         lists.append((retriever, kind, _ranked(hits, kind, retriever, reads)))
     by_score = "vector" in search.retrievers() and cfg.fusion != "rrf"
     following = {i: b["next"] for i, b in reads.episodes.items() if b.get("next")}
-    cut = None
+    cosines, cut = None, None
     if by_score:
-        texts = {item_id: brief["text"] for item_id, brief in reads.facts.items()}
-        cut = cut_matches(text, lists, texts, cfg.pool(request.k))
-    fused = credit_next(
-        fuse(lists, cfg, _cosines(reads) if by_score else None, cut), following, cfg
-    )
+        cosines, cut = _cosines(reads), cut_matches(text, lists, reads.facts, cfg.pool(request.k))
+    fused = credit_next(fuse(lists, cfg, cosines, cut), following, cfg)
     reads.seen = len(fused)
     reads.candidates, reads.gated = _gate(text, fused, reads, request.k, now, cfg, weighing)
     yield from _read_details(search, reads)
