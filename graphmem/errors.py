@@ -309,6 +309,15 @@ class ResultTooLargeError(InvalidInputError):
         self.limit = limit
 
 
+class RequestTooLargeError(InvalidInputError):
+    """A call to ``graphmem serve`` (REST or MCP) carries more than one call may: more items,
+    more bytes of text or a larger body than ``limit`` (HTTP 413). Nothing was written."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class BadLinesError(InvalidInputError):
     """Some lines of a JSONL input are malformed; each problem names its line number."""
 

@@ -28,7 +28,6 @@ from graphmem.errors import (
 )
 from graphmem.mcp.options import McpOptions
 from graphmem.mcp.shape import SHORT_ID, dumps, fitted, ids_in, plain, replace_ids, short_ids
-from graphmem.models.fields import MAX_CALL_BYTES, MAX_CALL_ITEMS
 from graphmem.models.keys import ApiKey
 
 logger = logging.getLogger("graphmem.mcp")
@@ -79,21 +78,6 @@ Result = Coroutine[Any, Any, str]
 #: The API key of the call being served, under ``graphmem serve`` (set per call by the
 #: server from the HTTP request; None over stdio and ``graphmem mcp``).
 CALL_KEY: ContextVar[ApiKey | None] = ContextVar("graphmem_mcp_key", default=None)
-
-
-def check_call_size(items: int, text_bytes: int) -> None:
-    """Refuse a call carrying more than :data:`MAX_CALL_ITEMS` items or
-    :data:`MAX_CALL_BYTES` bytes of text, before anything is done with it."""
-    if items > MAX_CALL_ITEMS:
-        raise InvalidInputError(
-            f"{items:,} items in one call; at most {MAX_CALL_ITEMS:,}: send them in several "
-            "calls (nothing was stored)"
-        )
-    if text_bytes > MAX_CALL_BYTES:
-        raise InvalidInputError(
-            f"{text_bytes:,} bytes of text in one call; at most {MAX_CALL_BYTES:,}: send them "
-            "in several calls (nothing was stored)"
-        )
 
 
 def tool(fn: Callable[..., Result]) -> Callable[..., Result]:

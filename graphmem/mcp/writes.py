@@ -15,10 +15,10 @@ from graphmem.mcp.base import (
     Namespace,
     Reason,
     ToolBase,
-    check_call_size,
     tool,
 )
 from graphmem.mcp.shape import plain
+from graphmem.models.bounds import check_items
 
 
 class WriteTools(ToolBase):
@@ -107,7 +107,7 @@ class WriteTools(ToolBase):
         sent again with the same id or content is not stored twice. At most 1,000 messages
         and 4 MB of text a call: send a longer conversation in several calls."""
         ns = self._ns(namespace)
-        check_call_size(len(messages), sum(len(m.content.encode()) for m in messages))
+        check_items(messages, "content")
         given = [
             {
                 "content": m.content,

@@ -7,11 +7,13 @@ from datetime import datetime
 from typing import Annotated, Any, TypedDict
 
 from pydantic import (
+    AfterValidator,
     BeforeValidator,
     StrictBool,
     model_validator,
 )
 
+from graphmem._text import brief
 from graphmem.models.fields import (
     MAX_TEXT_CHARS,
     AbsoluteDatetime,
@@ -28,6 +30,23 @@ from graphmem.models.fields import (
     Text,
     text_type,
 )
+
+#: Who wrote a message: the roles of the chat formats graphmem reads.
+ROLES = ("user", "assistant", "system", "tool")
+
+
+def _known_role(value: str) -> str:
+    if value not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}; got {brief(value)}")
+    return value
+
+
+#: A message's role: one of :data:`ROLES`; ``None`` (a JSON null) means the default, ``user``.
+Role = Annotated[
+    Label,
+    AfterValidator(_known_role),
+    BeforeValidator(lambda value: "user" if value is None else value),
+]
 
 #: Why a fact supersedes, references or contradicts others, or why a fact is contradicted,
 #: resolved or retracted: kept on the edge or the fact.
@@ -111,16 +130,14 @@ class FactFields(TypedDict, total=False):
 class Message(InputModel):
     """One verbatim message for :meth:`Memory.ingest`.
 
-    ``content`` is stored as given. ``external_id`` is the caller's own id of the message;
+    ``content`` is stored as given; ``role`` is ``user`` (the default), ``assistant``,
+    ``system`` or ``tool``. ``external_id`` is the caller's own id of the message;
     re-sending a message with the same namespace, session and external id (or the same content
     hash, unless both carry external ids, which then tell them apart) does not store it twice.
     """
 
     content: EpisodeText
-    #: ``None`` (a JSON null) means the default, as an absent role does.
-    role: Annotated[Label, BeforeValidator(lambda value: "user" if value is None else value)] = (
-        "user"
-    )
+    role: Role = "user"
     speaker: Label | None = None
     occurred_at: AbsoluteDatetime | None = None
     external_id: Id | None = None

@@ -7,35 +7,62 @@ request and the same library call are refused with the same error."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
 
-from graphmem.models.fields import Kind
+from graphmem._text import brief
+from graphmem.models.fields import Ids, Kind, Tags
 from graphmem.models.inputs import FactInput, Message
 
 
 class RequestModel(BaseModel):
-    """A request body: unknown fields are refused, as the library refuses unknown keywords."""
+    """A request body: unknown fields are refused, as the library refuses unknown keywords,
+    and so is a value of the wrong JSON type (strict: ``true`` is not the number 1, ``"5"``
+    not the number 5)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class RememberRequest(FactInput):
+def _array(value: Any) -> Any:
+    """A JSON array, as it is: anything else, a lone string too, is refused (the library
+    takes a lone string as one item; a request names its list)."""
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"expected an array, got {brief(value)}")
+    return value
+
+
+#: Tags and ids as a request carries them: an array, never a lone string.
+ArrayTags = Annotated[Tags, BeforeValidator(_array)]
+ArrayIds = Annotated[Ids, BeforeValidator(_array)]
+
+
+class WireFact(FactInput):
+    """A fact in a request body: :class:`FactInput` with its lists given as arrays."""
+
+    tags: ArrayTags = ()
+    supersedes: ArrayIds = ()
+    references: ArrayIds = ()
+    contradicts: ArrayIds = ()
+
+
+class RememberRequest(WireFact):
     """``POST /v1/namespaces/{ns}/facts``: one fact, as :meth:`Memory.remember` takes it."""
 
-    allow_forgotten: bool = False
+    allow_forgotten: StrictBool = False
 
 
 class RememberManyRequest(RequestModel):
-    """``POST /v1/namespaces/{ns}/facts/batch``: facts written in one transaction."""
+    """``POST /v1/namespaces/{ns}/facts/batch``: facts written in one transaction (at most
+    1,000 facts and 4 MB of text a call)."""
 
-    facts: list[FactInput]
+    facts: list[WireFact]
     allow_forgotten: bool = False
 
 
 class IngestRequest(RequestModel):
-    """``POST /v1/namespaces/{ns}/messages``: messages stored verbatim, each once."""
+    """``POST /v1/namespaces/{ns}/messages``: messages stored verbatim, each once (at most
+    1,000 messages and 4 MB of text a call)."""
 
     messages: list[Message]
     session_id: str | None = None
@@ -169,4 +196,5 @@ __all__ = [
     "RequestModel",
     "ResolveRequest",
     "VerifyRequest",
+    "WireFact",
 ]

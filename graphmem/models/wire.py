@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from graphmem import errors
 from graphmem.errors import GraphmemError
+from graphmem.models.fields import MAX_CALL_BYTES, MAX_CALL_ITEMS
 
 #: The HTTP status of each error class; a subclass takes its nearest listed ancestor's.
 STATUS: tuple[tuple[type[GraphmemError], int], ...] = (
@@ -25,6 +26,7 @@ STATUS: tuple[tuple[type[GraphmemError], int], ...] = (
     (errors.MessageConflictError, 409),
     (errors.UndoRefusedError, 409),
     (errors.ConsolidationBusyError, 409),
+    (errors.RequestTooLargeError, 413),
     (errors.InvalidInputError, 422),
     (errors.ClientUsageError, 422),
     (errors.TransientDatabaseError, 503),
@@ -78,7 +80,12 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (403, "The key does not open the namespace or its role does not allow the call."),
         (404, "No such fact, message or run in the namespace."),
         (409, "The call conflicts with the namespace's state."),
-        (413, "The request body is too large."),
+        (
+            413,
+            f"The call is too large: more than {MAX_CALL_ITEMS:,} items, {MAX_CALL_BYTES:,} "
+            "bytes of text, or a body over the server's limit (`limit` names the one "
+            "exceeded); nothing was written.",
+        ),
         (422, "Malformed input; nothing was written."),
         (503, "Neo4j is unavailable or busy: try again."),
     )

@@ -20,6 +20,7 @@ from graphmem.models import (
     Message,
     RecallResult,
 )
+from graphmem.models.bounds import check_items
 from graphmem.remote.call import (
     Call,
     CallsBase,
@@ -41,13 +42,22 @@ if TYPE_CHECKING:
     from graphmem.models import FactFields
 
 
+#: The options the library reads a lone string of as a one-item list; a request names the list.
+_LISTS = frozenset({"tags", "supersedes", "references", "contradicts", "kinds"})
+
+
+def listed(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``fields`` with a lone string among :data:`_LISTS` as a one-item list."""
+    return {k: [v] if k in _LISTS and isinstance(v, str) else v for k, v in fields.items()}
+
+
 def fact_data(item: FactInput | Mapping[str, Any] | str, name: str) -> Any:
     """A fact of ``remember_many`` as the JSON the server reads (text alone as ``text``)."""
     if isinstance(item, str):
         return {"text": item}
     if isinstance(item, FactInput):
         return item.model_dump(mode="json", exclude_defaults=True)
-    return jsonable(item, name)
+    return jsonable(listed(item) if isinstance(item, Mapping) else item, name)
 
 
 def message_data(item: Message | Mapping[str, Any] | str, name: str) -> Any:
@@ -62,7 +72,7 @@ def message_data(item: Message | Mapping[str, Any] | str, name: str) -> Any:
 def search_body(query: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """The body of a search or context: the query and the options given (a zone by name)."""
     body = {"query": query}
-    for name, value in options.items():
+    for name, value in listed(options).items():
         if name == "timezone":
             value = zone_name(value)
         body |= given(name, value)
@@ -75,7 +85,8 @@ class MemoryCalls(CallsBase):
     def remember(
         self, text: str, *, ns: str | None, allow_forgotten: bool, **fields: Unpack[FactFields]
     ) -> Call[Fact]:
-        body = {"text": text, **jsonable(fields, "fields"), "allow_forgotten": allow_forgotten}
+        fields_data = jsonable(listed(fields), "fields")
+        body = {"text": text, **fields_data, "allow_forgotten": allow_forgotten}
         return Call("POST", self.path(ns, "facts"), model(Fact), json=body)
 
     def remember_many(
@@ -92,6 +103,7 @@ class MemoryCalls(CallsBase):
                 "model (leave vectors out, or use Memory against the database)"
             )
         items = [fact_data(item, f"facts[{i}]") for i, item in enumerate(facts)]
+        check_items(items, "text")  # refused here as the server would, before sending
         body = {"facts": items, "allow_forgotten": allow_forgotten}
         return Call("POST", self.path(ns, "facts", "batch"), models(Fact), json=body)
 
@@ -107,6 +119,7 @@ class MemoryCalls(CallsBase):
         allow_forgotten: bool,
     ) -> Call[IngestResult]:
         items = [message_data(item, f"messages[{i}]") for i, item in enumerate(messages)]
+        check_items(items, "content")  # refused here as the server would, before sending
         body = {
             "messages": items,
             **given("session_id", session_id),

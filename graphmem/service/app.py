@@ -19,7 +19,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.embed.embedder import load_model
-from graphmem.errors import GraphmemError, InvalidInputError, TransactionTimeoutError
+from graphmem.errors import (
+    GraphmemError,
+    InvalidInputError,
+    RequestTooLargeError,
+    TransactionTimeoutError,
+)
 from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, Receive, Scope, Send
 from graphmem.mcp.gate import KeyGate, respond
 from graphmem.mcp.keys import KeyCheck
@@ -134,7 +139,8 @@ def _add_handlers(api: FastAPI) -> None:
         problems = []
         for item in exc.errors():
             where = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"
-            problems.append(f"{where}: {item.get('msg', 'invalid')}")
+            message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
+            problems.append(f"{where}: {message}")
         error = InvalidInputError("; ".join(problems))
         return JSONResponse(error_body(error), status_code=422)
 
@@ -193,9 +199,10 @@ def _timed(method: str, path: str) -> bool:
 
 
 class Limits:
-    """ASGI: a request body larger than the options allow is answered 413 (by its
-    Content-Length before it is read, or as soon as it grows past, the route then seeing the
-    client gone); a reading REST request that takes longer than ``timeout`` seconds is
+    """ASGI: a request that names both a Content-Length and a Transfer-Encoding is answered
+    400 and its connection closed; a request body larger than the options allow is answered
+    413 (by its Content-Length before it is read, or as soon as it grows past, the route then
+    seeing the client gone); a reading REST request that takes longer than ``timeout`` seconds is
     cancelled and answered 504."""
 
     def __init__(self, app: ASGIApp, options: ServeOptions) -> None:
@@ -208,7 +215,13 @@ class Limits:
             return
         path = scope.get("path", "")
         limit = self.max_import if path.endswith("/import") else self.max_body
-        length = dict(scope.get("headers", [])).get(b"content-length")
+        headers = scope.get("headers", [])
+        if _framed_twice(headers):
+            # Two framings: a proxy in front may read the body by the other one, so what
+            # follows could be taken for another request. Refused, and the connection closed.
+            await respond(send, 400, _FRAMED_TWICE, {"connection": "close"})
+            return
+        length = dict(headers).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > limit:
             await respond(send, 413, self._too_large(limit))
             return
@@ -253,11 +266,25 @@ class Limits:
 
     @staticmethod
     def _too_large(limit: int) -> dict[str, Any]:
-        error = InvalidInputError(
+        error = RequestTooLargeError(
             f"the request body is larger than {limit:,} bytes (the server's --max-body-mb, "
-            "or --max-import-mb for an import): send less in one request"
+            "or --max-import-mb for an import): send less in one request",
+            limit=limit,
         )
         return error_body(error)
+
+
+def _framed_twice(headers: Any) -> bool:
+    """Whether a request names both a ``Content-Length`` and a ``Transfer-Encoding``."""
+    names = {bytes(name).lower() for name, _ in headers}
+    return b"content-length" in names and b"transfer-encoding" in names
+
+
+_FRAMED_TWICE = error_body(
+    InvalidInputError(
+        "the request has both Content-Length and Transfer-Encoding headers; send one of them"
+    )
+)
 
 
 __all__ = ["Dispatch", "Limits", "ServeOptions", "build_app", "rest_api"]

@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from graphmem.models import ContextBlock, Episode, Fact, FactHistory, IngestResult, RecallResult
+from graphmem.models.bounds import check_items
 from graphmem.models.keys import ApiKey
 from graphmem.models.requests import (
     ContextRequest,
@@ -49,14 +50,18 @@ async def remember(ns: NsPath, body: RememberRequest, key: WriteKey, memory: Mem
 async def remember_many(
     ns: NsPath, body: RememberManyRequest, key: WriteKey, memory: Memory
 ) -> Response:
-    """Remember several facts in one transaction: all of them or none."""
+    """Remember several facts in one transaction: all of them or none (at most 1,000 facts
+    and 4 MB of text a call: 413 beyond)."""
+    check_items(body.facts, "text")
     facts = await memory.remember_many(body.facts, ns=ns, allow_forgotten=body.allow_forgotten)
     return answer(facts, 201)
 
 
 @router.post("/messages", response_model=IngestResult, status_code=201, tags=["remember"])
 async def ingest(ns: NsPath, body: IngestRequest, key: WriteKey, memory: Memory) -> Response:
-    """Store conversation messages verbatim, each once (and the facts an extractor finds)."""
+    """Store conversation messages verbatim, each once (and the facts an extractor finds);
+    at most 1,000 messages and 4 MB of text a call (413 beyond)."""
+    check_items(body.messages, "content")
     result = await memory.ingest(
         body.messages,
         ns=ns,

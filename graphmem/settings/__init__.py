@@ -1,4 +1,5 @@
-"""graphmem's settings: ``GRAPHMEM_`` variables, ``.env`` support.
+"""graphmem's settings: ``GRAPHMEM_`` variables, and a settings file only where
+``GRAPHMEM_ENV_FILE`` names one.
 
 :class:`GraphmemSettings` is all of them: the client's (:class:`ClientSettings`: which Neo4j,
 the embedder, the namespace, recall) and how graphmem bootstraps a server of its own
@@ -21,7 +22,7 @@ settings itself.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 from graphmem.errors import ConfigurationError
 from graphmem.settings.client import ClientSettings
 from graphmem.settings.common import (
+    ENV_FILE_VARIABLE,
     MAX_WAIT_SECONDS,
     NEO4J_URI_SCHEMES,
     LocalNeo4jVersion,
@@ -47,7 +49,8 @@ class GraphmemSettings(LocalServerSettings, ClientSettings):
 
 
 def load_settings(**overrides: Any) -> GraphmemSettings:
-    """Read the settings from the environment and ``.env``, with ``overrides`` on top.
+    """Read the settings from the environment and the file ``GRAPHMEM_ENV_FILE`` names (no
+    ``.env`` is read unless named), with ``overrides`` on top.
 
     A malformed setting raises :class:`ConfigurationError` naming the variable.
     """
@@ -60,13 +63,15 @@ def load_settings(**overrides: Any) -> GraphmemSettings:
             for err in exc.errors()
         )
         raise ConfigurationError(f"invalid graphmem settings: {problems}") from exc
-    except (UnicodeDecodeError, OSError) as exc:  # the .env file: not UTF-8, or unreadable
+    except (UnicodeDecodeError, OSError) as exc:  # the named file: not UTF-8, or unreadable
+        named = os.environ.get(ENV_FILE_VARIABLE, "")
         raise ConfigurationError(
-            f"cannot read graphmem settings from {Path('.env').absolute()}: {exc}"
+            f"cannot read graphmem settings from {ENV_FILE_VARIABLE}={named!r}: {exc}"
         ) from exc
 
 
 __all__ = [
+    "ENV_FILE_VARIABLE",
     "MAX_WAIT_SECONDS",
     "NEO4J_URI_SCHEMES",
     "ClientSettings",

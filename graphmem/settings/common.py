@@ -1,8 +1,10 @@
-"""What the client's and the local server's settings share: the ``GRAPHMEM_`` prefix, ``.env``,
-where graphmem keeps its files, and the value checks both use."""
+"""What the client's and the local server's settings share: the ``GRAPHMEM_`` prefix, the
+settings file that ``GRAPHMEM_ENV_FILE`` names (no ``.env`` is read unless named), where
+graphmem keeps its files, and the value checks both use."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -10,7 +12,12 @@ from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 NEO4J_URI_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
 _MEMORY_SIZE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
@@ -62,17 +69,37 @@ def server_url(value: str) -> str:
     return value.rstrip("/")
 
 
+#: The environment variable that names a settings file (``KEY=value`` lines, as a ``.env``):
+#: graphmem reads no such file unless the user names one, so a ``.env`` that happens to lie in
+#: the working directory cannot point the server URL, the API key or the Neo4j URI and
+#: password somewhere else.
+ENV_FILE_VARIABLE = "GRAPHMEM_ENV_FILE"
+
+
+def named_env_file() -> Path | None:
+    """The settings file ``GRAPHMEM_ENV_FILE`` names, if it names one; FileNotFoundError
+    when it names none that exists (a file the user named is never skipped in silence)."""
+    named = os.environ.get(ENV_FILE_VARIABLE, "").strip()
+    if not named:
+        return None
+    path = Path(named).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"{ENV_FILE_VARIABLE} names {named!r}, which is not a file")
+    return path
+
+
 def default_cache_dir() -> Path:
     """graphmem's cache directory when ``GRAPHMEM_CACHE_DIR`` does not set one."""
     return Path(platformdirs.user_cache_dir("graphmem"))
 
 
 class SettingsBase(BaseSettings):
-    """``GRAPHMEM_`` variables and ``.env``; an empty variable leaves its setting at the default."""
+    """``GRAPHMEM_`` variables, and the file ``GRAPHMEM_ENV_FILE`` names (no ``.env`` is read
+    unless named); an empty variable leaves its setting at the default."""
 
     model_config = SettingsConfigDict(
         env_prefix="GRAPHMEM_",
-        env_file=".env",
+        env_file=None,  # only the file the user names: see settings_customise_sources
         env_file_encoding="utf-8",
         env_ignore_empty=True,  # GRAPHMEM_X= (empty) leaves X at its default, as unset would
         extra="ignore",
@@ -90,3 +117,22 @@ class SettingsBase(BaseSettings):
         description="Builds of the local server and digests of embedding models; default: the "
         "platform's user cache folder.",
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then the environment, then the file ``GRAPHMEM_ENV_FILE`` names (a file
+        given as ``_env_file=`` instead), then the defaults."""
+        given = isinstance(dotenv_settings, DotEnvSettingsSource) and dotenv_settings.env_file
+        named = None if given else named_env_file()
+        if named is not None:
+            dotenv_settings = DotEnvSettingsSource(
+                settings_cls, env_file=named, env_file_encoding="utf-8"
+            )
+        return init_settings, env_settings, dotenv_settings, file_secret_settings

@@ -172,7 +172,7 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
         ("/facts", {"text": "x", "supersedes": ["0" * 36]}, 404, "NotFoundError"),
         ("/search", {"query": "x", "k": 0}, 422, "InvalidInputError"),
         ("/drop", {"confirm": False}, 422, "InvalidInputError"),
-        ("/facts", {"text": "y" * 60_000}, 413, "InvalidInputError"),
+        ("/facts", {"text": "y" * 60_000}, 413, "RequestTooLargeError"),
     ]
     for path, body, status, kind in cases:
         answer = post(api + path, json=body, headers=bearer(key))
@@ -189,7 +189,7 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
         content=chunks(),
         headers={**bearer(key), "content-type": "application/json"},
     )
-    assert _error(streamed) == (413, "InvalidInputError")
+    assert _error(streamed) == (413, "RequestTooLargeError")
     # Without a key, nothing of the body is read: malformed JSON is still a 401.
     unkeyed = post(api + "/facts", content=b"{not json", headers={"x": "y"})
     assert _error(unkeyed) == (401, "AuthenticationError")

@@ -48,14 +48,67 @@ def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> N
     assert settings.neo4j_connection_timeout == 15.0
 
 
-def test_dotenv_file_is_read(tmp_path: Path) -> None:
-    (tmp_path / ".env").write_text("GRAPHMEM_NEO4J_DATABASE=memories\n")
-    assert load_settings().neo4j_database == "memories"
+#: A .env an attacker could leave in a working directory: every value points elsewhere.
+_HOSTILE_DOTENV = (
+    "GRAPHMEM_SERVER_URL=http://evil.example:8080\n"
+    "GRAPHMEM_API_KEY=gmk_planted_key\n"
+    "GRAPHMEM_NEO4J_URI=bolt://evil.example:7687\n"
+    "GRAPHMEM_NEO4J_PASSWORD=planted-password\n"
+    "GRAPHMEM_NEO4J_DATABASE=memories\n"
+)
 
 
-def test_a_dotenv_file_that_is_not_utf8_is_a_typed_error(tmp_path: Path) -> None:
-    (tmp_path / ".env").write_bytes(b"GRAPHMEM_NAMESPACE=caf\xe9\n")
-    with pytest.raises(ConfigurationError, match=r"\.env.*utf-8"):
+def test_a_dotenv_file_in_the_working_directory_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(_HOSTILE_DOTENV)
+    settings = load_settings()
+    assert settings.server_url is None
+    assert settings.api_key is None
+    assert settings.neo4j_uri == "local"
+    assert settings.neo4j_password is None
+    assert settings.neo4j_database == "neo4j"
+    assert GraphmemSettings().neo4j_database == "neo4j"
+
+
+def test_the_file_graphmem_env_file_names_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    named = tmp_path / "graphmem.env"
+    named.write_text(_HOSTILE_DOTENV)
+    monkeypatch.setenv("GRAPHMEM_ENV_FILE", str(named))
+    settings = load_settings()
+    assert settings.server_url == "http://evil.example:8080"
+    assert settings.api_key is not None
+    assert settings.api_key.get_secret_value() == "gmk_planted_key"
+    assert settings.neo4j_uri == "bolt://evil.example:7687"
+    assert settings.neo4j_password is not None
+    assert settings.neo4j_password.get_secret_value() == "planted-password"
+    assert settings.neo4j_database == "memories"
+    # The environment still wins over the file, and arguments over both.
+    monkeypatch.setenv("GRAPHMEM_NEO4J_DATABASE", "from-env")
+    assert load_settings().neo4j_database == "from-env"
+    assert load_settings(neo4j_database="given").neo4j_database == "given"
+
+
+def test_a_file_given_to_the_settings_class_is_read(tmp_path: Path) -> None:
+    named = tmp_path / "other.env"
+    named.write_text("GRAPHMEM_NEO4J_DATABASE=memories\n")
+    assert GraphmemSettings(_env_file=named).neo4j_database == "memories"  # type: ignore[call-arg]
+
+
+def test_a_named_file_that_is_missing_is_a_typed_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("GRAPHMEM_ENV_FILE", str(tmp_path / "missing.env"))
+    with pytest.raises(ConfigurationError, match="GRAPHMEM_ENV_FILE.*not a file"):
+        load_settings()
+
+
+def test_a_named_file_that_is_not_utf8_is_a_typed_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "bad.env").write_bytes(b"GRAPHMEM_NAMESPACE=caf\xe9\n")
+    monkeypatch.setenv("GRAPHMEM_ENV_FILE", str(tmp_path / "bad.env"))
+    with pytest.raises(ConfigurationError, match=r"bad\.env.*utf-8"):
         load_settings()
 
 
