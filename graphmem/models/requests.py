@@ -1,9 +1,10 @@
 """The bodies of the REST API of ``graphmem serve`` (``/v1``): what the remote clients send
 and the server reads, one model per flow. Facts and messages are the clients' own
-:class:`~graphmem.models.FactInput` and :class:`~graphmem.models.Message`; the options of
-recall, context and forget are their keyword arguments as fields (times as text: ISO 8601 with
-a zone, a date, or ``3 days ago``). The server checks every value as the library does, so a
-request and the same library call are refused with the same error."""
+:class:`~graphmem.models.FactInput` (its lists as arrays) and
+:class:`~graphmem.models.Message`; the options of recall, context and forget are their keyword
+arguments as fields (times as text: ISO 8601 with a zone, a date, or ``3 days ago``). The
+server checks every value as the library does, and takes each as the JSON type it is, with no
+coercion (``true`` is not 1, ``"5"`` not 5, a lone string not a list)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
 
 from graphmem._text import brief
+from graphmem.models import inputs
 from graphmem.models.fields import Ids, Kind, Tags
-from graphmem.models.inputs import FactInput, Message
+from graphmem.models.inputs import Message
 
 
 class RequestModel(BaseModel):
@@ -37,8 +39,10 @@ ArrayTags = Annotated[Tags, BeforeValidator(_array)]
 ArrayIds = Annotated[Ids, BeforeValidator(_array)]
 
 
-class WireFact(FactInput):
-    """A fact in a request body: :class:`FactInput` with its lists given as arrays."""
+# Named as the library's model, which it narrows, so that the OpenAPI schema keeps the name.
+class FactInput(inputs.FactInput):
+    """One fact to remember (the batch form takes a list of them), its tags and ids given as
+    arrays."""
 
     tags: ArrayTags = ()
     supersedes: ArrayIds = ()
@@ -46,7 +50,7 @@ class WireFact(FactInput):
     contradicts: ArrayIds = ()
 
 
-class RememberRequest(WireFact):
+class RememberRequest(FactInput):
     """``POST /v1/namespaces/{ns}/facts``: one fact, as :meth:`Memory.remember` takes it."""
 
     allow_forgotten: StrictBool = False
@@ -56,7 +60,7 @@ class RememberManyRequest(RequestModel):
     """``POST /v1/namespaces/{ns}/facts/batch``: facts written in one transaction (at most
     1,000 facts and 4 MB of text a call)."""
 
-    facts: list[WireFact]
+    facts: list[FactInput]
     allow_forgotten: bool = False
 
 
@@ -186,6 +190,7 @@ __all__ = [
     "ContextRequest",
     "ContradictRequest",
     "DropRequest",
+    "FactInput",
     "ForgetRequest",
     "IngestRequest",
     "PinRequest",
@@ -196,5 +201,4 @@ __all__ = [
     "RequestModel",
     "ResolveRequest",
     "VerifyRequest",
-    "WireFact",
 ]

@@ -66,7 +66,7 @@ def test_a_dotenv_file_in_the_working_directory_is_not_read(tmp_path: Path) -> N
     assert settings.neo4j_uri == "local"
     assert settings.neo4j_password is None
     assert settings.neo4j_database == "neo4j"
-    assert GraphmemSettings().neo4j_database == "neo4j"
+    assert GraphmemSettings(**{}).neo4j_database == "neo4j"
 
 
 def test_the_file_graphmem_env_file_names_is_read(
@@ -99,7 +99,7 @@ def test_a_named_file_that_is_missing_is_a_typed_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("GRAPHMEM_ENV_FILE", str(tmp_path / "missing.env"))
-    with pytest.raises(ConfigurationError, match="GRAPHMEM_ENV_FILE.*not a file"):
+    with pytest.raises(ConfigurationError, match=r"GRAPHMEM_ENV_FILE.*not a file"):
         load_settings()
 
 
