@@ -67,7 +67,10 @@ def demo(ctx: click.Context, ns: str | None, keep: bool) -> None:
 @output_options
 @click.pass_context
 def config(ctx: click.Context, as_json: bool) -> None:
-    """Show the effective settings (environment, .env, defaults); secrets are masked.
+    """Show the effective settings and their defaults; secrets are masked.
+
+    They come from GRAPHMEM_ variables and from the file GRAPHMEM_ENV_FILE names (no .env is
+    read unless named).
 
     Example:
 
