@@ -104,7 +104,7 @@ def _default(field: FieldInfo) -> str:
 
 def settings_table() -> str:
     """One table per settings class: variable, type, default and meaning."""
-    from graphmem.settings import ClientSettings, LocalServerSettings
+    from graphmem.settings import ClientSettings, LocalServerSettings, ServiceSettings
     from graphmem.settings.common import SettingsBase
 
     parts = []
@@ -113,6 +113,7 @@ def settings_table() -> str:
         ("Files (both)", SettingsBase),
         ("Client", ClientSettings),
         ("Local server and Docker", LocalServerSettings),
+        ("The service secret", ServiceSettings),
     )
     for title, cls in classes:
         rows = [

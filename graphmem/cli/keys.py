@@ -1,4 +1,4 @@
-"""``graphmem keys``: the API keys of ``graphmem serve`` (create, list, revoke)."""
+"""``graphmem keys``: the API keys of ``graphmem serve`` (create, list, revoke, resign)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,17 @@ from graphmem.cli.output import emit, output_options, render_mapping, render_tab
 from graphmem.cli.root import main, memory_for, nothing
 
 _SHOWN_ONCE = "The key is shown only now: keep it somewhere safe."
-_COLUMNS = ["name", "id", "role", "namespaces", "prefix", "created_at", "expires_at", "revoked_at"]
+_COLUMNS = [
+    "name",
+    "id",
+    "role",
+    "namespaces",
+    "prefix",
+    "created_at",
+    "expires_at",
+    "revoked_at",
+    "signature",
+]
 
 
 def _key_rows(rows: list[dict[str, Any]]) -> str:
@@ -27,7 +37,10 @@ def keys() -> None:
     review, export), write (also remember, ingest, contradictions, retractions, forget,
     consolidation, undo), admin (also erase, import and drop whole namespaces). The key's
     name is the actor of every change it makes. The graph keeps only a hash of the secret: it
-    is shown once.
+    is shown once. Each key node is signed with the service secret (GRAPHMEM_SERVICE_SECRET,
+    or the file GRAPHMEM_SERVICE_SECRET_FILE, by default DATA_DIR/service-secret): a key node
+    that keys create did not write is refused, so every server of one Neo4j needs the same
+    secret.
 
     Example:
 
@@ -101,7 +114,10 @@ def create(
 @output_options
 @click.pass_context
 def list_keys(ctx: click.Context, include_revoked: bool, as_json: bool) -> None:
-    """List the keys (never their secrets), oldest first.
+    """List the keys (never their secrets), oldest first. SIGNATURE says where each key's
+    MAC stands: valid, previous (signed with a previous secret: run keys resign), unsigned
+    (made before MACs, or by hand) or invalid (forged, edited or from another deployment).
+    Unsigned and invalid keys are refused.
 
     Example:
 
@@ -133,3 +149,32 @@ def revoke(ctx: click.Context, name: str, as_json: bool) -> None:
     with memory_for(ctx, None) as memory:
         gone = memory.keys.revoke(name)
     emit([key.model_dump(mode="json") for key in gone], as_json=as_json, table=_key_rows)
+
+
+@keys.command("resign")
+@click.option(
+    "--unsigned",
+    "unsigned",
+    metavar="NAME",
+    multiple=True,
+    help="Also sign the live key with this name (or id) that has no MAC, after reviewing it "
+    "with keys list (repeatable).",
+)
+@output_options
+@click.pass_context
+def resign(ctx: click.Context, unsigned: tuple[str, ...], as_json: bool) -> None:
+    """Sign with the current service secret every key signed with a previous one
+    (GRAPHMEM_SERVICE_SECRET_PREVIOUS), so that a rotated secret needs no new keys; and, with
+    --unsigned, the named keys that have no MAC (keys made before MACs, refused until signed).
+    A key whose MAC is invalid is never signed: revoke it and create a new one. Prints the
+    keys signed.
+
+    Example:
+
+    \b
+        graphmem keys resign
+        graphmem keys resign --unsigned support-bot --unsigned nightly-export
+    """
+    with memory_for(ctx, None) as memory:
+        signed = memory.keys.resign(unsigned=unsigned)
+    emit([key.model_dump(mode="json") for key in signed], as_json=as_json, table=_key_rows)

@@ -120,8 +120,11 @@ def serve_command(
             f"graphmem serve needs its extra: pip install 'graphmem[serve]' ({exc})"
         ) from None
     from graphmem.client.aio import AsyncMemory
+    from graphmem.client.service_secret import service_signer
 
     settings = settings_of(ctx)
+    # The secret that signs the keys, read (or made) before the first request needs it.
+    service_signer(settings)
     if settings.neo4j_transaction_timeout is None:
         # A service answers every request: a transaction that waits without end (on a lock a
         # schema change holds) is rolled back instead, and the caller told.

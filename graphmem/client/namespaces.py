@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.client.keys import AsyncKeys, Keys
+from graphmem.client.service_secret import service_signer
 from graphmem.core.namespaces.drop import DEFAULT_BATCH
 from graphmem.core.namespaces.plan import DEFAULT_PAGE
 from graphmem.models.namespaces import DropResult, ImportResult, NamespaceSummary
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from graphmem.core.memory_core import MemoryCore
     from graphmem.core.namespaces.export import NamespaceExport
     from graphmem.core.plans import Plan
+    from graphmem.settings import GraphmemSettings
 
 T = TypeVar("T")
 
@@ -27,13 +29,14 @@ class NamespaceMethods:
 
     if TYPE_CHECKING:
         _core: MemoryCore
+        settings: GraphmemSettings
 
         def _run(self, plan: Plan[T]) -> T: ...
 
     @property
     def keys(self) -> Keys:
-        """The API keys of ``graphmem serve``: create, list, revoke, check."""
-        return Keys(self._core, self._run)
+        """The API keys of ``graphmem serve``: create, list, revoke, check, resign."""
+        return Keys(self._core, self._run, lambda: service_signer(self.settings))
 
     def namespaces(self) -> list[NamespaceSummary]:
         """Every namespace of the database, by name, with its counts and its last write: the
@@ -103,13 +106,14 @@ class AsyncNamespaceMethods:
 
     if TYPE_CHECKING:
         _core: MemoryCore
+        settings: GraphmemSettings
 
         async def _run(self, plan: Plan[T]) -> T: ...
 
     @property
     def keys(self) -> AsyncKeys:
-        """The API keys of ``graphmem serve``: create, list, revoke, check."""
-        return AsyncKeys(self._core, self._run)
+        """The API keys of ``graphmem serve``: create, list, revoke, check, resign."""
+        return AsyncKeys(self._core, self._run, lambda: service_signer(self.settings))
 
     async def namespaces(self) -> list[NamespaceSummary]:
         """See :meth:`~graphmem.client.Memory.namespaces`."""

@@ -1,6 +1,10 @@
-"""API keys as plans: create (the secret shown once, stored as a hash), list, revoke, and the
-check a request's key must pass. Keys are the service's, not a tenant's: their statements name
-no namespace, and no namespace's listing, export or drop sees them."""
+"""API keys as plans: create (the secret shown once, stored as a hash, the node signed with the
+service secret), list, revoke, resign, and the check a request's key must pass. Keys are the
+service's, not a tenant's: their statements name no namespace, and no namespace's listing,
+export or drop sees them.
+
+A key node's MAC (:mod:`graphmem.core.key_mac`) is what makes it a key: a node without one
+that verifies under the service secret is refused exactly as an unknown key is."""
 
 from __future__ import annotations
 
@@ -10,10 +14,13 @@ import re
 import secrets
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import get_args
+from typing import Any, get_args
+
+from pydantic import ValidationError
 
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import aware, checked_flag, checked_label, namespace
+from graphmem.core.key_mac import KeySigner
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
 from graphmem.errors import AuthenticationError, InvalidInputError
 from graphmem.models.keys import ApiKey, NewKey, Role
@@ -31,6 +38,8 @@ _ID_SHAPES = re.compile(
 )
 #: A namespace prefix: empty (every namespace), or the start of a namespace name.
 _PREFIX = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9._:@-]*)?")
+#: The most key ids :meth:`KeyPlans.key_ids` reads at once.
+MAX_KEY_IDS = 100_000
 
 
 def key_hash(key_id: str, secret: str) -> str:
@@ -41,6 +50,29 @@ def key_hash(key_id: str, secret: str) -> str:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _same_hash(stored: Any, expected: str) -> bool:
+    # compare_digest takes ASCII text only; a hash keys create did not write may be anything.
+    return isinstance(stored, str) and stored.isascii() and hmac.compare_digest(stored, expected)
+
+
+def _listed(row: dict[str, Any], signer: KeySigner) -> ApiKey:
+    """A key as :meth:`KeyPlans.keys` lists it, with where its MAC stands."""
+    return _as_key({**row["key"], "signature": signer.signature(_stored(row))})
+
+
+def _as_key(fields: dict[str, Any]) -> ApiKey:
+    try:
+        return ApiKey.model_validate(fields)
+    except ValidationError:
+        # A node keys create did not write: shown as it is, so that it can be seen.
+        return ApiKey.model_construct(**fields)
+
+
+def _stored(row: dict[str, Any]) -> dict[str, Any]:
+    """The properties a key's MAC covers, as a key_find or key_list row has them."""
+    return {**row["key"], "hash": row["hash"], "mac": row["mac"]}
 
 
 def _name(name: str) -> str:
@@ -73,6 +105,34 @@ def _scope(namespaces: Iterable[str], prefix: str | None) -> tuple[list[str], st
     return names, prefix
 
 
+def _resignable(rows: Rows, signer: KeySigner, trusted: set[str]) -> list[dict[str, Any]]:
+    """What :meth:`KeyPlans.resign_keys` signs: each key's id, its MAC now and its new one."""
+    signs, named = [], set()
+    for row in rows:
+        stored, key = _stored(row), row["key"]
+        signature = signer.signature(stored)
+        names = {key.get("name"), key.get("id")} & trusted
+        live = key.get("revoked_at") is None
+        if names and live:
+            named |= names
+            if signature != "unsigned":
+                raise InvalidInputError(
+                    f"the key {key.get('name')!r} ({key.get('id')}) is {signature}, not unsigned: "
+                    "only a key without a MAC is signed by name (a key whose MAC no secret gives "
+                    "was forged or edited, or comes from another deployment: revoke it and "
+                    "create a new one)"
+                )
+        if signature == "previous" or (names and live):
+            signs.append({"id": key["id"], "old": stored["mac"], "mac": signer.sign(stored)})
+    missing = sorted(trusted - named)
+    if missing:
+        raise InvalidInputError(
+            f"no live key is named {', '.join(map(repr, missing))} or has that id: nothing "
+            "was signed (graphmem keys list shows the unsigned keys)"
+        )
+    return signs
+
+
 class KeyPlans(CoreBase):
     """API keys: :meth:`create_key`, :meth:`keys`, :meth:`revoke_key`, :meth:`check_key`."""
 
@@ -84,6 +144,7 @@ class KeyPlans(CoreBase):
         namespaces: Iterable[str] = (),
         prefix: str | None = None,
         expires_at: datetime | str | None = None,
+        signer: KeySigner,
     ) -> Plan[NewKey]:
         name = _name(name)
         if role not in get_args(Role):
@@ -104,6 +165,7 @@ class KeyPlans(CoreBase):
             "created_at": now,
             "expires_at": expires,
         }
+        params["mac"] = signer.sign(params)
 
         def work() -> Work[Rows]:
             yield Run(query("key_lock"), {"key": SCHEMA_KEY})
@@ -117,12 +179,21 @@ class KeyPlans(CoreBase):
             return rows
 
         rows: Rows = yield Transaction("write", work)
-        return NewKey(key=f"gmk_{key_id}_{secret}", api_key=ApiKey.model_validate(rows[0]["key"]))
+        made = ApiKey.model_validate({**rows[0]["key"], "signature": "valid"})
+        return NewKey(key=f"gmk_{key_id}_{secret}", api_key=made)
 
-    def keys(self, *, include_revoked: bool = False) -> Plan[list[ApiKey]]:
+    def keys(self, *, signer: KeySigner, include_revoked: bool = False) -> Plan[list[ApiKey]]:
+        """Every key, each with where its MAC stands (``signature``)."""
         params = {"include_revoked": checked_flag("include_revoked", include_revoked)}
         rows: Rows = yield Transaction("read", lambda: single(Run(query("key_list"), params)))
-        return [ApiKey.model_validate(r["key"]) for r in rows]
+        return [_listed(r, signer) for r in rows]
+
+    def key_ids(self) -> Plan[frozenset[str]]:
+        """The ids of every key node, revoked ones too (at most :data:`MAX_KEY_IDS`; more
+        come back as MAX_KEY_IDS + 1 ids, which says that there are more)."""
+        params = {"limit": MAX_KEY_IDS + 1}
+        rows: Rows = yield Transaction("read", lambda: single(Run(query("key_ids"), params)))
+        return frozenset(r["id"] for r in rows if isinstance(r["id"], str))
 
     def revoke_key(self, name: str) -> Plan[list[ApiKey]]:
         """Revokes the live keys with this name (or id); refuses a name that has none."""
@@ -131,20 +202,47 @@ class KeyPlans(CoreBase):
         rows: Rows = yield Transaction("write", lambda: single(Run(query("key_revoke"), params)))
         if not rows:
             raise InvalidInputError(f"no live key is named {name!r} or has that id")
-        return [ApiKey.model_validate(r["key"]) for r in rows]
+        return [_as_key(r["key"]) for r in rows]
 
-    def check_key(self, key: str) -> Plan[ApiKey]:
+    def resign_keys(self, *, signer: KeySigner, unsigned: Iterable[str] = ()) -> Plan[list[ApiKey]]:
+        """Sign with the current service secret every key whose MAC verifies under a previous
+        one, and the live keys named (or with the id) in ``unsigned`` that have no MAC at all
+        (keys made before MACs, which an operator has reviewed and trusts). A name in
+        ``unsigned`` that is no live unsigned key refuses the whole call (InvalidInputError)
+        and changes nothing. Returns the keys signed now."""
+        if isinstance(unsigned, str):
+            unsigned = [unsigned]
+        trusted = {checked_label("unsigned", n) for n in unsigned}
+
+        def work() -> Work[Rows]:
+            yield Run(query("key_lock"), {"key": SCHEMA_KEY})
+            rows: Rows = yield Run(query("key_list"), {"include_revoked": True})
+            signs = _resignable(rows, signer, trusted)
+            if not signs:
+                return []
+            signed: Rows = yield Run(query("key_sign"), {"signs": signs})
+            return signed
+
+        rows: Rows = yield Transaction("write", work)
+        return [_as_key({**r["key"], "signature": "valid"}) for r in rows]
+
+    def check_key(self, key: str, *, signer: KeySigner) -> Plan[ApiKey]:
         """The live key whose secret ``key`` is; an AuthenticationError otherwise (one message
-        for every failure but expiry and revocation, so that ids cannot be probed)."""
+        for every failure but expiry and revocation, so that ids cannot be probed: a key node
+        without a MAC that verifies is an unknown key)."""
         found = KEY_PATTERN.fullmatch(key) if isinstance(key, str) else None
         if found is None:
             raise AuthenticationError("not a graphmem API key")
         key_id, secret = found.groups()
         params = {"id": key_id}
         rows: Rows = yield Transaction("read", lambda: single(Run(query("key_find"), params)))
-        if not rows or not hmac.compare_digest(rows[0]["hash"], key_hash(key_id, secret)):
+        if (
+            len(rows) != 1
+            or not _same_hash(rows[0]["hash"], key_hash(key_id, secret))
+            or (signature := signer.signature(_stored(rows[0]))) not in ("valid", "previous")
+        ):
             raise AuthenticationError("unknown API key")
-        api_key = ApiKey.model_validate(rows[0]["key"])
+        api_key = ApiKey.model_validate({**rows[0]["key"], "signature": signature})
         if api_key.revoked_at is not None:
             raise AuthenticationError(f"the API key {api_key.name!r} was revoked")
         if not api_key.live(_now()):
@@ -152,4 +250,4 @@ class KeyPlans(CoreBase):
         return api_key
 
 
-__all__ = ["KEY_PATTERN", "KeyPlans", "key_hash"]
+__all__ = ["KEY_PATTERN", "MAX_KEY_IDS", "KeyPlans", "key_hash"]

@@ -14,6 +14,11 @@ from pydantic import Field
 from graphmem.models.fields import OutputModel, StoredDatetime
 
 Role = Literal["read", "write", "admin"]
+#: Where a key's MAC stands: ``valid`` (under the current service secret), ``previous`` (under
+#: a previous secret: still accepted; ``graphmem keys resign`` moves it to the current one),
+#: ``unsigned`` (no MAC: a key made before MACs, or by hand) or ``invalid`` (a MAC that no
+#: secret gives: forged, edited, or from another deployment). Only the first two are accepted.
+Signature = Literal["valid", "previous", "unsigned", "invalid"]
 #: Each role and the roles it includes: a write key also reads, an admin key also writes.
 ROLE_RANK: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
 
@@ -35,6 +40,11 @@ class ApiKey(OutputModel):
     created_at: StoredDatetime
     expires_at: StoredDatetime | None = None
     revoked_at: StoredDatetime | None = None
+    signature: Signature | None = Field(
+        None,
+        description="Where the key's MAC stands: valid (the current service secret), previous "
+        "(a previous one; `graphmem keys resign` moves it), unsigned or invalid (refused).",
+    )
 
     def opens(self, ns: str) -> bool:
         """Whether the key's scope holds namespace ``ns``."""
@@ -63,4 +73,4 @@ class NewKey(OutputModel):
     api_key: ApiKey
 
 
-__all__ = ["ROLE_RANK", "ApiKey", "NewKey", "Role"]
+__all__ = ["ROLE_RANK", "ApiKey", "NewKey", "Role", "Signature"]

@@ -41,9 +41,10 @@ from graphmem.settings.common import (
     server_url,
 )
 from graphmem.settings.server import LocalServerSettings
+from graphmem.settings.service import ServiceSettings
 
 
-class GraphmemSettings(LocalServerSettings, ClientSettings):
+class GraphmemSettings(LocalServerSettings, ServiceSettings, ClientSettings):
     """All of graphmem's configuration: the client's settings and the local server's.
     Environment variables use the ``GRAPHMEM_`` prefix."""
 
@@ -79,6 +80,7 @@ __all__ = [
     "LocalNeo4jVersion",
     "LocalServerSettings",
     "Neo4jMode",
+    "ServiceSettings",
     "default_cache_dir",
     "load_settings",
     "memory_bytes",

@@ -280,6 +280,7 @@ COMMAND_TREE = {
     "graphmem keys": [],
     "graphmem keys create": ["--csv", "--expires", "--json", "--ns", "--prefix", "--role", "NAME"],
     "graphmem keys list": ["--all", "--csv", "--json"],
+    "graphmem keys resign": ["--csv", "--json", "--unsigned"],
     "graphmem keys revoke": ["--csv", "--json", "NAME"],
     "graphmem mcp": [
         "--allow-host",
