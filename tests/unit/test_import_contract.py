@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphmem.core.namespaces.contract import EDGES, MAX_RECORD_BYTES, NODES, Contract
+from graphmem.core.namespaces.contract import (
+    EDGES,
+    MAX_BATCH_BYTES,
+    MAX_RECORD_BYTES,
+    NODES,
+    Contract,
+    weight,
+)
 from graphmem.core.namespaces.records import read_header
 from graphmem.errors import ExportFormatError
 from graphmem.service.import_body import streamed_records
@@ -384,3 +391,11 @@ def test_a_line_over_the_bound_is_refused_as_it_streams() -> None:
     with pytest.raises(ExportFormatError, match="over") as refused:
         asyncio.run(run())
     assert refused.value.line == 2 and len(pulled) < len(parts)
+
+
+def test_a_batch_is_bounded_by_what_its_records_hold() -> None:
+    big = fact(text="x" * 10_000)
+    assert 10_000 < weight(big["properties"]) < 12_000
+    plans = {"plans": ["x" * (3 * 1024 * 1024)]}
+    # Three records of the largest plans graphmem writes fill a batch, whatever its count.
+    assert 2 * weight(plans) < MAX_BATCH_BYTES < 3 * weight(plans)

@@ -46,6 +46,9 @@ from graphmem.models.fields import MAX_EPISODE_CHARS, MAX_METADATA_BYTES, MAX_TA
 #: The most a record may take as one line: the largest record graphmem writes is far smaller
 #: (a fact: 10,000 characters, 16 KiB of metadata and its embedding).
 MAX_RECORD_BYTES = 16 * 1024 * 1024
+#: About the most an import's batch of nodes holds before it is staged, whatever its count:
+#: the memory an import takes is bounded by this, not by the batch size times the largest record.
+MAX_BATCH_BYTES = 8 * 1024 * 1024
 
 _COMMON_FACT: Spec = {
     "ns": LABEL,
@@ -397,3 +400,12 @@ def _kind_of(properties: Mapping[str, Any]) -> str:
 def _brief(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def weight(properties: Mapping[str, Any]) -> int:
+    """About how many bytes a checked record's values hold (texts by their length)."""
+    total = 0
+    for value in properties.values():
+        items = value if isinstance(value, list) else [value]
+        total += sum(len(v) if isinstance(v, str) else 8 for v in items)
+    return total

@@ -29,7 +29,7 @@ from functools import partial
 from typing import Any
 
 from graphmem.core.forget.hashing import lock_texts
-from graphmem.core.namespaces.contract import Contract
+from graphmem.core.namespaces.contract import MAX_BATCH_BYTES, Contract, weight
 from graphmem.core.namespaces.document import (
     ID_LABELS,
     INDEXED_LABELS,
@@ -177,6 +177,7 @@ def _stage_all(staging: Staging, records: Iterator[Any]) -> Plan[None]:
     nodes: Numbered = []
     edges: Numbered = []
     line = 1
+    held = 0  # about how many bytes the nodes of the batch hold
     for line, record in enumerate(records, start=2):
         kind = record_kind(record, line)
         if kind == "node":
@@ -184,14 +185,15 @@ def _stage_all(staging: Staging, records: Iterator[Any]) -> Plan[None]:
                 raise ExportFormatError("a node record after the relationships", line=line)
             staging.contract.node(record, line)
             nodes.append((line, record))
-            if len(nodes) >= staging.batch:
+            held += weight(record["properties"])
+            if len(nodes) >= staging.batch or held >= MAX_BATCH_BYTES:
                 yield from _stage_nodes(staging, nodes)
-                nodes = []
+                nodes, held = [], 0
         elif kind == "relationship":
             staging.contract.edge(record, line)
             if nodes:
                 yield from _stage_nodes(staging, nodes)
-                nodes = []
+                nodes, held = [], 0
             edges.append((line, record))
             if len(edges) >= staging.batch:
                 yield from _stage_edges(staging, edges)
