@@ -228,6 +228,7 @@ NODE_FORGERIES: list[tuple[str, int, Forge, str]] = [
     ("not a vector", 0, _set("properties.embedding", "%%%"), "not a valid vector"),
     ("untyped embedding", 0, _set("types.embedding", "bytes"), "typed 'bytes'"),
     ("untyped time", 0, _set("types", {"embedding": "vector"}), "typed None"),
+    ("type of nothing", 0, _set("types.ghost", "datetime"), "types names"),
     ("a time as a number", 0, _set("properties.recorded_at", 5), "is not a time"),
     ("malformed id", 0, _set("properties.id", "not-an-id"), "is not an id"),
     ("tags as a text", 0, _set("properties.tags", "x"), "not a list"),

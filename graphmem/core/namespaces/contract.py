@@ -337,6 +337,11 @@ class Contract:
         owner: str,
         line: int,
     ) -> None:
+        if not isinstance(properties, Mapping) or not isinstance(types, Mapping):
+            raise ExportFormatError("properties and types must be objects", line=line)
+        if set(types) - set(properties):
+            unknown = ", ".join(sorted(map(str, set(types) - set(properties))))
+            raise ExportFormatError(f"types names what properties do not: {unknown}", line=line)
         for key, value in properties.items():
             kind = spec.get(key)
             if kind is None:
