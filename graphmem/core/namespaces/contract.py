@@ -41,7 +41,13 @@ from graphmem.core.namespaces.kinds import (
     text,
 )
 from graphmem.errors import ExportFormatError
-from graphmem.models.fields import MAX_EPISODE_CHARS, MAX_METADATA_BYTES, MAX_TAGS, MAX_TEXT_CHARS
+from graphmem.models.fields import (
+    MAX_EPISODE_CHARS,
+    MAX_IDS,
+    MAX_METADATA_BYTES,
+    MAX_TAGS,
+    MAX_TEXT_CHARS,
+)
 
 #: The most a record may take as one line: the largest record graphmem writes is far smaller
 #: (a fact: 10,000 characters, 16 KiB of metadata and its embedding).
@@ -100,7 +106,7 @@ NODES: Mapping[str, Spec] = {
         "access_count": INTEGER,
         "last_accessed_at": TIME,
         "previously_forgotten": FLAG,
-        "extracted_by": listed(LABEL, MAX_TAGS),
+        "extracted_by": listed(LABEL, MAX_IDS),
     },
     "Tombstone": {
         **_COMMON_FACT,

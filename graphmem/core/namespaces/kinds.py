@@ -22,8 +22,9 @@ ID_FORMAT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 _HASH = re.compile(r"[0-9a-f]{16,128}")
 #: The longest text a time, date or duration takes as Neo4j writes it (a zone name included).
 _MAX_TIME_CHARS = 96
-#: The most ids a consolidation record lists (the facts its cluster showed).
-MAX_LISTED = MAX_IDS * 10
+#: The most items a list of ids or numbers holds (a consolidation state lists the facts left for
+#: the next run, at most a run's new facts; a record, the facts its clusters showed).
+MAX_LISTED = MAX_IDS * 100
 
 
 @dataclass(frozen=True)
