@@ -305,12 +305,28 @@ def _lines(file: str) -> IO[str]:
         raise ConfigurationError(f"cannot read {file}: {exc.strerror or exc}") from exc
 
 
-def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+def _bounded(lines: IO[str]) -> Iterator[str]:
+    """The lines of the file, each read with a bound: a line longer than any record an export
+    writes stops the import before it is read whole."""
+    from graphmem.core.namespaces.contract import MAX_RECORD_BYTES
+
+    number = 0
+    while line := lines.readline(MAX_RECORD_BYTES + 1):
+        number += 1
+        if len(line) > MAX_RECORD_BYTES:
+            raise ExportFormatError(
+                f"line {number} is over {MAX_RECORD_BYTES:,} characters, far more than any "
+                "record an export writes"
+            )
+        yield line
+
+
+def _records(lines: IO[str]) -> Iterator[dict[str, Any]]:
     """The JSON object of each line; a line that is not one stops the import."""
     from graphmem._json import json_objects
 
     problems: list[tuple[int, str]] = []
-    for _, record in json_objects(lines, problems):
+    for _, record in json_objects(_bounded(lines), problems):
         if problems:
             break
         yield record

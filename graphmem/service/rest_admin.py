@@ -10,8 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
-from graphmem._json import json_error, load_json
-from graphmem.errors import InvalidInputError, PermissionDeniedError
+from graphmem.errors import PermissionDeniedError
 from graphmem.models import NamespaceStats
 from graphmem.models.audit import Beliefs, ContradictionRecord, Diff, Explanation, Timeline
 from graphmem.models.consolidation import ConsolidationResult, ConsolidationRunRecord, UndoResult
@@ -26,6 +25,7 @@ from graphmem.models.requests import (
 )
 from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.service.deps import AdminKey, AnyKey, Memory, NsPath, ReadKey, WriteKey, answer
+from graphmem.service.import_body import streamed_records
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Limit = Annotated[int, Query(ge=1, le=1000)]
@@ -223,18 +223,8 @@ async def export(ns: NsPath, key: ReadKey, memory: Memory) -> StreamingResponse:
 )
 async def import_(ns: NsPath, request: Request, key: AdminKey, memory: Memory) -> Response:
     """Import an export (JSON lines in the body) into this empty namespace, all or nothing."""
-    try:
-        text = (await request.body()).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"the body is not UTF-8 text: {exc}") from None
-    records = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(load_json(line))
-            except ValueError as exc:
-                raise InvalidInputError(f"line {number}: {json_error(exc)}") from None
-    return answer(await memory.import_(records, ns=ns), 201)
+    async with streamed_records(request.stream()) as records:
+        return answer(await memory.import_(records, ns=ns), 201)
 
 
 @router.post(PREFIX + "/drop", response_model=DropResult, tags=["namespaces"])

@@ -373,16 +373,13 @@ RETURN [k IN keys(f) WHERE k <> 'ns' |
 def test_every_value_comes_back_with_its_type_exactly(
     builder: Client, graph: Graph, ns: str
 ) -> None:
-    fact = builder.remember("Ada keeps odd values.", ns=ns)
+    fact = builder.remember("Ada keeps odd values.", tags=["a", "b"], importance=0.25, ns=ns)
     graph.driver.execute_query(
         "MATCH (f:Fact {ns: $ns, id: $id}) "
-        "SET f.zoned = datetime('2026-01-01T10:00:00.123456789+01:00[Europe/Paris]'), "
-        "f.offset = datetime('2026-01-01T10:00:00.5-03:30'), f.utc_zone = datetime("
-        "'2026-01-01T10:00:00Z[UTC]'), f.local = localdatetime('2026-01-01T10:00:00.000000001'), "
-        "f.day = date('2026-02-28'), f.clock = time('10:00:00+02:00'), "
-        "f.wall = localtime('23:59:59.999'), f.span = duration('P1Y2M3DT4H5M6.007S'), "
-        "f.times = [datetime('2026-01-01T00:00:00Z'), datetime('2026-01-02T00:00:00+01:00')], "
-        "f.whole = 3, f.real = 3.0, f.nan = 0.0 / 0.0, f.flags = [true, false]",
+        "SET f.valid_from = datetime('2026-01-01T10:00:00.123456789+01:00[Europe/Paris]'), "
+        "f.valid_to = datetime('2026-01-01T10:00:00.5-03:30'), f.last_accessed_at = datetime("
+        "'2026-01-01T10:00:00Z[UTC]'), f.access_count = 3, f.importance = 3.0, "
+        "f.pinned = true",
         ns=ns,
         id=fact.id,
         database_=graph.database,
@@ -398,8 +395,8 @@ def test_every_value_comes_back_with_its_type_exactly(
     )
     doc = exported(builder, ns)
     types = next(r for r in doc if r["record"] == "node" and r["key"] == fact.id)["types"]
-    assert types["zoned"] == "datetime" and types["times"] == "list<datetime>"
-    assert types["nan"] == "float" and "whole" not in types and "real" not in types
+    assert types["valid_from"] == "datetime" and types["embedding"] == "vector"
+    assert "access_count" not in types and "importance" not in types
     builder.drop_namespace(ns, confirm=True)
     builder.import_(doc, ns=ns)
     assert values() == before

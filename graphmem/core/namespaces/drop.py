@@ -9,10 +9,12 @@ nothing stops the same texts from being stored again.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 
 from graphmem.core.namespaces.document import label_of
+from graphmem.core.namespaces.listing import stage_prefix
 from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work
 from graphmem.store.cypher import query
 
@@ -53,3 +55,25 @@ def drop_batches(
 def _drop_one(ns: str, lock: str, batch: int) -> Work[Rows]:
     yield import_lock(lock)
     return (yield Run(query("ns_drop"), {"ns": ns, "batch": batch}))
+
+
+def sweep_stages(ns: str, *, batch: int, stage: str | None = None) -> Plan[int]:
+    """Deletes, ``batch`` at a time, every node of the staging namespaces of imports into
+    ``ns`` (only ``stage``'s when given) whatever labels it carries: nothing an unfinished
+    import staged outlives the next import into ``ns``, or a drop of it, even a node whose
+    labels are not graphmem's. Returns how many nodes it deleted."""
+    prefix = stage_prefix(ns)
+    pattern = re.escape(stage) if stage is not None else re.escape(prefix) + "[0-9a-f]{32}"
+    params = {"prefix": prefix, "pattern": pattern, "batch": batch}
+    removed = 0
+    while True:
+        rows: Rows = yield Transaction("write", lambda: _sweep_one(ns, params))
+        deleted = int(rows[0]["deleted"])
+        removed += deleted
+        if deleted < batch:
+            return removed
+
+
+def _sweep_one(ns: str, params: dict[str, object]) -> Work[Rows]:
+    yield import_lock(ns)
+    return (yield Run(query("import_sweep"), params))

@@ -10,8 +10,12 @@ what came before. Then one transaction checks that the target namespace is still
 that everything staged is there, and moves it all into the target namespace: the import
 becomes visible whole, or not at all.
 
-An import that fails removes what it staged; one that is killed leaves its staging namespace
-behind, invisible, and the next import into the namespace (or dropping it) removes it.
+Every record is checked against what graphmem's own export writes
+(:class:`~graphmem.core.namespaces.contract.Contract`) before the batch that holds it is
+staged: a record that is not what an export writes refuses the whole import, so no label,
+property or value of a forged file ever reaches the database. An import that fails removes
+what it staged; one that is killed leaves its staging namespace behind, invisible, and the
+next import into the namespace (or dropping it) removes it, whatever labels its nodes carry.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from functools import partial
 from typing import Any
 
 from graphmem.core.forget.hashing import lock_texts
+from graphmem.core.namespaces.contract import MAX_BATCH_BYTES, Contract, weight
 from graphmem.core.namespaces.document import (
     ID_LABELS,
     INDEXED_LABELS,
@@ -36,7 +41,7 @@ from graphmem.core.namespaces.document import (
     read_vector,
     remapped,
 )
-from graphmem.core.namespaces.drop import drop_batches, import_lock
+from graphmem.core.namespaces.drop import drop_batches, import_lock, sweep_stages
 from graphmem.core.namespaces.export import Pages
 from graphmem.core.namespaces.listing import counted, held, stage_name, stage_prefix, stage_target
 from graphmem.core.namespaces.records import Header, erasure_check, read_header, record_kind
@@ -63,6 +68,7 @@ class Staging:
     stage: str
     header: Header
     batch: int
+    contract: Contract
     progress: Callable[[int], object] | None = None
     #: Each id of the export that another namespace held, and the new id it was given.
     ids: dict[str, str] = field(default_factory=dict)
@@ -123,6 +129,7 @@ def run_import(
         # into the namespace (or dropping it) removes what was staged.
         with suppress(Exception):
             yield from drop_batches(staging.stage, lock=staging.ns, batch=staging.batch)
+            yield from sweep_stages(staging.ns, batch=staging.batch, stage=staging.stage)
         raise
     tombstones = staging.nodes.get("Tombstone", 0)
     check = staging.header.erasure_check
@@ -151,11 +158,14 @@ def remove_stale(ns: str, batch: int) -> Plan[int]:
         if stage_target(row["stage"]) == ns:
             deleted, _ = yield from drop_batches(row["stage"], lock=ns, batch=batch)
             removed += sum(deleted.values())
+    # What the labelled queries cannot see: nodes staged with labels that are not graphmem's.
+    removed += yield from sweep_stages(ns, batch=batch)
     return removed
 
 
-def new_staging(ns: str, header: Header, batch: int, progress: Any) -> Staging:
-    return Staging(ns, stage_name(ns, uuid.uuid4().hex), header, batch, progress)
+def new_staging(ns: str, header: Header, batch: int, dimension: int, progress: Any) -> Staging:
+    contract = Contract(header.ns, dimension)
+    return Staging(ns, stage_name(ns, uuid.uuid4().hex), header, batch, contract, progress)
 
 
 def _single(run: Run) -> Work[Rows]:
@@ -167,19 +177,23 @@ def _stage_all(staging: Staging, records: Iterator[Any]) -> Plan[None]:
     nodes: Numbered = []
     edges: Numbered = []
     line = 1
+    held = 0  # about how many bytes the nodes of the batch hold
     for line, record in enumerate(records, start=2):
         kind = record_kind(record, line)
         if kind == "node":
             if edges or staging.relationships:
                 raise ExportFormatError("a node record after the relationships", line=line)
+            staging.contract.node(record, line)
             nodes.append((line, record))
-            if len(nodes) >= staging.batch:
+            held += weight(record["properties"])
+            if len(nodes) >= staging.batch or held >= MAX_BATCH_BYTES:
                 yield from _stage_nodes(staging, nodes)
-                nodes = []
+                nodes, held = [], 0
         elif kind == "relationship":
+            staging.contract.edge(record, line)
             if nodes:
                 yield from _stage_nodes(staging, nodes)
-                nodes = []
+                nodes, held = [], 0
             edges.append((line, record))
             if len(edges) >= staging.batch:
                 yield from _stage_edges(staging, edges)

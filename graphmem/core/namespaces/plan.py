@@ -10,7 +10,7 @@ from typing import Any
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import checked_flag, checked_integer, namespace
 from graphmem.core.namespaces.document import in_label_order
-from graphmem.core.namespaces.drop import DEFAULT_BATCH, LOCK_KINDS, drop_batches
+from graphmem.core.namespaces.drop import DEFAULT_BATCH, LOCK_KINDS, drop_batches, sweep_stages
 from graphmem.core.namespaces.export import NamespaceExport
 from graphmem.core.namespaces.importer import (
     check_embedder,
@@ -73,7 +73,9 @@ class NamespacePlans(CoreBase):
         )
         refuse_if_held(ns, rows[0])
         stale = yield from remove_stale(ns, batch)
-        result = yield from run_import(new_staging(ns, header, batch, report), given, self._guard)
+        result = yield from run_import(
+            new_staging(ns, header, batch, self.dimension, report), given, self._guard
+        )
         return result.model_copy(update={"stale_removed": stale})
 
     def drop_namespace(
@@ -115,6 +117,7 @@ class NamespacePlans(CoreBase):
         for stage in staged:
             deleted, used = yield from drop_batches(stage, lock=ns, batch=batch)
             cleared, batches = cleared + sum(deleted.values()), batches + used
+        cleared += yield from sweep_stages(ns, batch=batch)
         deleted, used = yield from drop_batches(ns, lock=ns, batch=batch, progress=report)
         removed.update(deleted)
         params = {"ns": ns, "kinds": list(LOCK_KINDS)}

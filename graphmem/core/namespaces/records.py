@@ -18,6 +18,15 @@ from graphmem.core.namespaces.document import (
     written_properties,
 )
 from graphmem.errors import ExportFormatError
+from graphmem.models.fields import MAX_LABEL_CHARS
+
+_HEADER_FIELDS = frozenset(
+    {"record", "format", "version", "graphmem", "ns", "embedder", "exported_at"}
+    | {"consistency", "erasure_check"}
+)
+_END_FIELDS = frozenset(
+    {"record", "nodes", "relationships", "changed_during_export", "finished_at"}
+)
 
 
 def erasure_check(erasure_key: str | None, ns: str) -> str | None:
@@ -122,6 +131,12 @@ def read_header(record: Any) -> Header:
         raise ExportFormatError(
             "the first record is not a graphmem namespace export's header", line=1
         )
+    extra = sorted(set(record) - _HEADER_FIELDS)
+    if extra:
+        raise ExportFormatError(
+            f"the header has fields an export does not write: {', '.join(map(str, extra))}",
+            line=1,
+        )
     if record.get("format") != FORMAT:
         raise ExportFormatError(f"the format is {record.get('format')!r}, not {FORMAT!r}", line=1)
     if record.get("version") != VERSION:
@@ -133,6 +148,8 @@ def read_header(record: Any) -> Header:
     ns, embedder = record.get("ns"), record.get("embedder")
     if not isinstance(ns, str) or not isinstance(embedder, Mapping):
         raise ExportFormatError("the header lacks its ns or its embedder", line=1)
+    if not 0 < len(ns) <= MAX_LABEL_CHARS or set(embedder) - {"model", "dimension"}:
+        raise ExportFormatError("the header's ns or embedder is malformed", line=1)
     model, dimension = embedder.get("model"), embedder.get("dimension")
     if not isinstance(model, str | None) or not (
         dimension is None or (isinstance(dimension, int) and not isinstance(dimension, bool))
@@ -166,6 +183,8 @@ def record_kind(record: Any, line: int) -> str:
             )
     elif kind == "end":
         nodes, relationships = record.get("nodes"), record.get("relationships")
+        if set(record) - _END_FIELDS:
+            raise ExportFormatError("the end record has fields an export does not write", line=line)
         if not (
             isinstance(nodes, Mapping)
             and all(isinstance(v, int) for v in nodes.values())
