@@ -161,7 +161,7 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
 
 
 #: The queries of dropping a whole namespace (nodes of one namespace, with their relationships).
-_NAMESPACE_DROPS = frozenset({"ns_drop.cypher", "ns_drop_locks.cypher"})
+_NAMESPACE_DROPS = frozenset({"ns_drop.cypher", "ns_drop_locks.cypher", "import_sweep.cypher"})
 
 #: Files that delete relationships (never nodes): the undo of a consolidation run.
 _RELATIONSHIP_DELETES = frozenset({"consolidate_undo.cypher"})
