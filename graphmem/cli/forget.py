@@ -67,6 +67,11 @@ def _verify_table(data: dict[str, Any]) -> str:
             if not physical
             else f"the text remains in {len(physical)} file(s)"
         )
+        if any(found["kind"] == "store" for found in physical):
+            head["store"] = (
+                "freed records keep their bytes until later writes reuse them; no checkpoint "
+                "clears them (docs: Forget, 'On disk')"
+            )
     parts = [render_mapping(head)]
     if data["findings"]:
         parts.append("\n" + render_table(data["findings"], ["check", "where", "detail"]))
@@ -162,8 +167,9 @@ def forget(
 
     --verify ID|SOURCE searches the namespace for what was erased and prints what it finds.
     With --text and --physical, on the local server it also searches the server's files for
-    the words: they leave the transaction log at the first checkpoint after its file rotates
-    (GRAPHMEM_LOCAL_NEO4J_TX_LOG_SIZE, GRAPHMEM_LOCAL_NEO4J_CHECKPOINT_SECONDS).
+    the words: they leave the store once later writes reuse the records they freed (no
+    checkpoint clears a freed record), and the transaction log at the first checkpoint after
+    its file rotates (GRAPHMEM_LOCAL_NEO4J_TX_LOG_SIZE, GRAPHMEM_LOCAL_NEO4J_CHECKPOINT_SECONDS).
 
     Example:
 

@@ -1,12 +1,15 @@
 """Where erased words still lie on the local server's disk.
 
 ``forget`` takes words out of the live graph at once; Neo4j's files follow later. The store
-and the indexes drop them as the erasing transaction is applied, but the transaction log keeps
-every transaction's changes until its file is pruned. The local server keeps only what recovery
-needs (``db.tx_log.rotation.retention_policy=keep_none``): a log file is pruned at the first
-checkpoint after it rotates, so erased words leave the disk once
-``GRAPHMEM_LOCAL_NEO4J_TX_LOG_SIZE`` more has been written and a checkpoint has run (every
-``GRAPHMEM_LOCAL_NEO4J_CHECKPOINT_SECONDS``).
+marks the records that held them unused but keeps their bytes (a checkpoint writes them as
+they are) until a later write is given those records: Neo4j reuses freed records before it
+grows a file, so the words go once later writes have stored about as much as was free there.
+The transaction log keeps every transaction's changes until its file is pruned. The local
+server keeps only what recovery needs (``db.tx_log.rotation.retention_policy=keep_none``): a
+log file is pruned at the first checkpoint after it rotates. So erased words leave the disk
+once later writes have reused their store records and ``GRAPHMEM_LOCAL_NEO4J_TX_LOG_SIZE`` more
+has been written, and a checkpoint has run (every ``GRAPHMEM_LOCAL_NEO4J_CHECKPOINT_SECONDS``):
+on a quiet server, not at all.
 
 :func:`find_words` reads every file under the server's data directory for the words, as UTF-8
 and (where it differs) Latin-1 bytes. A text of up to about 30 characters may be stored packed

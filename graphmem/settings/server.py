@@ -46,7 +46,8 @@ class LocalServerSettings(SettingsBase):
     local_neo4j_tx_log_size: str = Field(
         "1m",
         description="Size at which the local server's transaction log rotates (at least 128k); "
-        "erased words leave the disk at the first checkpoint after their log file rotates.",
+        "erased words leave the log at the first checkpoint after their log file rotates (and "
+        "the store once later writes reuse their freed records).",
     )
     local_neo4j_checkpoint_seconds: int = Field(
         60,

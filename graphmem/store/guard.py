@@ -40,7 +40,9 @@ from graphmem.errors import (
     QueryRefusedError,
     TransactionTimeoutError,
 )
+from graphmem.store.cypher import query
 from graphmem.store.db import driver_errors, no_retry_on_memory
+from graphmem.store.guard_secrets import Secrets, check_secrets, redact, refuse_tombstone_hashes
 
 #: Plan operators that only read the graph or work on rows (their names in Neo4j 5.26 and the
 #: 2025 releases; a parenthesised variant such as ``Expand(Into)`` counts as its base name).
@@ -257,6 +259,7 @@ def guarded_read(
             query = neo4j.Query(f"EXPLAIN {text}", timeout=timeout)
             summary = session.run(query, params).consume()
             check_plan(summary.plan, summary.query_type, database)
+            check_secrets(summary.plan, params)
             work = neo4j.unit_of_work(timeout=timeout)(_fetch)
             return session.execute_read(work, text, params, limit, clock)
 
@@ -324,11 +327,27 @@ def _fetch(
     with no_retry_on_memory():
         result = tx.run(text, params)
         records: list[neo4j.Record] = []
+        truncated = False
         for record in result:
             if len(records) == limit:
-                return GuardedRows(tuple(result.keys()), records, True, limit)
+                truncated = True
+                break
             records.append(record)
-        return GuardedRows(tuple(result.keys()), records, False, limit)
+        columns = tuple(result.keys())
+        result.consume()  # rows past the limit are dropped, not buffered
+        _hide_secrets(tx, records)
+        return GuardedRows(columns, records, truncated, limit)
+
+
+def _hide_secrets(tx: neo4j.ManagedTransaction, records: list[neo4j.Record]) -> None:
+    """Redact the secrets of a guarded read's records, or refuse them (see
+    :mod:`graphmem.store.guard_secrets`), with the secret values read in the same
+    transaction."""
+    secrets = Secrets.of(tx.run(query("guard_secrets").text).data())
+    hexes = redact(records, secrets)
+    if hexes:
+        found = tx.run(query("guard_tombstone_hashes").text, {"hashes": hexes}).single()
+        refuse_tombstone_hashes(bool(found and found["found"]))
 
 
 async def guarded_read_async(
@@ -352,6 +371,7 @@ async def guarded_read_async(
                 query = neo4j.Query(f"EXPLAIN {text}", timeout=timeout)
                 summary = await (await session.run(query, params)).consume()
                 check_plan(summary.plan, summary.query_type, database)
+                check_secrets(summary.plan, params)
                 work = neo4j.unit_of_work(timeout=timeout)(_fetch_async)
                 return await session.execute_read(work, text, params, limit, clock)
 
@@ -383,8 +403,25 @@ async def _fetch_async(
     with no_retry_on_memory():
         result = await tx.run(text, params)
         records: list[neo4j.Record] = []
+        truncated = False
         async for record in result:
             if len(records) == limit:
-                return GuardedRows(tuple(result.keys()), records, True, limit)
+                truncated = True
+                break
             records.append(record)
-        return GuardedRows(tuple(result.keys()), records, False, limit)
+        columns = tuple(result.keys())
+        await result.consume()
+        await _hide_secrets_async(tx, records)
+        return GuardedRows(columns, records, truncated, limit)
+
+
+async def _hide_secrets_async(
+    tx: neo4j.AsyncManagedTransaction, records: list[neo4j.Record]
+) -> None:
+    """:func:`_hide_secrets` on the async driver."""
+    secrets = Secrets.of(await (await tx.run(query("guard_secrets").text)).data())
+    hexes = redact(records, secrets)
+    if hexes:
+        hashes = {"hashes": hexes}
+        found = await (await tx.run(query("guard_tombstone_hashes").text, hashes)).single()
+        refuse_tombstone_hashes(bool(found and found["found"]))

@@ -1,6 +1,8 @@
 """Erased words on the local server's disk: `graphmem forget --verify --physical` finds them in
-the transaction log after a forget, and in no file once the log has rotated past them and a
-checkpoint has pruned it (a server with a short bound: 128k logs, a checkpoint a second)."""
+the transaction log after a forget, and in the store's freed records through any number of
+checkpoints while the server is quiet; in no file once later writes have reused the freed
+records and the log has rotated past them and a checkpoint has pruned it (a server with a short
+bound: 128k logs, a checkpoint a second)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,10 @@ from graphmem.servers.scratch import scratch_neo4j
 from graphmem.settings import GraphmemSettings
 
 SECRET = "The user's safe deposit box number is 4417-0091 at the Lisbon branch."
+#: The store file of texts longer than a property record holds.
+STRINGS = "databases/neo4j/neostore.propertystore.db.strings"
+#: Seconds of quiet after the forget: five checkpoints of the test server.
+QUIET_SECONDS = 5
 
 
 def _verify(env: dict[str, str], erased: str) -> tuple[int, dict[str, Any]]:
@@ -57,6 +63,13 @@ def test_erased_words_leave_the_disk_within_the_bound(
             assert report["findings"] == []
             kinds = {f["kind"] for f in report["physical"]}
             assert "transaction log" in kinds and kinds <= {"transaction log", "store"}, kinds
+            # A quiet server: checkpoints come and go (one a second), and the freed records
+            # keep their bytes, words included, in the store file.
+            time.sleep(QUIET_SECONDS)
+            status, report = _verify(env, fact.id)
+            assert status == 1, report
+            stores = [f for f in report["physical"] if f["kind"] == "store"]
+            assert [f["path"] for f in stores] == [STRINGS], report["physical"]
             # Other writes fill the log past its rotation size; the next checkpoint prunes it.
             filler = [f"Unrelated note number {i}: " + "lorem ipsum " * 40 for i in range(300)]
             memory.remember_many(filler)

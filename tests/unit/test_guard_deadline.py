@@ -25,6 +25,9 @@ class _Result(list[dict[str, Any]]):
     def keys(self) -> list[str]:
         return ["x"]
 
+    def consume(self) -> None:
+        return None
+
 
 class _Tx:
     def run(self, text: str, params: dict[str, Any]) -> _Result:
@@ -63,6 +66,9 @@ class _AsyncResult:
 
     def keys(self) -> list[str]:
         return ["x"]
+
+    async def consume(self) -> None:
+        return None
 
     def __aiter__(self) -> _AsyncResult:
         return self
@@ -104,6 +110,13 @@ class _AsyncSession(_Session):
 @contextmanager
 def _driver(session: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setattr(guard, "check_plan", lambda *args: None)
+    monkeypatch.setattr(guard, "check_secrets", lambda *args: None)
+    monkeypatch.setattr(guard, "_hide_secrets", lambda *args: None)
+
+    async def hide_nothing(*args: Any) -> None:
+        return None
+
+    monkeypatch.setattr(guard, "_hide_secrets_async", hide_nothing)
     yield SimpleNamespace(session=lambda **_: session)
 
 
