@@ -43,6 +43,7 @@ class Availability:
         self._driver: neo4j.AsyncDriver | None = None
         self._task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
+        self._probing: asyncio.Future[str | None] | None = None
         self._on_down: set[Callable[[], None]] = set()
 
     async def start(self, target: Neo4jTarget) -> None:
@@ -66,6 +67,11 @@ class Availability:
             with suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._probing is not None:
+            self._probing.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._probing
+            self._probing = None
         if self._driver is not None:
             await self._driver.close()
             self._driver = None
@@ -81,8 +87,11 @@ class Availability:
         return lambda: self._on_down.discard(callback)
 
     async def check(self) -> str | None:
-        """Probe now: None when Neo4j answers, else why not (the state follows the answer)."""
-        reason = await self._probe()
+        """Probe now: None when Neo4j answers, else why not (the state follows the answer).
+        Callers at the same moment share one probe (its driver has one connection)."""
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.ensure_future(self._probe())
+        reason = await asyncio.shield(self._probing)
         self._record(reason)
         return reason
 
