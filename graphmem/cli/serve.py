@@ -12,6 +12,9 @@ from graphmem.errors import ConfigurationError
 #: Seconds each Neo4j transaction of the service may run unless GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT
 #: says otherwise.
 DEFAULT_TRANSACTION_TIMEOUT = 120.0
+#: Seconds the service's driver retries a transaction that lost its connection or failed
+#: transiently, unless GRAPHMEM_NEO4J_MAX_RETRY_TIME says otherwise (the driver's own is 30 s).
+DEFAULT_MAX_RETRY_TIME = 5.0
 
 
 @main.command("serve")
@@ -99,7 +102,8 @@ def serve_command(
     Every request to /v1 and /mcp needs an API key (graphmem keys create) as
     'Authorization: Bearer <key>': 401 without a good one, 403 for a namespace or an operation
     outside it. The key's name is the actor of every change it makes. Each Neo4j transaction
-    may run 120 s (GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT) before it is rolled back. The process
+    may run 120 s (GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT) before it is rolled back. While Neo4j
+    does not answer, every keyed request is answered 503 at once (Retry-After: 1). The process
     keeps the driver and the embedding model warm and holds no state of its own: run several
     behind a load balancer on one Neo4j. Put a TLS proxy in front of it for anything beyond loopback
     (docs/guides/serve.md).
@@ -131,6 +135,9 @@ def serve_command(
         settings = settings.model_copy(
             update={"neo4j_transaction_timeout": DEFAULT_TRANSACTION_TIMEOUT}
         )
+    if settings.neo4j_max_retry_time is None:
+        # A write in flight when Neo4j goes away is answered within seconds, not half a minute.
+        settings = settings.model_copy(update={"neo4j_max_retry_time": DEFAULT_MAX_RETRY_TIME})
     options = ServeOptions(
         edge=edge_policy(host, port, allowed_hosts, allowed_origins),
         namespace=settings.namespace,

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import neo4j
@@ -42,8 +45,29 @@ def rows_of(result: neo4j.Result, plain: bool) -> list[dict[str, Any]]:
     return [dict(record) for record in result] if plain else result.data()
 
 
+#: When the request being served must be answered (``time.monotonic()``), if it has a deadline.
+_DEADLINE: ContextVar[float | None] = ContextVar("graphmem_deadline", default=None)
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Within the block, each transaction's time limit is at most what is left of ``seconds``
+    (the service's request deadline), so that Neo4j stops the work of a request that can no
+    longer be answered."""
+    token = _DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
 def time_limited(body: B, timeout: float | None) -> B:
-    """``body``, a transaction function, with Neo4j's time limit set when there is one."""
+    """``body``, a transaction function, with Neo4j's time limit set when there is one: the
+    ``timeout``, or less when the request's :func:`deadline` comes first."""
+    end = _DEADLINE.get()
+    if end is not None:
+        left = max(end - time.monotonic(), 0.001)
+        timeout = left if timeout is None else min(timeout, left)
     return body if timeout is None else neo4j.unit_of_work(timeout=timeout)(body)
 
 

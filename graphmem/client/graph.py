@@ -56,7 +56,11 @@ class Graph:
         another embedder, before anything is written.
         """
         target = target or resolve_target(settings)
-        driver = open_driver(target, connection_timeout=settings.neo4j_connection_timeout)
+        driver = open_driver(
+            target,
+            connection_timeout=settings.neo4j_connection_timeout,
+            options=driver_options(settings),
+        )
         try:
             if apply_schema:
                 report = schema.apply_schema(
@@ -174,7 +178,9 @@ class AsyncGraph:
             initial_bookmarks=neo4j.Bookmarks.from_raw_values(*marks)
         )
         driver = await open_async_driver(
-            opened, connection_timeout=settings.neo4j_connection_timeout
+            opened,
+            connection_timeout=settings.neo4j_connection_timeout,
+            options=driver_options(settings),
         )
         return cls(
             driver=driver,
@@ -278,3 +284,10 @@ def _raised_packing(exc: BaseException) -> bool:
     not a string)."""
     frames = traceback.extract_tb(exc.__traceback__)
     return any({"neo4j", "_codec"} <= set(Path(frame.filename).parts) for frame in frames)
+
+
+def driver_options(settings: GraphmemSettings) -> dict[str, Any]:
+    """The driver settings that graphmem's settings name (none: the driver's defaults)."""
+    if settings.neo4j_max_retry_time is None:
+        return {}
+    return {"max_transaction_retry_time": settings.neo4j_max_retry_time}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -36,8 +36,11 @@ class Neo4jTarget:
         return f"{self.uri} (database {self.database!r}, {self.mode})"
 
 
-def _driver_options(target: Neo4jTarget, connection_timeout: float) -> dict[str, Any]:
+def _driver_options(
+    target: Neo4jTarget, connection_timeout: float, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     return {
+        **(extra or {}),
         "auth": (target.user, target.password.get_secret_value()),
         "connection_timeout": connection_timeout,
         "user_agent": f"graphmem/{__version__}",
@@ -69,13 +72,18 @@ def _verify_options_allowed() -> Iterator[None]:
 
 
 def open_driver(
-    target: Neo4jTarget, *, verify: bool = True, connection_timeout: float = 15.0
+    target: Neo4jTarget,
+    *,
+    verify: bool = True,
+    connection_timeout: float = 15.0,
+    options: Mapping[str, Any] | None = None,
 ) -> neo4j.Driver:
     """Open a driver to ``target``; with ``verify``, fail now if it does not answer within
-    ``connection_timeout`` seconds (TCP connect, Bolt handshake and authentication)."""
+    ``connection_timeout`` seconds (TCP connect, Bolt handshake and authentication).
+    ``options`` are more of the driver's settings (``max_transaction_retry_time``, ...)."""
     try:
         driver = neo4j.GraphDatabase.driver(
-            target.uri, **_driver_options(target, connection_timeout)
+            target.uri, **_driver_options(target, connection_timeout, options)
         )
     except DriverError as exc:  # a URI the driver cannot use (e.g. a bolt:// query string)
         raise _unusable_uri(target, exc) from exc
@@ -93,12 +101,16 @@ def open_driver(
 
 
 async def open_async_driver(
-    target: Neo4jTarget, *, verify: bool = True, connection_timeout: float = 15.0
+    target: Neo4jTarget,
+    *,
+    verify: bool = True,
+    connection_timeout: float = 15.0,
+    options: Mapping[str, Any] | None = None,
 ) -> neo4j.AsyncDriver:
     """The async twin of :func:`open_driver`."""
     try:
         driver = neo4j.AsyncGraphDatabase.driver(
-            target.uri, **_driver_options(target, connection_timeout)
+            target.uri, **_driver_options(target, connection_timeout, options)
         )
     except DriverError as exc:
         raise _unusable_uri(target, exc) from exc

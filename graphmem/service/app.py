@@ -18,6 +18,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
+from graphmem.client.base import deadline as transaction_deadline
 from graphmem.embed.embedder import load_model
 from graphmem.errors import (
     GraphmemError,
@@ -32,6 +33,7 @@ from graphmem.mcp.options import ALL_TOOLS, McpOptions
 from graphmem.mcp.server import build_server
 from graphmem.models.wire import error_body, status_of
 from graphmem.service import rest, rest_admin
+from graphmem.service.outage import Availability, Outage
 
 logger = logging.getLogger("graphmem.serve")
 ASGIApp = Any
@@ -60,6 +62,7 @@ class ServeOptions:
 def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
     """The whole service for this client and these options."""
     keys = KeyCheck(memory, cache_seconds=options.key_cache_seconds)
+    availability = Availability()
     mcp = build_server(
         memory,
         McpOptions(
@@ -82,22 +85,27 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
         # Warm before the first request: the connection, the schema check and the model.
         await memory.connect()
         await asyncio.to_thread(load_model, memory.embedder)
+        await availability.start(memory.graph.target)
         app.state.ready = True
         try:
             async with mcp.session_manager.run():
                 yield
         finally:
             app.state.ready = False
+            await availability.stop()
             await memory.close()
 
-    api = rest_api(memory, lifespan)
-    mcp_gate = HostOriginCheck(KeyGate(mcp_app, keys), options.edge)
-    return Limits(Dispatch(api, KeyGate(api, keys), mcp_gate), options)
+    api = rest_api(memory, lifespan, availability)
+    # While Neo4j is down, keyed requests are answered 503 before their key is checked.
+    mcp_gate = HostOriginCheck(Outage(KeyGate(mcp_app, keys), availability), options.edge)
+    keyed_api = Outage(KeyGate(api, keys), availability, _timed)
+    return Limits(Dispatch(api, keyed_api, mcp_gate), options)
 
 
 def rest_api(
     memory: AsyncMemory,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+    availability: Availability | None = None,
 ) -> FastAPI:
     """The REST API alone: the ``/v1`` routes with their error answers, ``/health`` and
     ``/ready``. Its ``openapi()`` is the service's OpenAPI schema; building it connects to
@@ -113,6 +121,7 @@ def rest_api(
         generate_unique_id_function=lambda route: route.name,
     )
     api.state.memory, api.state.ready = memory, False
+    api.state.availability = availability or Availability()
     api.include_router(rest.router)
     api.include_router(rest_admin.router)
     _add_handlers(api)
@@ -152,14 +161,13 @@ def _add_handlers(api: FastAPI) -> None:
     @api.get("/ready", tags=["service"])
     async def ready(request: Request) -> JSONResponse:
         """Readiness: warmed up, and Neo4j answers."""
-        memory: AsyncMemory = request.app.state.memory
+        availability: Availability = request.app.state.availability
         if request.app.state.ready:
-            try:
-                await memory.graph.driver.verify_connectivity()
+            reason = await availability.check() if availability.up else "Neo4j is down"
+            if reason is None:
                 return JSONResponse({"status": "ready"})
-            except Exception as exc:  # any failure means: not ready (the reason is logged)
-                logger.warning("not ready: %s: %s", type(exc).__name__, exc)
-                return JSONResponse({"status": "unavailable"}, 503)
+            logger.warning("not ready: %s", reason)
+            return JSONResponse({"status": "unavailable"}, 503, {"Retry-After": "1"})
         return JSONResponse({"status": "starting"}, 503)
 
 
@@ -253,7 +261,8 @@ class Limits:
             return
         try:
             async with asyncio.timeout(self.timeout) as deadline:
-                await self.app(scope, limited_receive, watched_send)
+                with transaction_deadline(self.timeout):
+                    await self.app(scope, limited_receive, watched_send)
         except TimeoutError:
             if not deadline.expired():
                 raise

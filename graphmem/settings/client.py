@@ -44,6 +44,16 @@ class ClientSettings(SettingsBase):
         "the server's own limit.",
     )
 
+    #: Seconds the driver keeps retrying a transaction that failed transiently or lost its
+    #: connection (None: the driver's own 30 s; ``graphmem serve`` uses 5 s unless set).
+    neo4j_max_retry_time: float | None = Field(
+        None,
+        ge=0,
+        le=MAX_WAIT_SECONDS,
+        description="Seconds the driver keeps retrying a transaction that failed transiently "
+        "or lost its connection; default: the driver's 30 s (graphmem serve: 5 s).",
+    )
+
     # --- embeddings --------------------------------------------------------------------------
     embedding_model: str | None = Field(
         None,
