@@ -67,12 +67,7 @@ class IngestPlans(CoreBase):
         ns = self._ns(ns)
         allow = checked_flag("allow_forgotten", allow_forgotten)
         messages = as_list("ingest", messages, "messages")
-        if session_id is not None:
-            (session_id,) = checked_ids("session_id", [session_id])
-        if batch_size is not None:
-            batch_size = checked_integer("batch_size", batch_size, 1)
-        if progress is not None and not callable(progress):
-            raise InvalidInputError("progress must be a callable taking a number of messages")
+        session_id, batch_size = _options(session_id, batch_size, progress)
         parsed = [as_model(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
         rows, bases = _rows(ns, parsed, session_id)
         if not rows:
@@ -254,6 +249,19 @@ def _written(ns: str, ids: list[str]) -> Work[tuple[list[Episode], list[Fact]]]:
     derived = yield Run(query("episode_derived_facts"), {"ns": ns, "ids": ids})
     episodes = [by_id[i] for i in ids if i in by_id]
     return episodes, [Fact.model_validate(r["fact"]) for r in derived]
+
+
+def _options(
+    session_id: str | None, batch_size: int | None, progress: Callable[[int], object] | None
+) -> tuple[str | None, int | None]:
+    """An ingest's session id and batch size, checked, and its progress callback checked."""
+    if session_id is not None:
+        (session_id,) = checked_ids("session_id", [session_id])
+    if batch_size is not None:
+        batch_size = checked_integer("batch_size", batch_size, 1)
+    if progress is not None and not callable(progress):
+        raise InvalidInputError("progress must be a callable taking a number of messages")
+    return session_id, batch_size
 
 
 def _unextracted(params: dict[str, Any]) -> Work[list[Row]]:

@@ -23,8 +23,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
+from typing import Annotated
 
-from fastapi import Request, Response
+from fastapi import Depends, Header, Request, Response
 from pydantic import BaseModel
 
 from graphmem.client.aio import AsyncMemory
@@ -48,6 +49,24 @@ PRUNE_EVERY = 600.0
 _KEY = re.compile(r"[\x21-\x7e]{1,200}")
 
 Result = BaseModel | Sequence[BaseModel]
+
+
+async def _declared(
+    key: Annotated[
+        str | None,
+        Header(
+            alias=HEADER,
+            description="A write's idempotency key (1 to 200 visible ASCII characters, a uuid "
+            "say): a retry with the same key and body is answered with the first answer, "
+            "kept 24 h; the same key with another body is refused (409).",
+        ),
+    ] = None,
+) -> None:
+    """Declares the header in the OpenAPI schema; :func:`once` reads and checks it."""
+
+
+#: The dependency of the routes answered once per idempotency key (declares the header).
+IDEMPOTENT = Depends(_declared)
 
 
 def _json(result: Result) -> str:
@@ -120,4 +139,4 @@ async def _prune(request: Request, memory: AsyncMemory, ns: str, before: datetim
     await memory._run(prune_answers(ns, before))
 
 
-__all__ = ["HEADER", "REPLAYED", "RETENTION", "once"]
+__all__ = ["HEADER", "IDEMPOTENT", "REPLAYED", "RETENTION", "once"]

@@ -24,7 +24,7 @@ from graphmem.models.requests import (
 )
 from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.service.deps import Memory, NsPath, ReadKey, WriteKey, answer
-from graphmem.service.requests import once
+from graphmem.service.requests import IDEMPOTENT, once
 
 
 def _reader(body: RecallRequest, key: ApiKey) -> dict[str, Any]:
@@ -38,7 +38,9 @@ def _reader(body: RecallRequest, key: ApiKey) -> dict[str, Any]:
 router = APIRouter(prefix="/v1/namespaces/{ns}", responses=ERROR_RESPONSES)
 
 
-@router.post("/facts", response_model=Fact, status_code=201, tags=["remember"])
+@router.post(
+    "/facts", response_model=Fact, status_code=201, tags=["remember"], dependencies=[IDEMPOTENT]
+)
 async def remember(
     ns: NsPath, body: RememberRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -53,7 +55,13 @@ async def remember(
     return await once(request, ns, body, call, status=201, derive_ids=True)
 
 
-@router.post("/facts/batch", response_model=list[Fact], status_code=201, tags=["remember"])
+@router.post(
+    "/facts/batch",
+    response_model=list[Fact],
+    status_code=201,
+    tags=["remember"],
+    dependencies=[IDEMPOTENT],
+)
 async def remember_many(
     ns: NsPath, body: RememberManyRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -65,7 +73,13 @@ async def remember_many(
     return await once(request, ns, body, call, status=201, derive_ids=True)
 
 
-@router.post("/messages", response_model=IngestResult, status_code=201, tags=["remember"])
+@router.post(
+    "/messages",
+    response_model=IngestResult,
+    status_code=201,
+    tags=["remember"],
+    dependencies=[IDEMPOTENT],
+)
 async def ingest(
     ns: NsPath, body: IngestRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -112,7 +126,7 @@ async def history(ns: NsPath, id: str, key: ReadKey, memory: Memory) -> Response
     return answer(await memory.history(id, ns=ns))
 
 
-@router.post("/memories/{id}/pin", response_model=Fact, tags=["change"])
+@router.post("/memories/{id}/pin", response_model=Fact, tags=["change"], dependencies=[IDEMPOTENT])
 async def pin(
     ns: NsPath, id: str, body: PinRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -120,7 +134,9 @@ async def pin(
     return await once(request, ns, body, lambda: memory.pin(id, ns=ns, pinned=body.pinned))
 
 
-@router.post("/memories/{id}/retract", response_model=Fact, tags=["change"])
+@router.post(
+    "/memories/{id}/retract", response_model=Fact, tags=["change"], dependencies=[IDEMPOTENT]
+)
 async def retract(
     ns: NsPath, id: str, body: ReasonRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -128,7 +144,9 @@ async def retract(
     return await once(request, ns, body, lambda: memory.retract(id, reason=body.reason, ns=ns))
 
 
-@router.post("/contradictions", response_model=list[Fact], tags=["change"])
+@router.post(
+    "/contradictions", response_model=list[Fact], tags=["change"], dependencies=[IDEMPOTENT]
+)
 async def contradict(
     ns: NsPath, body: ContradictRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -140,7 +158,9 @@ async def contradict(
     return await once(request, ns, body, call)
 
 
-@router.post("/contradictions/resolve", response_model=list[Fact], tags=["change"])
+@router.post(
+    "/contradictions/resolve", response_model=list[Fact], tags=["change"], dependencies=[IDEMPOTENT]
+)
 async def resolve(
     ns: NsPath, body: ResolveRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:

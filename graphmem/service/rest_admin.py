@@ -26,7 +26,7 @@ from graphmem.models.requests import (
 )
 from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.service.deps import AdminKey, AnyKey, Memory, NsPath, ReadKey, WriteKey, answer
-from graphmem.service.requests import once
+from graphmem.service.requests import IDEMPOTENT, once
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Limit = Annotated[int, Query(ge=1, le=1000)]
@@ -35,7 +35,9 @@ PREFIX = "/namespaces/{ns}"
 JSON_LINES = {"type": "string", "description": "graphmem-namespace JSON lines"}
 
 
-@router.post(PREFIX + "/forget", response_model=ForgetResult, tags=["forget"])
+@router.post(
+    PREFIX + "/forget", response_model=ForgetResult, tags=["forget"], dependencies=[IDEMPOTENT]
+)
 async def forget(
     ns: NsPath, body: ForgetRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -77,7 +79,12 @@ async def review(
     return answer(flags)
 
 
-@router.post(PREFIX + "/review/{id}/confirm", response_model=list[ReviewFlag], tags=["forget"])
+@router.post(
+    PREFIX + "/review/{id}/confirm",
+    response_model=list[ReviewFlag],
+    tags=["forget"],
+    dependencies=[IDEMPOTENT],
+)
 async def confirm(
     ns: NsPath, id: str, body: ReasonRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -85,7 +92,12 @@ async def confirm(
     return await once(request, ns, body, lambda: memory.confirm(id, reason=body.reason, ns=ns))
 
 
-@router.post(PREFIX + "/consolidate", response_model=ConsolidationResult, tags=["consolidate"])
+@router.post(
+    PREFIX + "/consolidate",
+    response_model=ConsolidationResult,
+    tags=["consolidate"],
+    dependencies=[IDEMPOTENT],
+)
 async def consolidate(
     ns: NsPath, body: ConsolidateRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
@@ -121,7 +133,10 @@ async def runs(
 
 
 @router.post(
-    PREFIX + "/consolidation/runs/{run_id}/undo", response_model=UndoResult, tags=["consolidate"]
+    PREFIX + "/consolidation/runs/{run_id}/undo",
+    response_model=UndoResult,
+    tags=["consolidate"],
+    dependencies=[IDEMPOTENT],
 )
 async def undo(
     ns: NsPath, run_id: str, key: WriteKey, memory: Memory, request: Request
