@@ -155,9 +155,19 @@ class IngestPlans(CoreBase):
             facts, skipped = yield from _extracted_facts(ns, key, inputs, fact_input_rows, keep)
             mark = {"ns": ns, "ids": sorted(still), "extractor": extractor}
             yield Run(query("episode_extracted"), mark)
+            answer[:] = [(facts, skipped)]
             return facts, skipped
 
-        written: tuple[list[Fact], int] = yield Transaction("write", write)
+        answer: list[tuple[list[Fact], int]] = []
+
+        def found() -> Work[tuple[list[Fact], int] | None]:
+            """The answer of the run that stored these facts, when one did (the driver's
+            retry after a commit it could not confirm)."""
+            ids = [row["id"] for row in fact_input_rows]
+            stored = (yield Run(query("fact_get"), {"ns": ns, "ids": ids})) if ids else []
+            return answer[0] if stored and answer else None
+
+        written: tuple[list[Fact], int] = yield Transaction("write", replaying(write, found))
         return written
 
     def _ingest_batch(

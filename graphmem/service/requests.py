@@ -18,6 +18,7 @@ so the write finds its own nodes stored and answers them instead of storing them
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -36,7 +37,9 @@ from graphmem.core.replay import (
     recorded_answer,
     request_ids,
 )
-from graphmem.errors import IdempotencyConflictError, InvalidInputError
+from graphmem.errors import GraphmemError, IdempotencyConflictError, InvalidInputError
+
+logger = logging.getLogger("graphmem.serve")
 
 #: The header that carries a write request's idempotency key.
 HEADER = "Idempotency-Key"
@@ -120,8 +123,16 @@ async def once(
     with request_ids(ns, key) if derive_ids else nullcontext():
         result = _json(await call())
     mine = Recorded(route, digest, status, result, datetime.now(UTC))
-    kept = await memory._run(record_answer(ns, key, mine, before))
-    await _prune(request, memory, ns, before)
+    try:
+        kept = await memory._run(record_answer(ns, key, mine, before))
+        await _prune(request, memory, ns, before)
+    except GraphmemError as exc:
+        # The write is done: its answer is the truth. A retry runs it again, and the writes
+        # whose ids derive from the key find what they stored.
+        logger.warning(
+            "the answer of %s could not be recorded: %s: %s", route, type(exc).__name__, exc
+        )
+        return Response(result, status, media_type="application/json")
     return _answer(kept, route, digest, replayed=kept.result != result)
 
 

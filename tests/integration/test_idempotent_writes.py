@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -16,10 +17,11 @@ import pytest
 
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
+from graphmem.core.extraction import ExtractedFact
 from graphmem.core.plans import Transaction
 from graphmem.core.replay import request_ids
 from graphmem.embed.embedder import Embedder
-from graphmem.models import Fact
+from graphmem.models import Episode, Fact
 from graphmem.remote import RemoteMemory
 from graphmem.settings import GraphmemSettings
 from tests.service import Served, bearer, new_key, serve_process
@@ -32,6 +34,20 @@ def servers(graph: Graph) -> Iterator[tuple[Served, Served]]:
     """Two serve processes on the one test graph."""
     with serve_process(graph) as first, serve_process(graph) as second:
         yield first, second
+
+
+class Sentences:
+    """Extracts each sentence of a message as a fact."""
+
+    name = "sentences"
+
+    def extract(self, episodes: Sequence[Episode]) -> list[ExtractedFact]:
+        return [
+            ExtractedFact(text=part.strip() + ".", episode_ids=(e.id,))
+            for e in episodes
+            for part in e.content.split(".")
+            if part.strip()
+        ]
 
 
 @pytest.fixture
@@ -77,6 +93,29 @@ def test_a_transaction_run_again_after_its_commit_returns_what_it_stored(
     result = local.ingest(["I moved the hives today.", "They like the lavender."], ns=ns)
     assert len(result.episodes) == 2 and not result.duplicates
     assert firsts[-1][0] == list(result.episodes)
+    assert _count(graph, "Fact", ns) == 3
+    assert _count(graph, "Episode", ns) == 2
+
+
+def test_an_ingest_with_extraction_run_again_after_its_commit_returns_what_it_stored(
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: Embedder,
+    ns: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with Memory(
+        test_settings, target=graph.target, embedder=embedder, extractor=Sentences()
+    ) as memory:
+        firsts = _committed_twice(memory, monkeypatch)
+        result = memory.ingest(["Gil owns a kayak. It is green."], ns=ns, extract=True)
+        assert firsts[-1] == (list(result.episodes), {}, list(result.facts), 0)
+        assert [f.text for f in result.facts] == ["Gil owns a kayak.", "It is green."]
+        # A stored message that this extractor has not read: the facts are written apart.
+        memory.ingest(["Gil paddles on Lake Annecy."], ns=ns, extract=False)
+        again = memory.ingest(["Gil paddles on Lake Annecy."], ns=ns, extract=True)
+        assert firsts[-1] == (list(again.facts), 0)
+        assert [f.text for f in again.facts] == ["Gil paddles on Lake Annecy."]
     assert _count(graph, "Fact", ns) == 3
     assert _count(graph, "Episode", ns) == 2
 
@@ -130,6 +169,23 @@ def test_a_write_sent_again_with_its_key_is_answered_once_by_either_server(
     fresh = _send(servers[1], secret, f"{ns}/{route}", body, str(uuid.uuid4()))
     assert fresh.status_code == 201 and fresh.content != first.content
     assert _count(graph, label, ns) == (2 * stored if label == "Fact" else stored)
+
+
+def test_the_same_request_sent_to_both_servers_at_once_is_stored_once(
+    servers: tuple[Served, Served], local: Memory, graph: Graph, ns: str
+) -> None:
+    secret = new_key(local, namespaces=[ns]).key
+    key = str(uuid.uuid4())
+    body = {"facts": [{"text": f"Gus planted tree number {i}."} for i in range(20)]}
+
+    def send(server: Served) -> httpx.Response:
+        return _send(server, secret, f"{ns}/facts/batch", body, key)
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(send, [*servers, *servers]))
+    assert [a.status_code for a in answers] == [201] * 4
+    assert len({a.content for a in answers}) == 1
+    assert _count(graph, "Fact", ns) == 20
 
 
 def test_a_key_used_again_for_another_request_is_refused(
