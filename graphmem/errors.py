@@ -257,6 +257,11 @@ class MessageConflictError(InvalidInputError):
         self.conflicts: tuple[MessageConflictError, ...] = (self,)
 
 
+class IdempotencyConflictError(InvalidInputError):
+    """A write reuses the idempotency key (the request id) of an earlier write with another
+    body or route; nothing was written. A new write needs a key of its own."""
+
+
 class ConfirmationRequiredError(InvalidInputError):
     """A call that removes data for good was made without ``confirm=True`` (dropping a
     namespace); nothing was removed."""

@@ -9,7 +9,6 @@ written, batch by batch.
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from graphmem.core.messages import (
     refuse_conflicts,
 )
 from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, VectorParam, Work
+from graphmem.core.replay import current_request, new_id, replaying
 from graphmem.core.writes import (
     fact_rows,
     fact_work,
@@ -36,6 +36,7 @@ from graphmem.core.writes import (
 )
 from graphmem.errors import (
     ForgottenContentError,
+    IdempotencyConflictError,
     InvalidInputError,
     MessageConflictError,
     TransientDatabaseError,
@@ -66,12 +67,7 @@ class IngestPlans(CoreBase):
         ns = self._ns(ns)
         allow = checked_flag("allow_forgotten", allow_forgotten)
         messages = as_list("ingest", messages, "messages")
-        if session_id is not None:
-            (session_id,) = checked_ids("session_id", [session_id])
-        if batch_size is not None:
-            batch_size = checked_integer("batch_size", batch_size, 1)
-        if progress is not None and not callable(progress):
-            raise InvalidInputError("progress must be a callable taking a number of messages")
+        session_id, batch_size = _options(session_id, batch_size, progress)
         parsed = [as_model(Message, "content", m, f"message {i}") for i, m in enumerate(messages)]
         rows, bases = _rows(ns, parsed, session_id)
         if not rows:
@@ -84,11 +80,17 @@ class IngestPlans(CoreBase):
             "read", lambda: known.match(fresh, refused, self._guard)
         )
         pending = [r for r in fresh if r["i"] in adopting]
-        fresh = [r for r in fresh if r["i"] not in stored]
+        # An input stored under its own id was stored by an earlier run of this request (its
+        # ids derive from its idempotency key): it is answered as this call's episode again.
+        own = [r["id"] for r in fresh if stored.get(r["i"]) == r["id"]]
+        stored = {i: e for i, e in stored.items() if e not in own}
+        fresh = [r for r in fresh if r["i"] not in stored and r["id"] not in own]
         if progress is not None:
             yield Progress(progress, len(rows) - len(fresh))  # repeats: nothing to write
         episodes: list[Episode] = []
         facts: list[Fact] = []
+        if own:
+            episodes, facts = yield Transaction("read", lambda: _written(ns, own))
         forgotten_skipped = 0
         size = batch_size or max(len(fresh), 1)
         for start in range(0, len(fresh), size):
@@ -153,9 +155,19 @@ class IngestPlans(CoreBase):
             facts, skipped = yield from _extracted_facts(ns, key, inputs, fact_input_rows, keep)
             mark = {"ns": ns, "ids": sorted(still), "extractor": extractor}
             yield Run(query("episode_extracted"), mark)
+            answer[:] = [(facts, skipped)]
             return facts, skipped
 
-        written: tuple[list[Fact], int] = yield Transaction("write", write)
+        answer: list[tuple[list[Fact], int]] = []
+
+        def found() -> Work[tuple[list[Fact], int] | None]:
+            """The answer of the run that stored these facts, when one did (the driver's
+            retry after a commit it could not confirm)."""
+            ids = [row["id"] for row in fact_input_rows]
+            stored = (yield Run(query("fact_get"), {"ns": ns, "ids": ids})) if ids else []
+            return answer[0] if stored and answer else None
+
+        written: tuple[list[Fact], int] = yield Transaction("write", replaying(write, found))
         return written
 
     def _ingest_batch(
@@ -211,12 +223,55 @@ class IngestPlans(CoreBase):
             if extractor is not None and ids:
                 mark = {"ns": ns, "ids": sorted(ids), "extractor": extractor}
                 yield Run(query("episode_extracted"), mark)
+            answer[:] = [(new, raced, facts, skipped)]
             return new, raced, facts, skipped
 
+        answer: list[tuple[list[Episode], dict[int, str], list[Fact], int]] = []
+
+        def found() -> Work[tuple[list[Episode], dict[int, str], list[Fact], int] | None]:
+            """What an earlier run of this write stored, when it did: the answer of that run
+            (the driver's retry), or else what the graph holds under its ids."""
+            ids = [r["id"] for r in fresh]
+            stored = (yield Run(query("episode_get"), {"ns": ns, "ids": ids})) if ids else []
+            if not stored:
+                return None
+            hashes = {r["id"]: r["content_hash"] for r in fresh}
+            if any(r["episode"]["content_hash"] != hashes[r["episode"]["id"]] for r in stored):
+                raise IdempotencyConflictError(
+                    "the messages stored under this request's ids are not the ones it sends: "
+                    "its idempotency key was used before for another request; nothing was stored"
+                )
+            if answer:
+                return answer[0]
+            new, facts = yield from _written(ns, ids)
+            return new, {}, facts, 0
+
         written: tuple[list[Episode], dict[int, str], list[Fact], int] = yield Transaction(
-            "write", write
+            "write", replaying(write, found, current_request())
         )
         return written
+
+
+def _written(ns: str, ids: list[str]) -> Work[tuple[list[Episode], list[Fact]]]:
+    """The episodes stored under ``ids`` (in their order) and the facts derived from them."""
+    rows = yield Run(query("episode_get"), {"ns": ns, "ids": ids})
+    by_id = {r["episode"]["id"]: Episode.model_validate(r["episode"]) for r in rows}
+    derived = yield Run(query("episode_derived_facts"), {"ns": ns, "ids": ids})
+    episodes = [by_id[i] for i in ids if i in by_id]
+    return episodes, [Fact.model_validate(r["fact"]) for r in derived]
+
+
+def _options(
+    session_id: str | None, batch_size: int | None, progress: Callable[[int], object] | None
+) -> tuple[str | None, int | None]:
+    """An ingest's session id and batch size, checked, and its progress callback checked."""
+    if session_id is not None:
+        (session_id,) = checked_ids("session_id", [session_id])
+    if batch_size is not None:
+        batch_size = checked_integer("batch_size", batch_size, 1)
+    if progress is not None and not callable(progress):
+        raise InvalidInputError("progress must be a callable taking a number of messages")
+    return session_id, batch_size
 
 
 def _unextracted(params: dict[str, Any]) -> Work[list[Row]]:
@@ -265,7 +320,7 @@ def _rows(
         rows.append(
             {
                 "i": i,
-                "id": str(uuid.uuid4()),
+                "id": new_id(),
                 "ns": ns,
                 "content": message.content,
                 "content_hash": content_hash(message, session, later) if later else base,

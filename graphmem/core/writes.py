@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphmem.core.forget.flags import flag_changed
 from graphmem.core.forget.hashing import lock_texts, stamp
 from graphmem.core.plans import Rows, Run, VectorParam, Work
+from graphmem.core.replay import current_request, new_id, replaying
 from graphmem.embed.embedder import Vectors
 from graphmem.errors import (
     DatabaseError,
     ForgottenContentError,
     ForgottenError,
+    IdempotencyConflictError,
     NotFoundError,
     RetiredFactError,
 )
@@ -67,10 +68,10 @@ def fact_rows(
     vectors: Vectors,
     derived_from: Sequence[Sequence[str]] | None,
 ) -> list[dict[str, Any]]:
-    """The rows ``fact_create`` writes for ``inputs``, with new ids."""
+    """The rows ``fact_create`` writes for ``inputs``, with new ids (:func:`new_id`)."""
     return [
         {
-            "id": str(uuid.uuid4()),
+            "id": new_id(),
             "ns": ns,
             "text": item.text,
             "text_hash": text_hash(item.text),
@@ -121,7 +122,8 @@ def fact_work(
     locks and checks the facts they supersede or reference, then creates them. The locks make
     a concurrent supersession or erasure of a target wait for this transaction, or this one
     wait for it and then see it. A text the namespace forgot is refused (the transaction rolls
-    back) unless ``allow_forgotten``, which stores it flagged."""
+    back) unless ``allow_forgotten``, which stores it flagged. Run again (a retry), it returns
+    the facts when an earlier run stored them (:func:`~graphmem.core.replay.replaying`)."""
     superseded = sorted({old for item in inputs for old in item.supersedes})
     contradicted = {t for item in inputs for t in item.contradicts}
     targets = sorted(
@@ -182,7 +184,27 @@ def fact_work(
             for row in rows
         ]
 
-    return work
+    return replaying(work, lambda: stored_facts(ns, rows), current_request())
+
+
+def stored_facts(ns: str, rows: Sequence[Mapping[str, Any]]) -> Work[list[Fact] | None]:
+    """The facts of ``rows`` as stored, when an earlier run of their write stored them (same
+    ids, same texts); None when none of them is stored. Some of them, or other texts under
+    their ids, were another request's: IdempotencyConflictError."""
+    if not rows:
+        return None
+    stored = yield Run(query("fact_get"), {"ns": ns, "ids": [row["id"] for row in rows]})
+    if not stored:
+        return None
+    by_id = {r["fact"]["id"]: r["fact"] for r in stored}
+    if len(by_id) != len(rows) or any(
+        by_id.get(row["id"], {}).get("text_hash") != row["text_hash"] for row in rows
+    ):
+        raise IdempotencyConflictError(
+            "the facts stored under this request's ids are not the ones it sends: its "
+            "idempotency key was used before for another request; nothing was stored"
+        )
+    return [Fact.model_validate(by_id[row["id"]]) for row in rows]
 
 
 def refuse_episode(ns: str, item_id: str, why: str) -> Work[None]:

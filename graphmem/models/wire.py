@@ -24,6 +24,7 @@ STATUS: tuple[tuple[type[GraphmemError], int], ...] = (
     (errors.ConfirmationRequiredError, 409),
     (errors.NamespaceNotEmptyError, 409),
     (errors.MessageConflictError, 409),
+    (errors.IdempotencyConflictError, 409),
     (errors.UndoRefusedError, 409),
     (errors.ConsolidationBusyError, 409),
     (errors.RequestTooLargeError, 413),

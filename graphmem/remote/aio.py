@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -96,17 +97,29 @@ class AsyncRemoteMemory(RemoteBase):
 
     # --- sending calls --------------------------------------------------------------------------
     async def _exchange(self, call: Call[Any]) -> httpx.Response:
-        try:
-            return await self._http.request(
-                call.method,
-                call.path,
-                params=call.query(),
-                json=call.json,
-                content=call.content,
-                headers=call.headers(),
-            )
-        except httpx.HTTPError as exc:
-            raise self.failure(exc, call) from exc
+        """The answer to ``call``; a write is sent again, with the same idempotency key,
+        as :meth:`retry_after` says."""
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    call.method,
+                    call.path,
+                    params=call.query(),
+                    json=call.json,
+                    content=call.content,
+                    headers=call.headers(),
+                )
+            except httpx.HTTPError as exc:
+                wait = self.retry_after(call, attempt, error=exc)
+                if wait is None:
+                    raise self.failure(exc, call) from exc
+            else:
+                wait = self.retry_after(call, attempt, status=response.status_code)
+                if wait is None:
+                    return response
+            await asyncio.sleep(wait)
+            attempt += 1
 
     async def _send(self, call: Call[T]) -> T:
         response = await self._exchange(call)

@@ -16,6 +16,9 @@ from graphmem.remote.call import Call
 from graphmem.remote.calls import Calls
 from graphmem.settings import GraphmemSettings, load_settings, server_url
 
+#: Seconds before each retry of a write that got no answer or a 503 (see :meth:`retry_after`).
+RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0, 4.0)
+
 
 class RemoteBase:
     """The configuration of a remote client; :class:`~graphmem.remote.RemoteMemory` and
@@ -83,6 +86,31 @@ class RemoteBase:
             "follow_redirects": False,
         }
 
+    #: The waits before the retries of a write (as many retries as waits).
+    retry_delays: tuple[float, ...] = RETRY_DELAYS
+
+    def retry_after(
+        self,
+        call: Call[Any],
+        attempt: int,
+        *,
+        status: int | None = None,
+        error: httpx.HTTPError | None = None,
+    ) -> float | None:
+        """Seconds to wait before sending ``call`` again after its ``attempt``-th try (from 0)
+        failed with ``error`` or answered ``status``; None: not again. A write is sent again
+        with its idempotency key when the server answers it once per key (:attr:`Call.recorded`)
+        and the exchange broke or the server answered 503 (Neo4j unavailable); any write is
+        sent again when it could not connect (nothing reached the server). Reads are not."""
+        if not call.writes or attempt >= len(self.retry_delays):
+            return None
+        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
+            return self.retry_delays[attempt]
+        lost = isinstance(error, httpx.ReadError | httpx.WriteError | httpx.RemoteProtocolError)
+        if call.recorded and (lost or status == 503):
+            return self.retry_delays[attempt]
+        return None
+
     def failure(self, exc: httpx.HTTPError, call: Call[Any] | None = None) -> ServiceError:
         """What an exchange that got no answer becomes: a ServiceError that says why."""
         what = f"{call.method} {call.path}" if call is not None else "the request"
@@ -125,4 +153,4 @@ def _maybe_written(call: Call[Any] | None) -> str:
     return ""
 
 
-__all__ = ["RemoteBase", "not_ready", "ready_call"]
+__all__ = ["RETRY_DELAYS", "RemoteBase", "not_ready", "ready_call"]

@@ -8,8 +8,9 @@ import functools
 import inspect
 import math
 import operator
+import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import quote
@@ -24,6 +25,23 @@ from graphmem.models.wire import raise_error
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
+
+#: The header of a write's idempotency key (see :mod:`graphmem.service.requests`).
+IDEMPOTENCY_KEY = "Idempotency-Key"
+#: How the paths end of the writes that ``graphmem serve`` answers once per idempotency key.
+_RECORDED = (
+    "/facts",
+    "/facts/batch",
+    "/messages",
+    "/pin",
+    "/retract",
+    "/contradictions",
+    "/contradictions/resolve",
+    "/forget",
+    "/confirm",
+    "/consolidate",
+    "/undo",
+)
 
 
 @dataclass(frozen=True)
@@ -45,15 +63,27 @@ class Call(Generic[T]):
     #: ``report`` reads from the result (not called when it gives None).
     progress: Callable[..., object] | None = None
     report: Callable[[T], tuple[int, ...] | None] | None = None
+    #: The idempotency key a write is sent with, the same on each of its retries.
+    key: str = field(default_factory=lambda: str(uuid.uuid4()), compare=False)
 
     @property
     def writes(self) -> bool:
         """Whether the call may change the graph (a POST other than a search or a check)."""
         return self.method == "POST" and not self.path.endswith(("/search", "/context", "/verify"))
 
+    @property
+    def recorded(self) -> bool:
+        """Whether the server answers this write once per idempotency key, so that sending it
+        again is safe."""
+        return self.writes and self.path.endswith(_RECORDED)
+
     def headers(self) -> dict[str, str]:
-        """The headers of this call's body beyond the client's own."""
-        return {"Content-Type": "application/x-ndjson"} if self.content is not None else {}
+        """The headers of this call beyond the client's own: its body's type, and a write's
+        idempotency key."""
+        headers = {IDEMPOTENCY_KEY: self.key} if self.writes else {}
+        if self.content is not None:
+            headers["Content-Type"] = "application/x-ndjson"
+        return headers
 
     def query(self) -> dict[str, Any]:
         """The query parameters that are set, as text."""
@@ -234,6 +264,7 @@ def export_record(line: str, number: int) -> dict[str, Any] | None:
 
 
 __all__ = [
+    "IDEMPOTENCY_KEY",
     "Call",
     "CallsBase",
     "answer",

@@ -9,6 +9,7 @@ switches with one line::
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -98,17 +99,29 @@ class RemoteMemory(RemoteBase):
 
     # --- sending calls --------------------------------------------------------------------------
     def _exchange(self, call: Call[Any]) -> httpx.Response:
-        try:
-            return self._http.request(
-                call.method,
-                call.path,
-                params=call.query(),
-                json=call.json,
-                content=call.content,
-                headers=call.headers(),
-            )
-        except httpx.HTTPError as exc:
-            raise self.failure(exc, call) from exc
+        """The answer to ``call``; a write is sent again, with the same idempotency key,
+        as :meth:`retry_after` says."""
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method,
+                    call.path,
+                    params=call.query(),
+                    json=call.json,
+                    content=call.content,
+                    headers=call.headers(),
+                )
+            except httpx.HTTPError as exc:
+                wait = self.retry_after(call, attempt, error=exc)
+                if wait is None:
+                    raise self.failure(exc, call) from exc
+            else:
+                wait = self.retry_after(call, attempt, status=response.status_code)
+                if wait is None:
+                    return response
+            time.sleep(wait)
+            attempt += 1
 
     def _send(self, call: Call[T]) -> T:
         response = self._exchange(call)

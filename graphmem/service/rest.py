@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from graphmem.models import ContextBlock, Episode, Fact, FactHistory, IngestResult, RecallResult
 from graphmem.models.bounds import check_items
@@ -25,6 +25,7 @@ from graphmem.models.requests import (
 )
 from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.service.deps import Memory, NsPath, ReadKey, WriteKey, answer
+from graphmem.service.requests import IDEMPOTENT, once
 
 
 def _reader(body: RecallRequest, key: ApiKey) -> dict[str, Any]:
@@ -38,39 +39,68 @@ def _reader(body: RecallRequest, key: ApiKey) -> dict[str, Any]:
 router = APIRouter(prefix="/v1/namespaces/{ns}", responses=ERROR_RESPONSES)
 
 
-@router.post("/facts", response_model=Fact, status_code=201, tags=["remember"])
-async def remember(ns: NsPath, body: RememberRequest, key: WriteKey, memory: Memory) -> Response:
+@router.post(
+    "/facts", response_model=Fact, status_code=201, tags=["remember"], dependencies=[IDEMPOTENT]
+)
+async def remember(
+    ns: NsPath, body: RememberRequest, key: WriteKey, memory: Memory, request: Request
+) -> Response:
     """Remember one fact; `supersedes`, `contradicts` and `references` link it to others."""
     fields = body.model_dump(exclude_unset=True, exclude={"text", "allow_forgotten"})
-    fact = await memory.remember(body.text, ns=ns, allow_forgotten=body.allow_forgotten, **fields)
-    return answer(fact, 201)
+
+    async def call() -> Fact:
+        return await memory.remember(
+            body.text, ns=ns, allow_forgotten=body.allow_forgotten, **fields
+        )
+
+    return await once(request, ns, body, call, status=201, derive_ids=True)
 
 
-@router.post("/facts/batch", response_model=list[Fact], status_code=201, tags=["remember"])
+@router.post(
+    "/facts/batch",
+    response_model=list[Fact],
+    status_code=201,
+    tags=["remember"],
+    dependencies=[IDEMPOTENT],
+)
 async def remember_many(
-    ns: NsPath, body: RememberManyRequest, key: WriteKey, memory: Memory
+    ns: NsPath, body: RememberManyRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
     """Remember several facts in one transaction: all of them or none (at most 1,000 facts
     and 4 MB of text a call: 413 beyond)."""
     check_items(body.facts, "text")
-    facts = await memory.remember_many(body.facts, ns=ns, allow_forgotten=body.allow_forgotten)
-    return answer(facts, 201)
+
+    async def call() -> list[Fact]:
+        return await memory.remember_many(body.facts, ns=ns, allow_forgotten=body.allow_forgotten)
+
+    return await once(request, ns, body, call, status=201, derive_ids=True)
 
 
-@router.post("/messages", response_model=IngestResult, status_code=201, tags=["remember"])
-async def ingest(ns: NsPath, body: IngestRequest, key: WriteKey, memory: Memory) -> Response:
+@router.post(
+    "/messages",
+    response_model=IngestResult,
+    status_code=201,
+    tags=["remember"],
+    dependencies=[IDEMPOTENT],
+)
+async def ingest(
+    ns: NsPath, body: IngestRequest, key: WriteKey, memory: Memory, request: Request
+) -> Response:
     """Store conversation messages verbatim, each once (and the facts an extractor finds);
     at most 1,000 messages and 4 MB of text a call (413 beyond)."""
     check_items(body.messages, "content")
-    result = await memory.ingest(
-        body.messages,
-        ns=ns,
-        session_id=body.session_id,
-        batch_size=body.batch_size,
-        extract=body.extract,
-        allow_forgotten=body.allow_forgotten,
-    )
-    return answer(result, 201)
+
+    async def call() -> IngestResult:
+        return await memory.ingest(
+            body.messages,
+            ns=ns,
+            session_id=body.session_id,
+            batch_size=body.batch_size,
+            extract=body.extract,
+            allow_forgotten=body.allow_forgotten,
+        )
+
+    return await once(request, ns, body, call, status=201, derive_ids=True)
 
 
 @router.post("/search", response_model=RecallResult, tags=["recall"])
@@ -101,30 +131,47 @@ async def history(ns: NsPath, id: str, key: ReadKey, memory: Memory) -> Response
     return answer(await memory.history(id, ns=ns))
 
 
-@router.post("/memories/{id}/pin", response_model=Fact, tags=["change"])
-async def pin(ns: NsPath, id: str, body: PinRequest, key: WriteKey, memory: Memory) -> Response:
+@router.post("/memories/{id}/pin", response_model=Fact, tags=["change"], dependencies=[IDEMPOTENT])
+async def pin(
+    ns: NsPath, id: str, body: PinRequest, key: WriteKey, memory: Memory, request: Request
+) -> Response:
     """Pin a fact (it opens every context block) or unpin it."""
-    return answer(await memory.pin(id, ns=ns, pinned=body.pinned))
+    return await once(request, ns, body, lambda: memory.pin(id, ns=ns, pinned=body.pinned))
 
 
-@router.post("/memories/{id}/retract", response_model=Fact, tags=["change"])
+@router.post(
+    "/memories/{id}/retract", response_model=Fact, tags=["change"], dependencies=[IDEMPOTENT]
+)
 async def retract(
-    ns: NsPath, id: str, body: ReasonRequest, key: WriteKey, memory: Memory
+    ns: NsPath, id: str, body: ReasonRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
     """Stop believing a fact that was never true; it stays in the history."""
-    return answer(await memory.retract(id, reason=body.reason, ns=ns))
+    return await once(request, ns, body, lambda: memory.retract(id, reason=body.reason, ns=ns))
 
 
-@router.post("/contradictions", response_model=list[Fact], tags=["change"])
+@router.post(
+    "/contradictions", response_model=list[Fact], tags=["change"], dependencies=[IDEMPOTENT]
+)
 async def contradict(
-    ns: NsPath, body: ContradictRequest, key: WriteKey, memory: Memory
+    ns: NsPath, body: ContradictRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
     """Mark two believed facts as contradicting; both stay believed until resolved."""
-    return answer(await memory.contradict(body.a, body.b, reason=body.reason, ns=ns))
+
+    async def call() -> list[Fact]:
+        return await memory.contradict(body.a, body.b, reason=body.reason, ns=ns)
+
+    return await once(request, ns, body, call)
 
 
-@router.post("/contradictions/resolve", response_model=list[Fact], tags=["change"])
-async def resolve(ns: NsPath, body: ResolveRequest, key: WriteKey, memory: Memory) -> Response:
+@router.post(
+    "/contradictions/resolve", response_model=list[Fact], tags=["change"], dependencies=[IDEMPOTENT]
+)
+async def resolve(
+    ns: NsPath, body: ResolveRequest, key: WriteKey, memory: Memory, request: Request
+) -> Response:
     """Settle an open contradiction: `keep` supersedes the other."""
-    facts = await memory.resolve(body.a, body.b, keep=body.keep, reason=body.reason, ns=ns)
-    return answer(facts)
+
+    async def call() -> list[Fact]:
+        return await memory.resolve(body.a, body.b, keep=body.keep, reason=body.reason, ns=ns)
+
+    return await once(request, ns, body, call)

@@ -26,6 +26,7 @@ from graphmem.models.requests import (
 from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.service.deps import AdminKey, AnyKey, Memory, NsPath, ReadKey, WriteKey, answer
 from graphmem.service.import_body import streamed_records
+from graphmem.service.requests import IDEMPOTENT, once
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Limit = Annotated[int, Query(ge=1, le=1000)]
@@ -34,8 +35,12 @@ PREFIX = "/namespaces/{ns}"
 JSON_LINES = {"type": "string", "description": "graphmem-namespace JSON lines"}
 
 
-@router.post(PREFIX + "/forget", response_model=ForgetResult, tags=["forget"])
-async def forget(ns: NsPath, body: ForgetRequest, key: WriteKey, memory: Memory) -> Response:
+@router.post(
+    PREFIX + "/forget", response_model=ForgetResult, tags=["forget"], dependencies=[IDEMPOTENT]
+)
+async def forget(
+    ns: NsPath, body: ForgetRequest, key: WriteKey, memory: Memory, request: Request
+) -> Response:
     """Erase for good (a privacy request): exactly one of `ids`, `source`, `session`,
     `everything` (which needs an admin key). A dry run that reports what would go unless
     `confirm` is true."""
@@ -45,10 +50,13 @@ async def forget(ns: NsPath, body: ForgetRequest, key: WriteKey, memory: Memory)
             "(everything) needs 'admin'"
         )
     options = body.model_dump(exclude_unset=True, exclude={"reason", "ids", "confirm"})
-    result = await memory.forget(
-        body.ids, reason=body.reason, ns=ns, dry_run=not body.confirm, **options
-    )
-    return answer(result)
+
+    async def call() -> ForgetResult:
+        return await memory.forget(
+            body.ids, reason=body.reason, ns=ns, dry_run=not body.confirm, **options
+        )
+
+    return await once(request, ns, body, call)
 
 
 @router.post(PREFIX + "/forget/verify", response_model=ForgetVerification, tags=["forget"])
@@ -71,28 +79,41 @@ async def review(
     return answer(flags)
 
 
-@router.post(PREFIX + "/review/{id}/confirm", response_model=list[ReviewFlag], tags=["forget"])
+@router.post(
+    PREFIX + "/review/{id}/confirm",
+    response_model=list[ReviewFlag],
+    tags=["forget"],
+    dependencies=[IDEMPOTENT],
+)
 async def confirm(
-    ns: NsPath, id: str, body: ReasonRequest, key: WriteKey, memory: Memory
+    ns: NsPath, id: str, body: ReasonRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
     """Close a fact's open review flags: it was checked and still holds."""
-    return answer(await memory.confirm(id, reason=body.reason, ns=ns))
+    return await once(request, ns, body, lambda: memory.confirm(id, reason=body.reason, ns=ns))
 
 
-@router.post(PREFIX + "/consolidate", response_model=ConsolidationResult, tags=["consolidate"])
+@router.post(
+    PREFIX + "/consolidate",
+    response_model=ConsolidationResult,
+    tags=["consolidate"],
+    dependencies=[IDEMPOTENT],
+)
 async def consolidate(
-    ns: NsPath, body: ConsolidateRequest, key: WriteKey, memory: Memory
+    ns: NsPath, body: ConsolidateRequest, key: WriteKey, memory: Memory, request: Request
 ) -> Response:
     """A consolidation run: proposed, validated, applied in one transaction, undoable. A dry
     run that writes nothing unless `confirm` is true."""
-    result = await memory.consolidate(
-        ns=ns,
-        force=body.force,
-        dry_run=not body.confirm,
-        tiers=body.tiers,
-        summaries=body.summaries,
-    )
-    return answer(result)
+
+    async def call() -> ConsolidationResult:
+        return await memory.consolidate(
+            ns=ns,
+            force=body.force,
+            dry_run=not body.confirm,
+            tiers=body.tiers,
+            summaries=body.summaries,
+        )
+
+    return await once(request, ns, body, call)
 
 
 @router.get(
@@ -112,11 +133,16 @@ async def runs(
 
 
 @router.post(
-    PREFIX + "/consolidation/runs/{run_id}/undo", response_model=UndoResult, tags=["consolidate"]
+    PREFIX + "/consolidation/runs/{run_id}/undo",
+    response_model=UndoResult,
+    tags=["consolidate"],
+    dependencies=[IDEMPOTENT],
 )
-async def undo(ns: NsPath, run_id: str, key: WriteKey, memory: Memory) -> Response:
+async def undo(
+    ns: NsPath, run_id: str, key: WriteKey, memory: Memory, request: Request
+) -> Response:
     """Undo a consolidation run (refused when later changes rest on it)."""
-    return answer(await memory.undo(run_id, ns=ns))
+    return await once(request, ns, None, lambda: memory.undo(run_id, ns=ns))
 
 
 # --- audits ---------------------------------------------------------------------------------

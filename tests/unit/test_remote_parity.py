@@ -45,8 +45,18 @@ SHARED = {
     "undo",
     "verify_forgotten",
 }
-#: What only the remote clients have: where the server is, and the request headers.
-REMOTE_ONLY = {"client_options", "failure", "headers", "ns", "timeout", "url"}
+#: What only the remote clients have: where the server is, the request headers, and when a
+#: write is sent again.
+REMOTE_ONLY = {
+    "client_options",
+    "failure",
+    "headers",
+    "ns",
+    "retry_after",
+    "retry_delays",
+    "timeout",
+    "url",
+}
 
 #: Names of types read without ``Remote`` and, for the twins test, without ``Async``.
 _REMOTE = re.compile(r"\bRemote(?=[A-Z])|(?<=Async)Remote(?=[A-Z])")
@@ -120,4 +130,4 @@ def test_every_async_remote_method_is_awaited(aio: type) -> None:
         for name, member in _public(aio).items()
         if inspect.isfunction(member) and not inspect.iscoroutinefunction(member)
     }
-    assert plain <= {"client_options", "failure", "headers"}
+    assert plain <= {"client_options", "failure", "headers", "retry_after"}

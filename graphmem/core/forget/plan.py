@@ -283,6 +283,8 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     fact_nodes = [n for n in nodes if n["kind"] == "fact"]
     runs = yield from _scrub(request, [n["id"] for n in fact_nodes])
     at = yield from _tombstone(request, key, nodes)
+    # The answers kept for the namespace's retried writes may hold the erased words.
+    yield Run(query("request_forget"), {"ns": ns, "prefix": f"request:{ns}:"})
     done = _Done(
         facts=[n["id"] for n in fact_nodes],
         episodes=[n["id"] for n in nodes if n["kind"] == "episode"],

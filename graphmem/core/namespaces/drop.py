@@ -19,8 +19,9 @@ from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work
 from graphmem.store.cypher import query
 
 #: The kinds of lock node a namespace has (:GraphmemLock, keyed ``<kind>:<namespace>...``):
-#: ingest's, the text buckets' of remember and forget, and the import's.
-LOCK_KINDS = ("ingest", "import", "text")
+#: ingest's, the text buckets' of remember and forget, the import's, and the requests' records
+#: (:GraphmemRequest, see :mod:`graphmem.service.requests`).
+LOCK_KINDS = ("ingest", "import", "text", "request")
 #: Nodes per batch when the caller does not say.
 DEFAULT_BATCH = 1000
 
