@@ -137,7 +137,8 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
     offenders = [
         str(path)
         for path in sources
-        if path.name not in _ERASURE_FILES | _RELATIONSHIP_DELETES | _NAMESPACE_DROPS
+        if path.name
+        not in _ERASURE_FILES | _RELATIONSHIP_DELETES | _NAMESPACE_DROPS | _REQUEST_RECORD_DELETES
         and deleting.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
@@ -152,6 +153,11 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
     unmaking = re.compile(r"\bREMOVE\s+\w+:(Fact|Episode)\b|\bSET\s+\w+\s*=\s*[{$]")
     unmade = [p.name for p in sources if unmaking.search(p.read_text(encoding="utf-8"))]
     assert sorted(unmade) == sorted(_TOMBSTONE_FILES)
+    # The answers recorded for idempotent requests are internal lock nodes, and only those go.
+    for name in _REQUEST_RECORD_DELETES:
+        text = (Path(QUERY_DIR) / "requests" / name).read_text(encoding="utf-8")
+        assert re.findall(r"\bMATCH\s+\((\w+):(\w+)\)", text) == [("r", "GraphmemLock")]
+        assert re.findall(r"\bDELETE\s+(\w+)", text) == ["r"]
     # Undoing a consolidation run removes the relationships the run made, and only those.
     for name in _RELATIONSHIP_DELETES:
         text = (Path(QUERY_DIR) / "consolidate" / name).read_text(encoding="utf-8")
@@ -162,6 +168,9 @@ def test_no_code_path_deletes_a_fact_or_an_episode() -> None:
 
 #: The queries of dropping a whole namespace (nodes of one namespace, with their relationships).
 _NAMESPACE_DROPS = frozenset({"ns_drop.cypher", "ns_drop_locks.cypher", "import_sweep.cypher"})
+
+#: The queries that delete the answers recorded for idempotent write requests (lock nodes).
+_REQUEST_RECORD_DELETES = frozenset({"request_prune.cypher", "request_forget.cypher"})
 
 #: Files that delete relationships (never nodes): the undo of a consolidation run.
 _RELATIONSHIP_DELETES = frozenset({"consolidate_undo.cypher"})
