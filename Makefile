@@ -43,9 +43,9 @@ unit: install-dev
 integration: install-dev
 	$(BIN)/pytest tests/integration
 
-## integration-5.26: the integration suite on the local Neo4j 5.26.30 LTS (Java 17+)
+## integration-5.26: the integration suite on the local Neo4j 5.26.30 LTS (Java 17+), less the tests marked one_server
 integration-5.26: install-dev
-	GRAPHMEM_LOCAL_NEO4J_VERSION=5.26.30 $(BIN)/pytest tests/integration
+	GRAPHMEM_LOCAL_NEO4J_VERSION=5.26.30 $(BIN)/pytest tests/integration -m "not one_server"
 
 ## lint: ruff and mypy
 lint: install-dev

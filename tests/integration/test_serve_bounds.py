@@ -23,6 +23,9 @@ from graphmem.remote import RemoteMemory
 from graphmem.settings import GraphmemSettings
 from tests.service import Served, bearer, new_key, serve_process
 
+#: The service and driver behaviour here is the same on every Neo4j version.
+pytestmark = pytest.mark.one_server
+
 #: A loaded test machine can take a while to answer; nothing here is about speed.
 post = functools.partial(httpx.post, timeout=180)
 
