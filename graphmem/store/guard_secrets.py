@@ -164,8 +164,10 @@ def _subscripts(text: str) -> Iterator[str]:
         if not before or not (before[-1].isalnum() or before[-1] in "_)]"):
             continue  # a list literal or comprehension, a pattern's relationship
         word = re.search(r"(?<![\w$.])(\w+)$", before)
-        if word and word.group(1).upper() in _KEYWORDS:
-            continue  # a list after a keyword: x IN [...], THEN [...]
+        if word and word.group(1).upper() in _KEYWORDS and text[i - 2].isspace():
+            # A list after a keyword: Neo4j prints `x IN [...]`, `THEN [...]` with a space,
+            # and a subscript of a variable named like one (`then[k]`) without.
+            continue
         if re.search(r"(?<!\w)cache$", before) and re.fullmatch(r"\w+\.\w+", inner):
             continue
         if _top_level_range(inner):

@@ -101,6 +101,10 @@ ATTACKS = [
      "computed property access"),
     ("MATCH (n) RETURN collect(n)[0][$key] AS v", "computed property access"),
     ("MATCH (n) RETURN CASE WHEN true THEN n END[$key] AS v", "computed property access"),
+    ("MATCH (s) WHERE 'erasure_key' IN keys(s) WITH s AS then UNWIND keys(then) AS k "
+     "RETURN k, reverse(then[k]) AS v", "computed property access"),
+    ("MATCH (t:Tombstone) WITH t AS by UNWIND keys(by) AS k RETURN reverse(by[k]) AS v",
+     "computed property access"),
     ("MATCH (n) WITH n AS cache RETURN cache[$key] AS v", "variable name cache"),
     ("MATCH (n) RETURN properties(n) AS p", "whole property map"),
     ("MATCH (n) RETURN n {.*} AS p", "whole property map"),

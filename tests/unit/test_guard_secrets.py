@@ -38,6 +38,7 @@ def _plan(*details: str, identifiers: tuple[str, ...] = ()) -> dict[str, Any]:
          "coalesce(cache[new.id], cache[new.fact_id]) AS id"),
         ("`[x IN range(1,3) | x]`",),
         ("list[$n] AS v",),
+        ("x IN [$autoint_0, $autoint_1] AS found", "CASE WHEN a THEN [$autoint_2] END AS l"),
         ("f.text AS text, e.content_hash AS hash",),
     ],
 )  # fmt: skip
@@ -60,6 +61,8 @@ def test_what_reads_no_secret_passes(details: tuple[str, ...]) -> None:
         (("n[k] AS v", "range($autoint_0, $autoint_1) AS k", "keys(n) AS k"), "computed property"),
         (("CASE WHEN $autobool_0 THEN n END[$k] AS v",), "computed property access"),
         (("any(k IN keys(n) WHERE n[k] STARTS WITH $autostring_0)",), "computed property"),
+        (("reverse(then[k]) AS v", "keys(then) AS k"), "computed property access [k]"),
+        (("By[k] AS v",), "computed property access [k]"),
     ],
 )  # fmt: skip
 def test_what_could_read_a_secret_is_refused(details: tuple[str, ...], named: str) -> None:
