@@ -164,8 +164,8 @@ def ingest(
     reports the bad ones (exit 1 when no line is good). The file is one ingest call written
     --batch-size new messages per transaction; re-sent messages are recognised and not stored
     twice, so after a failure the same file can be sent again. Against graphmem serve
-    (GRAPHMEM_SERVER_URL) one call holds at most 1,000 messages and 4 MB of text: split a longer file
-    (for example with split -l 1000) and send the parts in order.
+    (GRAPHMEM_SERVER_URL) one call holds at most 1,000 messages and 4 MB of text: split a
+    longer file (for example with split -l 1000) and send the parts in order.
 
     Example:
 
