@@ -12,15 +12,20 @@ too; the same key with another route or body is refused (409, IdempotencyConflic
 A retry that comes before the first answer was recorded (the first is still running, or its
 process stopped between the commit and the record) runs the write again: remember, the batch
 and ingest then derive their new ids from the key (:func:`~graphmem.core.replay.request_ids`),
-so the write finds its own nodes stored and answers them instead of storing them twice.
+so the write finds its own nodes stored and answers them instead of storing them twice. On
+one process, requests with the same namespace and key run one at a time, so a retry that
+reaches the process still running the first waits for its answer and gets it again (other
+writes, such as a retract, would otherwise be refused on the second run as already done).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
@@ -112,6 +117,34 @@ async def once(
     key = _key(request)
     if key is None:
         return Response(_json(await call()), status, media_type="application/json")
+    async with _running(request, ns, key):
+        return await _once(request, ns, key, body, call, status, derive_ids)
+
+
+def _running(request: Request, ns: str, key: str) -> asyncio.Lock:
+    """The lock of the requests with this namespace and key on this process (kept while a
+    request holds or waits for it)."""
+    state = request.app.state
+    locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] | None = getattr(
+        state, "request_locks", None
+    )
+    if locks is None:
+        locks = state.request_locks = weakref.WeakValueDictionary()
+    lock = locks.get((ns, key))
+    if lock is None:
+        lock = locks[(ns, key)] = asyncio.Lock()
+    return lock
+
+
+async def _once(
+    request: Request,
+    ns: str,
+    key: str,
+    body: BaseModel | None,
+    call: Callable[[], Awaitable[Result]],
+    status: int,
+    derive_ids: bool,
+) -> Response:
     memory: AsyncMemory = request.app.state.memory
     route = f"{request.method} {request.url.path}"
     data = body.model_dump_json() if body is not None else ""

@@ -191,6 +191,25 @@ def test_the_same_request_sent_to_both_servers_at_once_is_stored_once(
     assert _count(graph, "Fact", ns) == 20
 
 
+def test_a_retract_sent_again_while_the_first_runs_gets_the_first_answer(
+    servers: tuple[Served, Served], local: Memory, graph: Graph, ns: str
+) -> None:
+    # A retract run twice would be refused the second time (the fact is retired by then): on
+    # one process, the copies of one request wait for the first and get its answer.
+    secret = new_key(local, namespaces=[ns]).key
+    fact = local.remember("Dee owns a kayak.", ns=ns)
+    key = str(uuid.uuid4())
+
+    def send(_: int) -> httpx.Response:
+        return _send(servers[0], secret, f"{ns}/memories/{fact.id}/retract", {}, key)
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(send, range(4)))
+    assert [a.status_code for a in answers] == [200] * 4, [a.text for a in answers]
+    assert len({a.content for a in answers}) == 1
+    assert sum(a.headers.get("Idempotency-Replayed") == "true" for a in answers) == 3
+
+
 def test_a_key_used_again_for_another_request_is_refused(
     servers: tuple[Served, Served], local: Memory, graph: Graph, ns: str
 ) -> None:
