@@ -13,10 +13,26 @@ from typing import TYPE_CHECKING, ClassVar
 import neo4j
 import numpy as np
 
+from graphmem.core.extraction import ExtractedFact
 from graphmem.embed.embedder import Vectors, check_vectors
+from graphmem.models import Episode
 
 if TYPE_CHECKING:
     from graphmem.client.graph import Graph
+
+
+class SentenceExtractor:
+    """An extractor without an LLM: each sentence of a message as a fact derived from it."""
+
+    name = "sentences"
+
+    def extract(self, episodes: Sequence[Episode]) -> list[ExtractedFact]:
+        return [
+            ExtractedFact(text=part.strip() + ".", episode_ids=(e.id,))
+            for e in episodes
+            for part in e.content.split(".")
+            if part.strip()
+        ]
 
 
 class FakeEmbedder:

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 from graphmem._files import ensure_secret_file
-from graphmem.core.key_mac import MIN_SECRET_CHARS, KeySigner
+from graphmem.core.key_mac import KeySigner
 from graphmem.errors import ConfigurationError
+from graphmem.models.keys import MIN_SECRET_CHARS
 from graphmem.settings import GraphmemSettings
 
 _lock = threading.Lock()

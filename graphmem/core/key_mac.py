@@ -16,10 +16,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from graphmem.models.keys import Signature
+from graphmem.models.keys import MIN_SECRET_CHARS, Signature
 
-#: The shortest service secret accepted, in characters.
-MIN_SECRET_CHARS = 32
 #: Separates these MACs from any other use of the same secret; the number is the format's.
 _DOMAIN = "graphmem-api-key-mac-v1"
 
@@ -91,4 +89,4 @@ def _mac(secret: bytes, message: bytes) -> str:
     return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-__all__ = ["MIN_SECRET_CHARS", "KeySigner", "Signature", "mac_message"]
+__all__ = ["KeySigner", "Signature", "mac_message"]

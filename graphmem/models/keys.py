@@ -13,6 +13,9 @@ from pydantic import Field
 
 from graphmem.models.fields import OutputModel, StoredDatetime
 
+#: The shortest service secret (the one that signs API keys) accepted, in characters.
+MIN_SECRET_CHARS = 32
+
 Role = Literal["read", "write", "admin"]
 #: Where a key's MAC stands: ``valid`` (under the current service secret), ``previous`` (under
 #: a previous secret: still accepted; ``graphmem keys resign`` moves it to the current one),
@@ -73,4 +76,4 @@ class NewKey(OutputModel):
     api_key: ApiKey
 
 
-__all__ = ["ROLE_RANK", "ApiKey", "NewKey", "Role", "Signature"]
+__all__ = ["MIN_SECRET_CHARS", "ROLE_RANK", "ApiKey", "NewKey", "Role", "Signature"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr, field_validator
 
-from graphmem.core.key_mac import MIN_SECRET_CHARS
+from graphmem.models.keys import MIN_SECRET_CHARS
 from graphmem.settings.common import SettingsBase
 
 

@@ -17,6 +17,7 @@ from graphmem.settings import GraphmemSettings
 from graphmem.testing.llm_stub import StubLLMServer
 from tests.history import History, build_history, stub_answers
 from tests.history import llm_settings as history_settings
+from tests.service import Served, serve_process
 
 
 class Client:
@@ -123,3 +124,17 @@ def history(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -
         finally:
             close_client(client)
     return built
+
+
+@pytest.fixture(scope="module")
+def served(graph: Graph) -> Iterator[Served]:
+    """A `graphmem serve` process on the test graph (the default limits), one per module."""
+    with serve_process(graph) as running:
+        yield running
+
+
+@pytest.fixture
+def admin(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> Iterator[Memory]:
+    """A library client on the test graph, for making keys and looking at the graph."""
+    with Memory(test_settings, target=graph.target, embedder=embedder) as memory:
+        yield memory

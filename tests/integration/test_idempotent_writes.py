@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -17,13 +17,13 @@ import pytest
 
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.core.extraction import ExtractedFact
 from graphmem.core.plans import Transaction
 from graphmem.core.replay import request_ids
 from graphmem.embed.embedder import Embedder
-from graphmem.models import Episode, Fact
+from graphmem.models import Fact
 from graphmem.remote import RemoteMemory
 from graphmem.settings import GraphmemSettings
+from tests.helpers import SentenceExtractor
 from tests.service import Served, bearer, new_key, serve_process
 
 #: The service and driver behaviour here is the same on every Neo4j version.
@@ -37,20 +37,6 @@ def servers(graph: Graph) -> Iterator[tuple[Served, Served]]:
     """Two serve processes on the one test graph."""
     with serve_process(graph) as first, serve_process(graph) as second:
         yield first, second
-
-
-class Sentences:
-    """Extracts each sentence of a message as a fact."""
-
-    name = "sentences"
-
-    def extract(self, episodes: Sequence[Episode]) -> list[ExtractedFact]:
-        return [
-            ExtractedFact(text=part.strip() + ".", episode_ids=(e.id,))
-            for e in episodes
-            for part in e.content.split(".")
-            if part.strip()
-        ]
 
 
 @pytest.fixture
@@ -108,7 +94,7 @@ def test_an_ingest_with_extraction_run_again_after_its_commit_returns_what_it_st
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with Memory(
-        test_settings, target=graph.target, embedder=embedder, extractor=Sentences()
+        test_settings, target=graph.target, embedder=embedder, extractor=SentenceExtractor()
     ) as memory:
         firsts = _committed_twice(memory, monkeypatch)
         result = memory.ingest(["Gil owns a kayak. It is green."], ns=ns, extract=True)

@@ -25,27 +25,14 @@ from graphmem.client import Memory
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.models import Fact
-from graphmem.settings import GraphmemSettings
 from tests.helpers import cli_env
-from tests.service import Served, bearer, new_key, serve_process
+from tests.service import Served, bearer, new_key
 
 #: The service and driver behaviour here is the same on every Neo4j version.
 pytestmark = pytest.mark.one_server
 
 Doc = list[dict[str, Any]]
 NOW = "2026-01-01T00:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def served(graph: Graph) -> Iterator[Served]:
-    with serve_process(graph) as running:
-        yield running
-
-
-@pytest.fixture
-def admin(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> Iterator[Memory]:
-    with Memory(test_settings, target=graph.target, embedder=embedder) as memory:
-        yield memory
 
 
 def _count(graph: Graph, query: str, **params: Any) -> int:

@@ -9,7 +9,7 @@ import asyncio
 import functools
 import json
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,7 +32,7 @@ from graphmem.remote import RemoteMemory
 from graphmem.settings import GraphmemSettings
 from tests.helpers import cli_env
 from tests.integration.conftest import Client
-from tests.service import Served, bearer, new_key, serve_process
+from tests.service import Served, bearer, new_key
 
 post = functools.partial(httpx.post, timeout=120)
 get = functools.partial(httpx.get, timeout=120)
@@ -251,18 +251,6 @@ def test_the_setting_turns_the_weighing_on_and_episodes_are_not_weighed(
 
 
 # --- REST, the remote client, MCP and the CLI ----------------------------------------------------
-@pytest.fixture(scope="module")
-def served(graph: Graph) -> Iterator[Served]:
-    with serve_process(graph) as running:
-        yield running
-
-
-@pytest.fixture
-def admin(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> Iterator[Memory]:
-    with Memory(test_settings, target=graph.target, embedder=embedder) as memory:
-        yield memory
-
-
 def test_rest_and_the_remote_client_take_an_importance(
     served: Served, admin: Memory, graph: Graph, ns: str
 ) -> None:

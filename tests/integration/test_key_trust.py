@@ -9,7 +9,6 @@ import asyncio
 import json
 import secrets
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,18 +41,6 @@ def _with_secret(settings: GraphmemSettings, secret: str, *previous: str) -> Gra
     if previous:
         update["service_secret_previous"] = SecretStr(",".join(previous))
     return settings.model_copy(update=update)
-
-
-@pytest.fixture
-def admin(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> Iterator[Memory]:
-    with Memory(test_settings, target=graph.target, embedder=embedder) as memory:
-        yield memory
-
-
-@pytest.fixture(scope="module")
-def served(graph: Graph) -> Iterator[Served]:
-    with serve_process(graph) as running:
-        yield running
 
 
 def _forge(graph: Graph, *, role: str = "admin", **extra: Any) -> str:

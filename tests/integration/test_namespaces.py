@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from graphmem.client.graph import Graph
-from graphmem.core.extraction import ExtractedFact
 from graphmem.embed.embedder import Embedder
 from graphmem.errors import (
     ConfirmationRequiredError,
@@ -28,25 +27,10 @@ from graphmem.errors import (
     NamespaceNotEmptyError,
     NotFoundError,
 )
-from graphmem.models import Episode
-from tests.helpers import cli_env
+from tests.helpers import SentenceExtractor, cli_env
 from tests.integration.conftest import Client
 
 Doc = list[dict[str, Any]]
-
-
-class SentenceExtractor:
-    """Each sentence of a message as a fact derived from it."""
-
-    name = "sentences"
-
-    def extract(self, episodes: Sequence[Episode]) -> list[ExtractedFact]:
-        return [
-            ExtractedFact(text=part.strip() + ".", episode_ids=(e.id,))
-            for e in episodes
-            for part in e.content.split(".")
-            if part.strip()
-        ]
 
 
 def build_history(memory: Client, ns: str) -> dict[str, str]:

@@ -30,18 +30,12 @@ from graphmem.errors import (
 from graphmem.remote import AsyncRemoteMemory, RemoteMemory
 from graphmem.settings import GraphmemSettings
 from tests.helpers import free_port
-from tests.service import Served, bearer, new_key, serve_process
+from tests.service import Served, bearer, new_key
 
 OLD = "The user works at Microsoft."
 NEW = "The user works at Google."
 QUERY = "where does the user work?"
 WHY = "the user changed jobs"
-
-
-@pytest.fixture(scope="module")
-def served(graph: Graph) -> Iterator[Served]:
-    with serve_process(graph) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import json
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,30 +15,16 @@ import pytest
 
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
-from graphmem.embed.embedder import Embedder
 from graphmem.errors import RequestTooLargeError
 from graphmem.models.bounds import MAX_CALL_BYTES, MAX_CALL_ITEMS
 from graphmem.remote import RemoteMemory
-from graphmem.settings import GraphmemSettings
-from tests.service import Served, bearer, new_key, serve_process
+from tests.service import Served, bearer, new_key
 
 #: The service and driver behaviour here is the same on every Neo4j version.
 pytestmark = pytest.mark.one_server
 
 #: A loaded test machine can take a while to answer; nothing here is about speed.
 post = functools.partial(httpx.post, timeout=180)
-
-
-@pytest.fixture(scope="module")
-def served(graph: Graph) -> Iterator[Served]:
-    with serve_process(graph) as running:  # the default body limit, 8 MB
-        yield running
-
-
-@pytest.fixture
-def admin(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -> Iterator[Memory]:
-    with Memory(test_settings, target=graph.target, embedder=embedder) as memory:
-        yield memory
 
 
 def _nodes(graph: Graph, ns: str, label: str = "") -> int:
