@@ -361,6 +361,7 @@ class ClientBase:
             return self._consolidation(self._proposer_label(), ns, progress, args)
         plan: Plan[Any] = getattr(self._core, name)(**_core_names(op.call, name, args))
         return plan
+
     def _blocks(self, op: Operation) -> bool:
         """Whether making the plan of ``op`` may block (load a tokenizer, make an LLM client):
         the async client makes it in a worker thread."""
