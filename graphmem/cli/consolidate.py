@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphmem.cli.options import limit_option
 from graphmem.cli.output import (
     Counter,
     FiniteFloat,
@@ -183,7 +184,7 @@ def undo(ctx: click.Context, run_id: str, ns: str | None, as_json: bool) -> None
 
 
 @consolidate.command("runs")
-@click.option("--limit", type=click.IntRange(min=1, max=1000), default=20, show_default=True)
+@limit_option(1000, default=20)
 @ns_option
 @output_options
 @click.pass_context
@@ -300,8 +301,7 @@ def retract(ctx: click.Context, id: str, reason: str | None, ns: str | None, as_
 def _facts_table(data: list[dict[str, Any]]) -> str:
     rows = [
         {
-            "id": f["id"],
-            "status": f["status"],
+            **f,
             "contradicts": " ".join(c["id"] for c in f["contradictions"]),
             "text": clip(f["text"]),
         }

@@ -1,5 +1,6 @@
-"""Click options several commands share: ``--batch-size``, and the address that ``graphmem
-serve`` and ``graphmem mcp`` bind with the Host and Origin values they accept besides it."""
+"""Click options several commands share: ``--batch-size``, ``--limit``, and the address that
+``graphmem serve`` and ``graphmem mcp`` bind with the Host and Origin values they accept besides
+it."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def batch_size_option(default: int, help_text: str) -> Callable[[F], F]:
         show_default=True,
         help=help_text,
     )
+
+
+def limit_option(most: int = 10_000, default: int = 100) -> Callable[[F], F]:
+    """``--limit``, received as ``limit``: the most items a listing shows, from 1 to ``most``,
+    ``default`` shown in the help."""
+    return click.option("--limit", type=click.IntRange(1, most), default=default, show_default=True)
 
 
 def bind_options(port: int, *, host_help: str, port_help: str) -> Callable[[F], F]:
