@@ -38,13 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphmem import __version__
-from graphmem.embed.loading import load_embedder
-from graphmem.errors import DatabaseError, EmbeddingError
-from graphmem.servers.scratch import Progress, on_server, scratch_server_pid, settle
-from graphmem.settings import GraphmemSettings
-from graphmem.store import db
-from graphmem.store.cypher import query
+from graphmem import DatabaseError, EmbeddingError, GraphmemSettings, __version__
+from graphmem.testing import Progress, import_graphiti, run_query, settle
 from graphmem_bench.bench.peer_report import (
     PeerOptions,
     PeerReport,
@@ -58,11 +53,11 @@ from graphmem_bench.bench.report import Percentiles, Throughput
 from graphmem_bench.bench.runner import embedder_info, machine_info, server_info
 from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
 from graphmem_bench.bench.timing import chunks, embed_ceiling, plan_batches, ticker, write_facts
+from graphmem_bench.run import Run, measuring_run
 
 if TYPE_CHECKING:
-    from graphmem.client import Memory
-    from graphmem.embed.embedder import Embedder, Vectors
-    from graphmem.servers.connection import Neo4jTarget
+    from graphmem import Memory
+    from graphmem.testing import Embedder, Neo4jTarget, Vectors
 
 
 class PrecomputedEmbedder:
@@ -115,8 +110,6 @@ class GraphitiSide:
     def __init__(
         self, settings: GraphmemSettings, target: Neo4jTarget, lookup: PrecomputedEmbedder, k: int
     ) -> None:
-        from graphmem.llm.graphiti import import_graphiti
-
         import_graphiti(settings.model_copy(update={"graphiti_telemetry": False}))
         from graphiti_core import Graphiti
         from graphiti_core.cross_encoder.client import CrossEncoderClient
@@ -265,9 +258,7 @@ def _random_vectors(count: int, dimension: int, seed: int) -> Vectors:
 
 
 def _graphiti_edges(memory: Memory, group_id: str) -> int:
-    rows = db.execute(
-        memory.graph.driver, memory.graph.database, query("peer_graphiti_edges"), group_id=group_id
-    )
+    rows = run_query(memory, "peer_graphiti_edges", group_id=group_id)
     return int(rows[0]["edges"])
 
 
@@ -399,15 +390,10 @@ def run_peer_bench(
     settings' Neo4j) and leaves the ``<prefix>-*`` namespaces and group_ids there.
     """
     options = options or PeerOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(
-            options, run_settings, run_target, embedder, say
-        ),
-    )
+    with measuring_run(
+        options, settings=settings, target=target, embedder=embedder, progress=progress
+    ) as run:
+        return _run(options, run)
 
 
 @contextmanager
@@ -423,24 +409,16 @@ def _quiet_notifications() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _run(
-    options: PeerOptions,
-    settings: GraphmemSettings,
-    target: Neo4jTarget,
-    embedder: Embedder | None,
-    say: Progress,
-) -> PeerReport:
-    from graphmem.client import Memory
-
-    started = datetime.now(UTC)
-    embedder = load_embedder(settings, embedder, say)
+def _run(options: PeerOptions, run: Run) -> PeerReport:
+    settings, target, say, started = run.settings, run.target, run.say, run.started
+    embedder = run.embedder
     prefix = f"peer-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
     lookup = PrecomputedEmbedder(embedder.model_id, embedder.dimension)
     # graphmem's schema first: graphiti-core's fulltext index over its Episodic nodes has the
     # name of graphmem's episode index, and its CREATE ... IF NOT EXISTS then leaves it alone.
-    with _quiet_notifications(), Memory(settings, target=target, embedder=lookup) as memory:
-        driver, database = memory.graph.driver, memory.graph.database
-        server = server_info(driver, database, target, options, settings)
+    with _quiet_notifications():
+        memory = run.memory(embedder=lookup)
+        server = server_info(memory, run)
         side = GraphitiSide(settings, target, lookup, options.k)
         try:
             side.build_indices()
@@ -450,7 +428,7 @@ def _run(
             )
             # Each timed phase starts once the work left by the one before is done, so that
             # neither system is charged for the other's writes (see scratch_server_pid).
-            pid = scratch_server_pid(options, settings)
+            pid = run.server_pid
             if options.warmup_facts:
                 _warm_up(memory, side, prefix, options, say)
             results = [

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from graphmem.servers.scratch import ServerOptions
+from graphmem.testing import ServerOptions
 from graphmem_bench.bench.render import format_count, format_ms, targets_table
 from graphmem_bench.bench.report import (
     EmbedderInfo,

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from graphmem.servers.scratch import ServerMode, ServerOptions
+from graphmem.testing import ServerMode, ServerOptions
 
 #: End-to-end ingest must reach this share of the embedding-only ceiling. With the int8 ONNX
 #: embedder, embedding costs about a third of what it did on torch, so Neo4j's share of each

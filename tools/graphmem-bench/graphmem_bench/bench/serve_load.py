@@ -26,8 +26,8 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
-from graphmem.client.aio import AsyncMemory
-from graphmem.servers.scratch import Progress
+from graphmem import AsyncMemory
+from graphmem.testing import Progress
 
 Op = Literal["remember", "recall", "supersede"]
 OPS: tuple[Op, ...] = ("remember", "recall", "supersede")

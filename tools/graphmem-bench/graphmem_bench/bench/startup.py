@@ -26,13 +26,11 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphmem import __version__
-from graphmem.errors import DatabaseError
-from graphmem.servers.connection import Neo4jTarget
-from graphmem.servers.scratch import Progress, ServerOptions, on_server
-from graphmem.settings import GraphmemSettings
+from graphmem import DatabaseError, GraphmemSettings, __version__
+from graphmem.testing import Neo4jTarget, Progress, ServerOptions
 from graphmem_bench.bench.report import MachineInfo, TargetResult
 from graphmem_bench.bench.runner import machine_info
+from graphmem_bench.run import Run, measuring_run
 
 #: One-shot recall: CPU seconds and peak resident megabytes a process may use.
 RECALL_CPU_TARGET = 2.0
@@ -92,13 +90,8 @@ def run_startup_bench(
     """Measure every entry point's start (on a throwaway Neo4j unless ``options.server`` is
     ``configured``) and return the report."""
     options = options or StartupOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(options, run_settings, run_target, say),
-    )
+    with measuring_run(options, settings=settings, target=target, progress=progress) as run:
+        return _run(options, run)
 
 
 def child_env(settings: GraphmemSettings, target: Neo4jTarget) -> dict[str, str]:
@@ -127,10 +120,8 @@ def child_env(settings: GraphmemSettings, target: Neo4jTarget) -> dict[str, str]
     return env
 
 
-def _run(
-    options: StartupOptions, settings: GraphmemSettings, target: Neo4jTarget, say: Progress
-) -> StartupReport:
-    started = datetime.now(UTC)
+def _run(options: StartupOptions, run: Run) -> StartupReport:
+    settings, target, say, started = run.settings, run.target, run.say, run.started
     ns = f"bench-startup-{started:%Y%m%dT%H%M%SZ}"
     env = child_env(settings, target)
     graphmem = [sys.executable, "-m", "graphmem"]

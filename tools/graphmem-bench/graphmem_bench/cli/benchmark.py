@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphmem.cli.output import json_option, memory_size, print_report, writable_dir
+from graphmem.cli.plugins import json_option, memory_size, print_report, writable_dir
 
 if TYPE_CHECKING:
     pass
@@ -316,7 +316,7 @@ def bench(
     \b
         graphmem bench --serve --server configured --clients 32 --duration 60 --servers 2
     """
-    from graphmem.settings import load_settings
+    from graphmem import load_settings
     from graphmem_bench.bench.peer_report import PeerOptions
     from graphmem_bench.bench.report import BenchOptions
 
