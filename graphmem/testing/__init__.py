@@ -9,7 +9,8 @@ eval`` (tools/graphmem-bench), which import nothing else of graphmem but :mod:`g
   :class:`Neo4jTarget`, and :func:`settle` / :func:`scratch_server_pid` / :func:`cpu_reader`
   (waiting until a throwaway server is idle between timed phases).
 - **The graph by name**: :func:`run_query`, :func:`stream_query`, :func:`server_version`
-  (headed ``.cypher`` files of ``graphmem/store/queries/``), and what a bare baseline write
+  (headed ``.cypher`` files of ``graphmem/store/queries/``) on a client or its
+  :class:`Graph`, and what a bare baseline write
   stores as graphmem does: :func:`text_hash`, :class:`VectorParam`, :data:`API_ACTOR`.
 - **Embedding**: the :class:`Embedder` protocol, :data:`Vectors`, :class:`EmbedderWrapper`,
   :func:`load_embedder`, :func:`embedder_from_settings` and :func:`chosen_backend`.
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from graphmem._json import json_objects
     from graphmem.client.base import settings_recall_config
+    from graphmem.client.graph import Graph
     from graphmem.core.actor import API_ACTOR
     from graphmem.core.messages import episode_text
     from graphmem.core.plans import VectorParam
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "json_objects": "graphmem._json",
     "settings_recall_config": "graphmem.client.base",
+    "Graph": "graphmem.client.graph",
     "API_ACTOR": "graphmem.core.actor",
     "episode_text": "graphmem.core.messages",
     "VectorParam": "graphmem.core.plans",
@@ -101,6 +104,7 @@ __all__ = [
     "LLM",
     "Embedder",
     "EmbedderWrapper",
+    "Graph",
     "LLMProposer",
     "Neo4jTarget",
     "Progress",

@@ -142,7 +142,7 @@ def test_the_exact_ranking_agrees_with_a_cypher_scan_of_the_stored_vectors(
     report: TenantsReport, graph: Graph, embedder: Embedder
 ) -> None:
     large = report.namespaces[1].ns
-    ids, stored = namespace_vectors(graph.driver, graph.database, large)
+    ids, stored = namespace_vectors(graph, large)
     assert len(ids) == 200 and stored.shape == (200, 384)
     questions = ["Where does Priya work now?", "Who has a dog?", "What did Omar cook?"]
     vectors = embedder.embed(questions)

@@ -65,15 +65,15 @@ from graphmem_bench.run import Run, measuring_run
 
 if TYPE_CHECKING:
     from graphmem import Memory
-    from graphmem.testing import Embedder, Vectors
+    from graphmem.testing import Embedder, Graph, Vectors
 
 
-def namespace_vectors(memory: Memory, ns: str) -> tuple[list[str], Vectors]:
+def namespace_vectors(on: Memory | Graph, ns: str) -> tuple[list[str], Vectors]:
     """The ids of the facts of ``ns`` and their stored embeddings, as the database holds
-    them (read as a stream, row by row)."""
+    them (read as a stream, row by row), through a client or its ``graph``."""
     ids: list[str] = []
     rows: list[Vectors] = []
-    for record in stream_query(memory, "bench_namespace_vectors", ns=ns):
+    for record in stream_query(on, "bench_namespace_vectors", ns=ns):
         ids.append(record["id"])
         rows.append(np.asarray(record["embedding"], dtype=np.float32))
     return ids, np.vstack(rows) if rows else np.zeros((0, 0), np.float32)
