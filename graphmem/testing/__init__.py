@@ -1,7 +1,9 @@
 """What tests and measuring runs of graphmem (and of an application built on it) use beside
-the public API of :mod:`graphmem`: the one front door of ``graphmem bench`` and ``graphmem
-eval`` (tools/graphmem-bench), which import nothing else of graphmem but :mod:`graphmem`,
-:mod:`graphmem.models` and :mod:`graphmem.cli.plugins`.
+the public API of :mod:`graphmem`: throwaway Neo4j servers, the graph read and written by
+query name, the embedder, and a local OpenAI-compatible server that replays scripted LLM
+answers (:mod:`graphmem.testing.llm_stub`). It is the front door of ``graphmem bench`` and
+``graphmem eval`` (tools/graphmem-bench), which import nothing else of graphmem but
+:mod:`graphmem`, :mod:`graphmem.models` and :mod:`graphmem.cli.plugins`.
 
 - **Neo4j for a run**: :class:`ServerOptions` (a throwaway local server or the configured
   one), :func:`run_server` and :func:`on_server` (that Neo4j for a block, or for a function),

@@ -284,6 +284,34 @@ def _warm_up(
     )
 
 
+def _write_both(
+    memory: Memory,
+    side: GraphitiSide,
+    name: str,
+    facts: Sequence[SyntheticFact],
+    vectors: Vectors,
+    name_vectors: Mapping[str, Vectors],
+    options: PeerOptions,
+    pid: int | None,
+    say: Progress,
+) -> tuple[tuple[Throughput, int, dict[int, str]], tuple[Throughput, int, list[str]], int]:
+    """``facts`` written through each system, each timed once the server is idle: for each its
+    throughput, stored count and ids (graphmem's facts, graphiti-core's edges), and the
+    entities graphiti-core made."""
+    batches = plan_batches(facts, options.batch_size)
+    settle(pid, "timing graphmem's writes", say)
+    gm_write, fact_ids = write_facts(memory, name, facts, batches, vectors, "graphmem", say)
+    settle(pid, "timing graphiti-core's writes", say)
+    gt_write, edge_uuids, entities = _write_graphiti(
+        side, name, facts, vectors, name_vectors, options.batch_size, "graphiti-core", say
+    )
+    gm_stored = memory.stats(ns=name).facts
+    gt_stored = _graphiti_edges(memory, name)
+    if gm_stored != len(facts) or gt_stored != len(facts):
+        raise DatabaseError(f"stored {gm_stored} graphmem facts and {gt_stored} graphiti edges")
+    return (gm_write, gm_stored, fact_ids), (gt_write, gt_stored, edge_uuids), entities
+
+
 def _peer_size(
     memory: Memory,
     side: GraphitiSide,
@@ -300,26 +328,15 @@ def _peer_size(
     queries = generate_queries(facts, options.warmup + options.queries, seed=seed + 2)
     name = f"{prefix}-{size}"
     say(f"{size:,} facts: graphmem namespace and graphiti group_id {name}")
-
     embedding, vectors = embed_ceiling(embedder, [f.text for f in facts], options.batch_size, say)
     names = _entity_names(facts)
     name_vectors = dict(zip(names, _embed(embedder, names, options.batch_size), strict=True))
     texts = [q.text for q in queries]
     lookup.add(texts, _embed(embedder, texts, options.batch_size))
-
-    batches = plan_batches(facts, options.batch_size)
-    settle(pid, "timing graphmem's writes", say)
-    gm_write, fact_ids = write_facts(memory, name, facts, batches, vectors, "graphmem", say)
-    settle(pid, "timing graphiti-core's writes", say)
-    gt_write, edge_uuids, entities = _write_graphiti(
-        side, name, facts, vectors, name_vectors, options.batch_size, "graphiti-core", say
+    (gm_write, gm_stored, fact_ids), (gt_write, gt_stored, edge_uuids), entities = _write_both(
+        memory, side, name, facts, vectors, name_vectors, options, pid, say
     )
-    gm_stored = memory.stats(ns=name).facts
-    gt_stored = _graphiti_edges(memory, name)
-    if gm_stored != size or gt_stored != size:
-        raise DatabaseError(f"stored {gm_stored} graphmem facts and {gt_stored} graphiti edges")
     edge_of = {fact_ids[i]: edge_uuids[i] for i in range(size)}
-
     settle(pid, "timing the searches", say)
     for q in queries[: options.warmup]:
         memory.recall(q.text, ns=name, k=options.k)

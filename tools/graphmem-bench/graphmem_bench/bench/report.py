@@ -416,33 +416,16 @@ def backend_targets(comparison: BackendComparison | None) -> list[TargetResult]:
     torch, int8 = comparison.get("torch", "fp32"), comparison.get("onnx", "int8")
     if torch is None or int8 is None or int8.cosine_mean is None or int8.cosine_min is None:
         return []
-    size = comparison.texts
     speed = torch.ceiling.per_second
+    checks = [
+        ("ONNX int8 / torch texts/s", int8.ceiling.per_second / speed if speed > 0 else 0.0,
+         ONNX_SPEEDUP_TARGET, "ratio"),
+        ("ONNX int8 cosine to torch, mean", int8.cosine_mean, ONNX_COSINE_MEAN_TARGET, "cosine"),
+        ("ONNX int8 cosine to torch, least", int8.cosine_min, ONNX_COSINE_MIN_TARGET, "cosine"),
+    ]  # fmt: skip
     return [
-        TargetResult.check(
-            "ONNX int8 / torch texts/s",
-            size,
-            int8.ceiling.per_second / speed if speed > 0 else 0.0,
-            ONNX_SPEEDUP_TARGET,
-            ">=",
-            "ratio",
-        ),
-        TargetResult.check(
-            "ONNX int8 cosine to torch, mean",
-            size,
-            int8.cosine_mean,
-            ONNX_COSINE_MEAN_TARGET,
-            ">=",
-            "cosine",
-        ),
-        TargetResult.check(
-            "ONNX int8 cosine to torch, least",
-            size,
-            int8.cosine_min,
-            ONNX_COSINE_MIN_TARGET,
-            ">=",
-            "cosine",
-        ),
+        TargetResult.check(name, comparison.texts, value, target, ">=", unit)
+        for name, value, target, unit in checks
     ]
 
 

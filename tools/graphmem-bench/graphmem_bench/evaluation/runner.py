@@ -324,6 +324,35 @@ def run_sets(
     )
 
 
+def _record(q: EvalQuestion) -> QuestionRecord:
+    """The report's record of one question, before any configuration ranked for it."""
+    return QuestionRecord(
+        conversation_id=q.conversation_id,
+        question=q.question,
+        category=q.category or "(none)",
+        gold=q.gold_message_ids,
+    )
+
+
+def _ingest_all(
+    memory: Memory, conversations: Sequence[_Conversation], options: EvalOptions, say: Progress
+) -> tuple[int, int]:
+    """Every conversation ingested twice (all messages, the user's alone): the user's
+    messages, and the messages merged as repeats."""
+    user_messages = merged = 0
+    for conv in conversations:
+        began_conv = time.perf_counter()
+        _, merged_all = _ingest(memory, conv, "all", options.ingest_batch)
+        users, _ = _ingest(memory, conv, "user", options.ingest_batch)
+        user_messages += users
+        merged += merged_all
+        say(
+            f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
+            f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
+        )
+    return user_messages, merged
+
+
 def _run_set(
     data: DataSet,
     memory: Memory,
@@ -338,27 +367,9 @@ def _run_set(
     began = time.perf_counter()
     conversations = _group(data.messages, data.questions, prefix, started, options.time_shift)
     ordered = [q for conv in conversations for q in conv.questions]
-    records = [
-        QuestionRecord(
-            conversation_id=q.conversation_id,
-            question=q.question,
-            category=q.category or "(none)",
-            gold=q.gold_message_ids,
-        )
-        for q in ordered
-    ]
+    records = [_record(q) for q in ordered]
     results: list[ConfigurationResult] = []
-    user_messages = merged = 0
-    for conv in conversations:
-        began_conv = time.perf_counter()
-        _, merged_all = _ingest(memory, conv, "all", options.ingest_batch)
-        users, _ = _ingest(memory, conv, "user", options.ingest_batch)
-        user_messages += users
-        merged += merged_all
-        say(
-            f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
-            f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
-        )
+    user_messages, merged = _ingest_all(memory, conversations, options, say)
     # Untimed recalls first, so the first configuration does not pay for a cold server.
     warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
     for conv, question in warm:
