@@ -1,4 +1,4 @@
-"""``graphmem bench --peer graphiti``: graphmem against graphiti-core on the same Neo4j, facts,
+"""``graphmem bench peer graphiti``: graphmem against graphiti-core on the same Neo4j, facts,
 vectors and queries.
 
 For each size, in one run (by default on a throwaway local Neo4j, as ``graphmem bench``):
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 
 class PrecomputedEmbedder:
-    """An :class:`~graphmem.embed.embedder.Embedder` that returns vectors computed beforehand;
+    """An :class:`~graphmem.testing.Embedder` that returns vectors computed beforehand;
     a text it was not given is an error, so no timed call can embed."""
 
     def __init__(self, model_id: str, dimension: int) -> None:

@@ -1,4 +1,4 @@
-"""The report of ``graphmem bench --peer graphiti``: its models, top-10 overlap, the latency
+"""The report of ``graphmem bench peer graphiti``: its models, top-10 overlap, the latency
 ratio, the target and the Markdown table (no I/O)."""
 
 from __future__ import annotations

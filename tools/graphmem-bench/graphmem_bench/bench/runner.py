@@ -36,7 +36,7 @@ into ``bench-<time>-...`` namespaces of the configured Neo4j, which stay there.
 
 The report's models and targets are in :mod:`graphmem_bench.bench.report`, its Markdown in
 :mod:`graphmem_bench.bench.render`, the timed steps shared with the peer benchmark in
-:mod:`graphmem_bench.bench.timing`, and the throwaway server in :mod:`graphmem.servers.scratch`.
+:mod:`graphmem_bench.bench.timing`, and the run protocol in :mod:`graphmem_bench.run`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The service benchmark (``graphmem bench --serve``): a bounded load test of ``graphmem
+"""The service benchmark (``graphmem bench serve``): a bounded load test of ``graphmem
 serve`` on loopback, beside the same load through the in-process client.
 
 The benchmark starts ``servers`` ``graphmem serve`` processes on free ports of 127.0.0.1
@@ -7,7 +7,7 @@ against the Neo4j of the run, creates one write key for a fresh namespace prefix
 clients spread round-robin over the servers, each in a namespace of its own, mixing remember,
 recall and supersede (:mod:`~graphmem_bench.bench.serve_load`). The servers are then stopped
 with SIGTERM and the key revoked. The same mix (the same seeded scripts, in fresh namespaces)
-then runs as long through one :class:`~graphmem.client.AsyncMemory` in this process, with as
+then runs as long through one :class:`~graphmem.AsyncMemory` in this process, with as
 many concurrent clients. After each, the database is read directly
 (:mod:`~graphmem_bench.bench.serve_checks`): no operation may have failed, every acknowledged
 write must be stored exactly once, and each supersession chain must have one active head.

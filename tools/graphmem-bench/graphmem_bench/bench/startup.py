@@ -1,4 +1,4 @@
-"""``graphmem bench --startup``: what each entry point costs to start, as a user runs it.
+"""``graphmem bench startup``: what each entry point costs to start, as a user runs it.
 
 Every command runs as its own process, as from a shell: ``graphmem --help``, ``graphmem
 stats``, a one-shot ``graphmem recall``, ``graphmem remember``, and ``graphmem mcp`` over

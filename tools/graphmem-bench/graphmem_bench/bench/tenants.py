@@ -1,4 +1,4 @@
-"""The multi-tenant benchmark (``graphmem bench --tenants NxM``): recall in one namespace among
+"""The multi-tenant benchmark (``graphmem bench tenants NxM``): recall in one namespace among
 many that hold near-identical facts, against an exact ranking of that namespace alone.
 
 One database holds ``namespaces`` tenant namespaces of ``facts`` facts each, a *small*

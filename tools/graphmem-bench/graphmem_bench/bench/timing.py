@@ -1,4 +1,4 @@
-"""The timed steps ``graphmem bench`` and ``graphmem bench --peer`` share: write batches that
+"""The timed steps ``graphmem bench`` and ``graphmem bench peer`` share: write batches that
 respect supersession, progress lines, the meter of a phase's wall and CPU time, the embedding
 ceiling and the timed fact writes."""
 
