@@ -106,10 +106,6 @@ def older_call(ctx: click.Context, flags: dict[str, Any]) -> tuple[click.Command
     return command, {param.name: given[param.name] for param in command.params if param.name}
 
 
-def _common(given: dict[str, Any]) -> dict[str, Any]:
-    return {name: given[name] for name in ("server", "heap", "pagecache")}
-
-
 @bench.command("speed")
 @options(
     "sizes", "queries", "warmup", "warmup_facts", "batch_size", "backend_texts", "seed",
