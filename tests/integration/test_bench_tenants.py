@@ -13,14 +13,12 @@ from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 from graphmem_bench.bench import tenants
 from graphmem_bench.bench.report import Percentiles
-from graphmem_bench.bench.tenants import (
+from graphmem_bench.bench.tenants import namespace_vectors, pool_facts, run_tenants_bench
+from graphmem_bench.bench.tenants_report import (
     TenantsOptions,
     TenantsReport,
     exact_rankings,
-    namespace_vectors,
-    pool_facts,
     render_tenants_markdown,
-    run_tenants_bench,
 )
 
 OPTIONS = TenantsOptions(

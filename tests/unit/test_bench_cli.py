@@ -59,7 +59,7 @@ def test_the_older_flags_and_the_subcommand_run_the_same_benchmark(
 def test_the_older_form_keeps_its_defaults() -> None:
     # --queries: 200 recall queries by default, 100 per namespace and mode with --tenants.
     from graphmem_bench.bench.report import BenchOptions
-    from graphmem_bench.bench.tenants import TenantsOptions
+    from graphmem_bench.bench.tenants_report import TenantsOptions
 
     assert BenchOptions().queries == 200 and TenantsOptions().queries == 100
 

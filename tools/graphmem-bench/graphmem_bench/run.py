@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import graphmem
 from graphmem import GraphmemSettings
@@ -26,6 +26,16 @@ from graphmem.testing import (
 
 if TYPE_CHECKING:
     from graphmem import AsyncMemory, Memory
+
+
+class RunOn(TypedDict, total=False):
+    """Where and with what a run measures (see :func:`measuring_run`): every benchmark's
+    ``run_...`` function takes these."""
+
+    settings: GraphmemSettings | None
+    target: Neo4jTarget | None
+    embedder: Embedder | None
+    progress: Progress | None
 
 
 class Run:
@@ -88,22 +98,17 @@ class Run:
 
 
 @contextmanager
-def measuring_run(
-    options: ServerOptions,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> Iterator[Run]:
+def measuring_run(options: ServerOptions, **on: Unpack[RunOn]) -> Iterator[Run]:
     """A :class:`Run` on the Neo4j ``options`` name: a throwaway local server that is deleted
     afterwards, or ``target`` (default: the Neo4j the settings name). ``settings`` default to
     :func:`graphmem.load_settings`, ``embedder`` to the one they name, ``progress`` (one line
     per step) to none."""
-    say: Progress = progress or (lambda _line: None)
+    say: Progress = on.get("progress") or (lambda _line: None)
     with ExitStack() as stack:
-        run_settings, run_target = stack.enter_context(run_server(options, settings, target, say))
-        yield Run(options, run_settings, run_target, say, embedder, stack)
+        run_settings, run_target = stack.enter_context(
+            run_server(options, on.get("settings"), on.get("target"), say)
+        )
+        yield Run(options, run_settings, run_target, say, on.get("embedder"), stack)
 
 
-__all__ = ["Run", "measuring_run"]
+__all__ = ["Run", "RunOn", "measuring_run"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
@@ -26,7 +26,6 @@ from graphmem import GraphmemSettings, HeuristicProposer, Memory, __version__
 from graphmem.testing import (
     Embedder,
     Neo4jTarget,
-    Progress,
     ServerOptions,
     run_query,
     server_version,
@@ -35,7 +34,7 @@ from graphmem.testing.llm_stub import StubLLMServer
 from graphmem_bench.bench.report import MachineInfo
 from graphmem_bench.bench.runner import machine_info
 from graphmem_bench.bench.synthetic import generate_facts
-from graphmem_bench.run import Run, measuring_run
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 #: The heuristic run's wall-clock target, in seconds, for 1,000 new facts among 10,000; and
 #: the tier pass's over all of them.
@@ -119,19 +118,12 @@ def _texts(options: ConsolidationBenchOptions) -> tuple[list[str], list[str], in
 
 
 def run_consolidation_bench(
-    options: ConsolidationBenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
+    options: ConsolidationBenchOptions | None = None, **on: Unpack[RunOn]
 ) -> ConsolidationBenchReport:
     """Run the consolidation benchmark (on a throwaway Neo4j unless ``options.server`` is
     ``configured``) and return its report."""
     options = options or ConsolidationBenchOptions()
-    with measuring_run(
-        options, settings=settings, target=target, embedder=embedder, progress=progress
-    ) as bench:
+    with measuring_run(options, **on) as bench:
         return _run(options, bench)
 
 

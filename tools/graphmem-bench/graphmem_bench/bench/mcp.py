@@ -19,18 +19,18 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphmem import GraphmemSettings, __version__
-from graphmem.testing import Embedder, Neo4jTarget, Progress, ServerOptions
+from graphmem import __version__
+from graphmem.testing import ServerOptions
 from graphmem_bench.bench.report import MachineInfo, Percentiles
 from graphmem_bench.bench.runner import machine_info
 from graphmem_bench.bench.startup import child_env
 from graphmem_bench.bench.synthetic import generate_facts, generate_queries
 from graphmem_bench.bench.timing import fact_item, plan_batches
-from graphmem_bench.run import Run, measuring_run
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 
 class McpBenchOptions(ServerOptions):
@@ -58,20 +58,11 @@ class McpBenchReport(BaseModel):
     mean_results: float
 
 
-def run_mcp_bench(
-    options: McpBenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> McpBenchReport:
+def run_mcp_bench(options: McpBenchOptions | None = None, **on: Unpack[RunOn]) -> McpBenchReport:
     """Run the MCP benchmark (on a throwaway Neo4j unless ``options.server`` is
     ``configured``) and return its report."""
     options = options or McpBenchOptions()
-    with measuring_run(
-        options, settings=settings, target=target, embedder=embedder, progress=progress
-    ) as run:
+    with measuring_run(options, **on) as run:
         return asyncio.run(_run(options, run))
 
 

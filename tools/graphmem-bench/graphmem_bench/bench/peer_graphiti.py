@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
@@ -53,7 +53,7 @@ from graphmem_bench.bench.report import Percentiles, Throughput
 from graphmem_bench.bench.runner import embedder_info, machine_info, server_info
 from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
 from graphmem_bench.bench.timing import chunks, embed_ceiling, plan_batches, ticker, write_facts
-from graphmem_bench.run import Run, measuring_run
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
     from graphmem import Memory
@@ -392,14 +392,7 @@ def _peer_size(
     )
 
 
-def run_peer_bench(
-    options: PeerOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> PeerReport:
+def run_peer_bench(options: PeerOptions | None = None, **on: Unpack[RunOn]) -> PeerReport:
     """Compare graphmem with graphiti-core and return the report.
 
     As :func:`graphmem_bench.bench.runner.run_bench`: ``server="scratch"`` (the default) starts
@@ -407,9 +400,7 @@ def run_peer_bench(
     settings' Neo4j) and leaves the ``<prefix>-*`` namespaces and group_ids there.
     """
     options = options or PeerOptions()
-    with measuring_run(
-        options, settings=settings, target=target, embedder=embedder, progress=progress
-    ) as run:
+    with measuring_run(options, **on) as run:
         return _run(options, run)
 
 

@@ -49,12 +49,12 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Unpack
 
 import numpy as np
 
 from graphmem import DatabaseError, GraphmemSettings, __version__
-from graphmem.testing import Neo4jTarget, Progress, run_query, settle
+from graphmem.testing import Progress, run_query, settle
 from graphmem_bench.bench.backends import compare_backends
 from graphmem_bench.bench.report import (
     BenchOptions,
@@ -87,7 +87,7 @@ from graphmem_bench.bench.timing import (
     write_facts,
     write_paired,
 )
-from graphmem_bench.run import Run, measuring_run
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
     from graphmem import Memory
@@ -343,14 +343,7 @@ def machine_info() -> MachineInfo:
     )
 
 
-def run_bench(
-    options: BenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> BenchReport:
+def run_bench(options: BenchOptions | None = None, **on: Unpack[RunOn]) -> BenchReport:
     """Run the benchmark and return its report.
 
     With ``options.server == "scratch"`` (the default) a throwaway local Neo4j is started and
@@ -359,9 +352,7 @@ def run_bench(
     line per step.
     """
     options = options or BenchOptions()
-    with measuring_run(
-        options, settings=settings, target=target, embedder=embedder, progress=progress
-    ) as run:
+    with measuring_run(options, **on) as run:
         return _run(options, run)
 
 

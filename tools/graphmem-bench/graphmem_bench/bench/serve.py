@@ -21,13 +21,13 @@ import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Unpack
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from graphmem import GraphmemSettings, __version__
-from graphmem.testing import Neo4jTarget, Progress, ServerOptions
+from graphmem import __version__
+from graphmem.testing import Progress, ServerOptions
 from graphmem_bench.bench.report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo
 from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.serve_checks import WriteChecks, check_writes, stored_facts
@@ -48,11 +48,10 @@ from graphmem_bench.bench.serve_load import (
 from graphmem_bench.bench.serve_procs import ServerProcess, serve_processes
 from graphmem_bench.bench.startup import child_env
 from graphmem_bench.bench.synthetic import generate_facts, generate_queries
-from graphmem_bench.run import Run, measuring_run
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
     from graphmem import Memory
-    from graphmem.testing import Embedder
 
 #: Distinct synthetic texts the clients' writes are dealt from, and the questions they ask.
 POOL_FACTS = 20_000
@@ -153,19 +152,12 @@ class ServeBenchReport(BaseModel):
 
 
 def run_serve_bench(
-    options: ServeBenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
+    options: ServeBenchOptions | None = None, **on: Unpack[RunOn]
 ) -> ServeBenchReport:
     """Run the service benchmark (on a throwaway Neo4j unless ``options.server`` is
     ``configured``, where its ``bench-serve-*`` namespaces stay) and return its report."""
     options = options or ServeBenchOptions()
-    with measuring_run(
-        options, settings=settings, target=target, embedder=embedder, progress=progress
-    ) as run:
+    with measuring_run(options, **on) as run:
         return _run(options, run)
 
 

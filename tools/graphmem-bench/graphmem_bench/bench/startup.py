@@ -22,7 +22,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,7 +30,7 @@ from graphmem import DatabaseError, GraphmemSettings, __version__
 from graphmem.testing import Neo4jTarget, Progress, ServerOptions
 from graphmem_bench.bench.report import MachineInfo, TargetResult
 from graphmem_bench.bench.runner import machine_info
-from graphmem_bench.run import Run, measuring_run
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 #: One-shot recall: CPU seconds and peak resident megabytes a process may use.
 RECALL_CPU_TARGET = 2.0
@@ -80,17 +80,11 @@ class StartupReport(BaseModel):
         return all(t.status != "fail" for t in self.targets)
 
 
-def run_startup_bench(
-    options: StartupOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    progress: Progress | None = None,
-) -> StartupReport:
+def run_startup_bench(options: StartupOptions | None = None, **on: Unpack[RunOn]) -> StartupReport:
     """Measure every entry point's start (on a throwaway Neo4j unless ``options.server`` is
     ``configured``) and return the report."""
     options = options or StartupOptions()
-    with measuring_run(options, settings=settings, target=target, progress=progress) as run:
+    with measuring_run(options, **on) as run:
         return _run(options, run)
 
 

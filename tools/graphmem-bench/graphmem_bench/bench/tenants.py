@@ -35,20 +35,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from graphmem import DatabaseError, GraphmemSettings, __version__
-from graphmem.testing import Neo4jTarget, Progress, run_query, stream_query
+from graphmem import DatabaseError, __version__
+from graphmem.testing import Progress, run_query, stream_query
 from graphmem_bench.bench.report import Percentiles, Throughput
 from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
 from graphmem_bench.bench.tenants_report import (
-    EXACT_TOP,
-    MODE_LABELS,
-    RECALL_HEADER,
-    WITHIN,
     NamespaceFigures,
     RecallFigures,
     RecallMode,
@@ -56,12 +52,10 @@ from graphmem_bench.bench.tenants_report import (
     TenantsReport,
     exact_rankings,
     exact_top_share,
-    recall_rows,
-    render_tenants_markdown,
     tenant_targets,
 )
 from graphmem_bench.bench.timing import Meter, chunks, ticker
-from graphmem_bench.run import Run, measuring_run
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
     from graphmem import Memory
@@ -227,20 +221,11 @@ def _recalls(
 
 
 # --- the run --------------------------------------------------------------------------------------
-def run_tenants_bench(
-    options: TenantsOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> TenantsReport:
+def run_tenants_bench(options: TenantsOptions | None = None, **on: Unpack[RunOn]) -> TenantsReport:
     """Run the multi-tenant benchmark (on a throwaway Neo4j unless ``options.server`` is
     ``configured``, where its ``bench-tenants-*`` namespaces stay) and return its report."""
     options = options or TenantsOptions()
-    with measuring_run(
-        options, settings=settings, target=target, embedder=embedder, progress=progress
-    ) as run:
+    with measuring_run(options, **on) as run:
         return _run(options, run)
 
 
@@ -333,22 +318,11 @@ def _copies(pool: Vectors, members: Sequence[int], options: TenantsOptions, whic
     return perturbed(rows, options.noise, (options.seed & 0xFFFFFFFF, which + 3))
 
 
+# exact_top_share: where each recall is compared with the exact ranking (a test records it).
 __all__ = [
-    "EXACT_TOP",
-    "MODE_LABELS",
-    "RECALL_HEADER",
-    "WITHIN",
-    "NamespaceFigures",
-    "RecallFigures",
-    "TenantsOptions",
-    "TenantsReport",
-    "exact_rankings",
     "exact_top_share",
     "namespace_vectors",
     "perturbed",
     "pool_facts",
-    "recall_rows",
-    "render_tenants_markdown",
     "run_tenants_bench",
-    "tenant_targets",
 ]

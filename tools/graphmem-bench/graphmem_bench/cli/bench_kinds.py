@@ -64,7 +64,8 @@ def _mcp(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
 
 
 def _tenants(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.tenants import render_tenants_markdown, run_tenants_bench
+    from graphmem_bench.bench.tenants import run_tenants_bench
+    from graphmem_bench.bench.tenants_report import render_tenants_markdown
 
     report = run_tenants_bench(options, settings=settings, progress=say)
     return report, render_tenants_markdown(report)

@@ -266,7 +266,7 @@ def tenants(
     """
     from pydantic import ValidationError
 
-    from graphmem_bench.bench.tenants import TenantsOptions
+    from graphmem_bench.bench.tenants_report import TenantsOptions
 
     try:
         options = TenantsOptions(namespaces=shape[0], facts=shape[1], **given)
