@@ -23,83 +23,35 @@ answers (:mod:`graphmem.testing.llm_stub`). It is the front door of ``graphmem b
 - **Recall and messages as the clients see them**: :func:`settings_recall_config`,
   :func:`episode_text`, and :func:`json_objects` (the JSON-lines reader of ``graphmem
   ingest``).
-
-Each name is imported on first use, so that importing this module stays cheap.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from graphmem._json import json_objects
-    from graphmem.client.base import settings_recall_config
-    from graphmem.client.graph import Graph
-    from graphmem.core.actor import API_ACTOR
-    from graphmem.core.messages import episode_text
-    from graphmem.core.plans import VectorParam
-    from graphmem.core.writes import text_hash
-    from graphmem.embed.embedder import Embedder, EmbedderWrapper, Vectors
-    from graphmem.embed.loading import chosen_backend, embedder_from_settings, load_embedder
-    from graphmem.llm.client import LLM
-    from graphmem.llm.graphiti import import_graphiti
-    from graphmem.llm.roles import LLMProposer
-    from graphmem.servers.connection import Neo4jTarget
-    from graphmem.servers.scratch import (
-        Progress,
-        ServerMode,
-        ServerOptions,
-        cpu_reader,
-        on_server,
-        run_server,
-        scratch_neo4j,
-        scratch_server_pid,
-        settle,
-    )
-    from graphmem.testing.graph import run_query, server_version, stream_query
-
-_LAZY = {
-    "json_objects": "graphmem._json",
-    "settings_recall_config": "graphmem.client.base",
-    "Graph": "graphmem.client.graph",
-    "API_ACTOR": "graphmem.core.actor",
-    "episode_text": "graphmem.core.messages",
-    "VectorParam": "graphmem.core.plans",
-    "text_hash": "graphmem.core.writes",
-    **dict.fromkeys(("Embedder", "EmbedderWrapper", "Vectors"), "graphmem.embed.embedder"),
-    **dict.fromkeys(
-        ("chosen_backend", "embedder_from_settings", "load_embedder"), "graphmem.embed.loading"
-    ),
-    "LLM": "graphmem.llm.client",
-    "import_graphiti": "graphmem.llm.graphiti",
-    "LLMProposer": "graphmem.llm.roles",
-    "Neo4jTarget": "graphmem.servers.connection",
-    **dict.fromkeys(
-        (
-            "Progress",
-            "ServerMode",
-            "ServerOptions",
-            "cpu_reader",
-            "on_server",
-            "run_server",
-            "scratch_neo4j",
-            "scratch_server_pid",
-            "settle",
-        ),
-        "graphmem.servers.scratch",
-    ),
-    **dict.fromkeys(("run_query", "server_version", "stream_query"), "graphmem.testing.graph"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The names of ``_LAZY`` (``graphmem.testing.on_server``, ...), imported on first use."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'graphmem.testing' has no attribute {name!r}")
-
+from graphmem._json import json_objects
+from graphmem.client.base import settings_recall_config
+from graphmem.client.graph import Graph
+from graphmem.core.actor import API_ACTOR
+from graphmem.core.messages import episode_text
+from graphmem.core.plans import VectorParam
+from graphmem.core.writes import text_hash
+from graphmem.embed.embedder import Embedder, EmbedderWrapper, Vectors
+from graphmem.embed.loading import chosen_backend, embedder_from_settings, load_embedder
+from graphmem.llm.client import LLM
+from graphmem.llm.graphiti import import_graphiti
+from graphmem.llm.roles import LLMProposer
+from graphmem.servers.connection import Neo4jTarget
+from graphmem.servers.scratch import (
+    Progress,
+    ServerMode,
+    ServerOptions,
+    cpu_reader,
+    on_server,
+    run_server,
+    scratch_neo4j,
+    scratch_server_pid,
+    settle,
+)
+from graphmem.testing.graph import run_query, server_version, stream_query
 
 __all__ = [
     "API_ACTOR",
