@@ -37,6 +37,13 @@ FILTER_OPTIONS: tuple[FilterOption, ...] = (
     FilterOption("--as-of", "as_of", "Answer from what was believed at that time."),
     FilterOption("--valid-at", "valid_at", "Answer from what was true at that time."),
     FilterOption("--tag", "tags", "Only facts with this tag; repeat for several.", "many"),
+    FilterOption(
+        "--speaker",
+        "speakers",
+        "Only messages said by this speaker (case aside; a message stored without one: by its "
+        "role); repeat for several.",
+        "many",
+    ),
     FilterOption("--include-retired", "include_retired", "Also return superseded facts.", "flag"),
     FilterOption("--since", "since", "Only what was recorded or said from then on."),
     FilterOption("--until", "until", "Only what was recorded or said before then."),
@@ -73,9 +80,10 @@ def _click_option(spec: FilterOption) -> Callable[[F], F]:
 
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the options recall and context share (:data:`FILTER_OPTIONS`: --kind, --as-of,
-    --valid-at, --tag, --include-retired, --since, --until, --no-references, --min-score); the
-    command receives them as ``filters``, keyword arguments of recall and context. An option
-    not given is left out, so recall's own default applies (both kinds, no tag filter, ...)."""
+    --valid-at, --tag, --speaker, --include-retired, --since, --until, --no-references,
+    --min-score); the command receives them as ``filters``, keyword arguments of recall and
+    context. An option not given is left out, so recall's own default applies (both kinds, no
+    tag filter, ...)."""
     negated = {spec.option for spec in FILTER_OPTIONS if spec.kind == "negated"}
 
     @functools.wraps(func)

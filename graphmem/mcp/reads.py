@@ -45,12 +45,20 @@ class ReadTools(ToolBase):
             Field(description="fact (remembered facts) and/or message (stored messages)."),
         ] = None,
         tags: Annotated[list[str] | None, Field(description="Only facts with a tag.")] = None,
+        speakers: Annotated[
+            list[str] | None,
+            Field(
+                description="Only messages said by one of these people (names, any case; a "
+                "message stored without a speaker counts as said by its role, e.g. user)."
+            ),
+        ] = None,
         namespace: Namespace = None,
     ) -> str:
         """Search memory (hybrid: meaning and words). By default only what is believed now;
         each result has its id, text, status, when it was recorded and when it is valid,
         and the memories it contradicts. Use `as_of` to see what was believed at a past
-        time and `include_superseded` to see replaced memories too."""
+        time, `include_superseded` to see replaced memories too, and `speakers` for what
+        someone said (messages only)."""
         ns = self._ns(namespace)
         chosen = kinds or ["fact", "message"]
         result = await self.memory.recall(
@@ -62,6 +70,7 @@ class ReadTools(ToolBase):
             include_retired=include_superseded,
             kinds=["episode" if k == "message" else "fact" for k in dict.fromkeys(chosen)],
             tags=tags,
+            speakers=speakers,
             track_access=self._counts_access(),
         )
         data: dict[str, Any] = {"results": [hit_data(h) for h in result.hits]}

@@ -85,6 +85,7 @@ class RecallRequest(RequestModel):
     valid_at: str | None = None
     include_retired: bool | None = None
     tags: list[str] | None = None
+    speakers: list[str] | None = None
     since: str | None = None
     until: str | None = None
     expand_references: bool | None = None

@@ -34,7 +34,7 @@ from graphmem.remote.call import (
 )
 
 #: The options the library reads a lone string of as a one-item list; a request names the list.
-_LISTS = frozenset({"tags", "supersedes", "references", "contradicts", "kinds"})
+_LISTS = frozenset({"tags", "supersedes", "references", "contradicts", "kinds", "speakers"})
 
 
 @dataclass

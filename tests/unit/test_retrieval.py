@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Generator
 from datetime import UTC, datetime
@@ -157,3 +158,35 @@ def test_every_recall_option_has_its_scope_or_request_field_and_cli_flags_name_o
         "config",
         "track_access",
     }
+
+
+def test_speakers_restrict_recall_to_episodes_and_reach_every_episode_filter() -> None:
+    from graphmem.store.cypher import query
+
+    scope = RecallScope.checked({"speakers": ["Alice", "Bob", "Alice"]})
+    assert scope.kinds == ("episode",) and scope.speakers == ("Alice", "Bob")
+    assert RecallScope.checked({"speakers": "Alice"}).speakers == ("Alice",)
+    assert RecallScope.checked({}).params()["speakers"] is None
+    # Each statement gets exactly the parameters its header names (checked when it runs).
+    assert scope.params()["speakers"] == ["Alice", "Bob"] and "speakers" not in scope.fact_params()
+    query("recall_episode_exact").check_params(
+        {"ns": "n", "vector": [], "pool": 1, **scope.params()}
+    )
+    query("recall_fact_exact").check_params(
+        {"ns": "n", "vector": [], "pool": 1, **scope.fact_params()}
+    )
+    search = {**scope.search_params(), "schema_key": "k"}
+    for name in ("recall_search", "recall_search_filtered"):
+        assert "speakers" in query(name).params and set(search) <= set(query(name).params)
+    for options, words in (
+        ({"speakers": []}, "speakers=[] would match no message"),
+        ({"speakers": ["Alice"], "kinds": ["fact"]}, "kinds asks for facts only"),
+        ({"speakers": ["Alice"], "tags": ["work"]}, "but tags filter facts"),
+        ({"speakers": ["\u200b "]}, "invalid speakers"),
+        ({"speakers": [7]}, "invalid speakers"),
+        ({"speakers": {"name": "Alice"}}, "speakers takes a list of names"),
+        ({"speakers": ["x" * 257]}, "the maximum is 256"),
+        ({"speakers": [f"p{i}" for i in range(101)]}, "at most 100 names, got 101"),
+    ):
+        with pytest.raises(InvalidInputError, match=re.escape(words)):
+            RecallScope.checked(options)

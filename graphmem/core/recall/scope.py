@@ -2,7 +2,8 @@
 
 :class:`RecallOptions` is the typed set of keyword arguments that ``recall`` takes (and
 ``context`` passes on); both clients, the core, the CLI and ``context`` use it, so a new filter
-is one field here (with its CLI option in :data:`graphmem.cli.filters.FILTER_OPTIONS`), its check in
+is one field here (with its CLI option in :data:`graphmem.cli.filters.FILTER_OPTIONS` and its
+field in the REST body, :class:`graphmem.models.requests.RecallRequest`), its check in
 :meth:`RecallScope.checked`, and the Cypher that reads it. :class:`RecallScope` is the checked
 filter half of those options, as the Cypher parameters the recall queries take.
 """
@@ -22,6 +23,7 @@ from graphmem.core.checks import (
     checked_flag,
     checked_ids,
     checked_integer,
+    checked_label,
     resolve_config,
 )
 from graphmem.core.recall.ranking import MAX_INDEX_CANDIDATES, RecallConfig
@@ -45,6 +47,10 @@ class RecallOptions(TypedDict, total=False):
     include_retired: bool
     #: Only facts carrying one of these tags (episodes have none).
     tags: Sequence[str] | None
+    #: Only messages said by one of these speakers (at most 100 names, case aside; facts have
+    #: no speaker): a message's speaker as stored, or its role (``user``, ``assistant``, ...)
+    #: when it was stored without one, as ``context`` shows it.
+    speakers: Sequence[str] | None
     #: Only what was recorded (facts) or said (episodes) from then on.
     since: datetime | str | None
     #: Only what was recorded or said before then.
@@ -81,10 +87,29 @@ class ContextOptions(RecallOptions, total=False):
 #: The names ``recall`` takes besides the query and ``ns``.
 RECALL_OPTIONS: frozenset[str] = frozenset(RecallOptions.__annotations__)
 
+#: How many speakers one recall may name.
+MAX_SPEAKERS = 100
+
+
+def _speakers(given: Any) -> tuple[str, ...] | None:
+    """The ``speakers`` filter checked: None, or one or more names (each a label as a message's
+    speaker is one), each once."""
+    if given is None:
+        return None
+    names = as_list("speakers", one_or_many(given), "names")
+    if not names:
+        raise InvalidInputError(
+            "speakers=[] would match no message; pass speakers=None for no speaker filter"
+        )
+    if len(names) > MAX_SPEAKERS:
+        raise InvalidInputError(f"speakers: at most {MAX_SPEAKERS} names, got {len(names)}")
+    return tuple(dict.fromkeys(checked_label("speakers", name) for name in names))
+
 
 @dataclass(frozen=True)
 class RecallScope:
-    """The checked filters of one recall: which kinds, at which times, with which tags."""
+    """The checked filters of one recall: which kinds, at which times, with which tags, said
+    by whom."""
 
     kinds: tuple[Kind, ...] = ("fact", "episode")
     as_of: datetime | None = None
@@ -93,12 +118,14 @@ class RecallScope:
     tags: tuple[str, ...] | None = None
     since: datetime | None = None
     until: datetime | None = None
+    speakers: tuple[str, ...] | None = None
 
     @classmethod
     def checked(cls, options: Mapping[str, Any]) -> RecallScope:
         """The scope of ``options`` (recall's keyword arguments), each value checked: the kinds
-        (facts only when tags are given, since episodes have none), the tags, and the times
-        as aware UTC datetimes."""
+        (facts only when tags are given, since episodes have none; episodes only when speakers
+        are, since facts have none), the tags, the speakers, and the times as aware UTC
+        datetimes."""
         kinds = options.get("kinds", cls.kinds)
         named = as_list("kinds", one_or_many(kinds), "kinds")
         if not named or any(kind not in ("fact", "episode") for kind in named):
@@ -114,6 +141,14 @@ class RecallScope:
                     "tags filter facts (episodes have none), but kinds asks for episodes only"
                 )
             wanted = ("fact",)  # episodes have no tags
+        speakers = _speakers(options.get("speakers"))
+        if speakers is not None:
+            if "episode" not in wanted:
+                raise InvalidInputError(
+                    "speakers filter messages (episodes; facts have no speaker), but "
+                    + ("tags filter facts" if tags is not None else "kinds asks for facts only")
+                )
+            wanted = ("episode",)  # facts have no speaker
         since, until = aware("since", options.get("since")), aware("until", options.get("until"))
         if since and until and until <= since:
             raise InvalidInputError(
@@ -127,10 +162,10 @@ class RecallScope:
             tags=None if tags is None else tuple(tags),
             since=since,
             until=until,
+            speakers=speakers,
         )
 
-    def params(self) -> dict[str, Any]:
-        """The times, as the episode filters of the recall queries take them."""
+    def _times(self) -> dict[str, Any]:
         return {
             "as_of": self.as_of,
             "valid_at": self.valid_at,
@@ -138,13 +173,22 @@ class RecallScope:
             "until": self.until,
         }
 
+    def params(self) -> dict[str, Any]:
+        """The times and speakers, as the episode filters of the recall queries take them."""
+        return {**self._times(), "speakers": None if self.speakers is None else list(self.speakers)}
+
     def fact_params(self) -> dict[str, Any]:
-        """All of it, as the fact filters of the recall queries take them."""
+        """The times, tags and retired flag, as the fact filters of the recall queries take
+        them."""
         return {
-            **self.params(),
+            **self._times(),
             "include_retired": self.include_retired,
             "tags": None if self.tags is None else list(self.tags),
         }
+
+    def search_params(self) -> dict[str, Any]:
+        """All of it, as the search statements (facts and episodes at once) take it."""
+        return {**self.fact_params(), **self.params()}
 
     def current(self) -> RecallScope:
         """The same scope without retired facts (the pinned facts of ``context``)."""

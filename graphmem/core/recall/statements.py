@@ -83,7 +83,7 @@ class SearchStatements:
         """The search statement, asking the indexes of ``kinds`` and ``retrievers`` for
         ``candidates`` entries each."""
         cfg = self.request.config
-        facts = self.request.scope.fact_params()
+        scope = self.request.scope.search_params()
         filters: dict[str, Any] = {}
         if self.filtered:
             filters["statuses"] = self.statuses()
@@ -92,7 +92,7 @@ class SearchStatements:
         return Run(
             query("recall_search_filtered" if self.filtered else "recall_search"),
             {
-                **facts,
+                **scope,
                 **filters,
                 "ns": self.ns,
                 "vector": self.vector,

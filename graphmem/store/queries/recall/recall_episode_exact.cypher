@@ -1,6 +1,6 @@
 // name: recall_episode_exact
 // mode: read
-// params: ns, vector, pool, as_of, valid_at, since, until
+// params: ns, vector, pool, as_of, valid_at, since, until, speakers
 // returns: id, score, brief
 // Exact cosine scoring over every visible episode of the namespace: the fallback when the
 // filters hide most of what the vector index returns.
