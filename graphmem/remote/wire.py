@@ -10,14 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
 
 from graphmem.core.checks import checked_integer, namespace
 from graphmem.errors import ClientUsageError, ConfirmationRequiredError, InvalidInputError
 from graphmem.models import FactInput, Message
 from graphmem.models.bounds import check_items
 from graphmem.models.namespaces import MAX_PAGE
-from graphmem.ops.table import Operation
+from graphmem.ops.table import OPERATIONS, Operation
 from graphmem.remote.call import (
     Call,
     checked_progress,
@@ -33,8 +36,31 @@ from graphmem.remote.call import (
     zone_name,
 )
 
-#: The options the library reads a lone string of as a one-item list; a request names the list.
-_LISTS = frozenset({"tags", "supersedes", "references", "contradicts", "kinds", "speakers"})
+
+def _is_list(annotation: Any) -> bool:
+    """Whether a field's type is a list (or a tuple) of plain values, perhaps optional or
+    annotated (not one of facts or messages, which a transport builds itself)."""
+    origin = get_origin(annotation)
+    if origin in (list, tuple):
+        item = get_args(annotation)[0]
+        return not (isinstance(item, type) and issubclass(item, BaseModel))
+    if origin is Annotated:
+        return _is_list(get_args(annotation)[0])
+    return origin in (Union, UnionType) and any(_is_list(a) for a in get_args(annotation))
+
+
+def _list_fields(*kinds: type[BaseModel]) -> frozenset[str]:
+    return frozenset(
+        name
+        for kind in kinds
+        for name, info in kind.model_fields.items()
+        if _is_list(info.annotation)
+    )
+
+
+#: The options the library reads a lone string of as a one-item list, where a request names
+#: the list: the list fields of the request models.
+_LISTS = _list_fields(*(op.request for op in OPERATIONS if op.request is not None), FactInput)
 
 
 @dataclass
