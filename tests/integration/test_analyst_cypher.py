@@ -24,6 +24,9 @@ from tests.history import MESSAGES, REASONS, TEXTS, VALID, History, stub_answers
 from tests.history import llm_settings as history_settings
 from tests.integration.conftest import Client, close_client, make_client
 
+#: Runs on Neo4j 5.26 too (the guarded read: every library query is planned and checked).
+pytestmark = pytest.mark.both_versions
+
 
 def test_every_analyst_query_runs_as_a_read(graph: Graph, ns: str) -> None:
     graph.driver.execute_query(
