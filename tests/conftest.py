@@ -32,10 +32,30 @@ from tests.helpers import free_port, wipe_database
 _INTEGRATION_DIR = Path(__file__).parent / "integration"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: ``GRAPHMEM_TEST_CLIENTS=sync`` (or ``async``) runs the tests of the ``memory`` fixture through
+#: that client only. ``make integration-5.26`` sets it: both clients run the same statements, so
+#: another server version needs one of them, and the default run keeps both.
+_CLIENTS_ENV = "GRAPHMEM_TEST_CLIENTS"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _INTEGRATION_DIR in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.integration)
+    only = os.environ.get(_CLIENTS_ENV)
+    if not only:
+        return
+    if only not in ("sync", "async"):
+        raise pytest.UsageError(f"{_CLIENTS_ENV} must be sync or async, not {only!r}")
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        kind = callspec.params.get("memory") if callspec is not None else None
+        (dropped if kind not in (None, only) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")

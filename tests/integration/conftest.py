@@ -126,9 +126,12 @@ def history(graph: Graph, test_settings: GraphmemSettings, embedder: Embedder) -
     return built
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def served(graph: Graph) -> Iterator[Served]:
-    """A `graphmem serve` process on the test graph (the default limits), one per module."""
+    """A `graphmem serve` process on the test graph (the default limits), one for the session
+    (a start is seconds on a busy machine): it caches no key (``--key-cache 0``), its service
+    secret is a file that outlives a wipe of the graph, and each test makes its own keys in its
+    own namespace. A module that needs other options or stops its server starts its own."""
     with serve_process(graph) as running:
         yield running
 

@@ -25,6 +25,7 @@ from tests.history import llm_settings as history_settings
 from tests.integration.conftest import Client, close_client, make_client
 
 
+@pytest.mark.both_versions
 def test_every_analyst_query_runs_as_a_read(graph: Graph, ns: str) -> None:
     graph.driver.execute_query(
         "CREATE (a:Fact {id: 'a', ns: $ns, text: 'old', status: 'superseded', "
@@ -885,6 +886,7 @@ def _params_for(h: History, ns: str) -> dict[str, dict[str, Any]]:
     }
 
 
+@pytest.mark.both_versions
 def test_every_library_query_is_confined_to_its_namespace(
     graph: Graph, history: History, ns: str
 ) -> None:

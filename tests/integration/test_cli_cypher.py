@@ -24,6 +24,9 @@ from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 from tests.helpers import cli_env
 
+#: Runs on Neo4j 5.26 too (the guarded read: the plan operators it allows are named per version).
+pytestmark = pytest.mark.both_versions
+
 Invoke = Callable[..., Result]
 
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from graphmem.cli import main
 from graphmem.client.graph import Graph
 from tests.helpers import cli_env
+
+#: Runs on Neo4j 5.26 too (schema, indexes and migrations).
+pytestmark = pytest.mark.both_versions
 
 
 def test_init_reports_an_up_to_date_schema(graph: Graph) -> None:

@@ -95,6 +95,7 @@ def export(graph: Graph, ns: str) -> tuple[list[Any], list[Any]]:
     return facts, [(r["a"], r["t"], r["b"], r["p"]) for r in rels]
 
 
+@pytest.mark.both_versions
 def test_an_llm_update_is_a_supersession_with_both_facts_kept(
     client_factory: Callable[..., Any], test_settings: GraphmemSettings, ns: str
 ) -> None:
@@ -131,6 +132,7 @@ def test_an_llm_update_is_a_supersession_with_both_facts_kept(
     assert sum(p["usage"]["calls"] for p in record.plans) == result.usage.calls  # per call
 
 
+@pytest.mark.both_versions
 def test_true_duplicates_merge_with_their_provenance(
     client_factory: Callable[..., Any], test_settings: GraphmemSettings, ns: str
 ) -> None:
@@ -311,6 +313,7 @@ def test_undo_restores_the_graph_exactly_and_refuses_what_a_later_write_built_on
                 assert memory.consolidation_runs(ids=[run.run_id])[0].status == "finished"
 
 
+@pytest.mark.both_versions
 def test_the_heuristic_merges_exact_duplicates_supersedes_nothing_and_lists_pairs_for_review(
     memory: Any, graph: Graph, ns: str
 ) -> None:
@@ -635,6 +638,7 @@ def test_a_cluster_whose_proposals_stay_unusable_is_given_up_after_its_tries(
     assert any("given up" in r.rejection for r in record.rejected)
 
 
+@pytest.mark.both_versions
 def test_a_duplicate_is_found_while_a_thousand_other_namespaces_hold_the_same_text(
     memory: Any, graph: Graph, embedder: Any, ns: str
 ) -> None:

@@ -145,6 +145,7 @@ def export(graph: Graph, ns: str) -> list[str]:
     return sorted(json.dumps(dict(r), default=str, sort_keys=True) for r in rows)
 
 
+@pytest.mark.both_versions
 def test_forget_leaves_nothing_on_any_read_path(
     client_factory: Any, graph: Graph, ns: str, embedder: Any
 ) -> None:
@@ -233,6 +234,7 @@ def test_forget_leaves_nothing_on_any_read_path(
     assert memory.verify_forgotten(kept.id).tombstones == 0
 
 
+@pytest.mark.both_versions
 def test_verify_reports_words_left_in_a_message(memory: Client, ns: str) -> None:
     # Forgetting an extracted fact leaves its message: the result and the check both say so.
     stored = memory.ingest([{"content": "My PIN is 4321. I like jazz."}]).episodes[0]

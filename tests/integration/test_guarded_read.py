@@ -27,6 +27,9 @@ from graphmem.store.guard import guarded_read_async
 from tests.helpers import RecordingHTTPHandler
 from tests.integration.conftest import Client
 
+#: Runs on Neo4j 5.26 too (the guarded read: the plan operators it allows are named per version).
+pytestmark = pytest.mark.both_versions
+
 
 @pytest.fixture(scope="module")
 def listener() -> Iterator[int]:

@@ -26,9 +26,6 @@ from graphmem.settings import GraphmemSettings
 from tests.helpers import SentenceExtractor
 from tests.service import Served, bearer, new_key, serve_process
 
-#: The service and driver behaviour here is the same on every Neo4j version.
-pytestmark = pytest.mark.one_server
-
 post = functools.partial(httpx.post, timeout=120)
 
 

@@ -28,9 +28,6 @@ from graphmem.models import Fact
 from tests.helpers import cli_env
 from tests.service import Served, bearer, new_key
 
-#: The service and driver behaviour here is the same on every Neo4j version.
-pytestmark = pytest.mark.one_server
-
 Doc = list[dict[str, Any]]
 NOW = "2026-01-01T00:00:00Z"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import neo4j
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,9 @@ from graphmem.core.recall.fulltext import lucene_query
 from graphmem.embed.embedder import Embedder
 from graphmem.models import Fact
 from graphmem.settings import GraphmemSettings
+
+#: Runs on Neo4j 5.26 too (schema, indexes and migrations).
+pytestmark = pytest.mark.both_versions
 
 TEXTS = [
     "I work at Google as a site reliability engineer.",

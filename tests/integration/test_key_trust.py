@@ -29,9 +29,6 @@ from graphmem.settings import GraphmemSettings
 from tests.helpers import cli_env
 from tests.service import Served, bearer, new_key, serve_process
 
-#: The service and driver behaviour here is the same on every Neo4j version.
-pytestmark = pytest.mark.one_server
-
 OLD, NEW, FOREIGN = (secrets.token_urlsafe(32) for _ in range(3))
 post = httpx.post
 

@@ -60,6 +60,7 @@ def _server(env: dict[str, str]) -> LocalNeo4jServer:
     )
 
 
+@pytest.mark.both_versions
 def test_start_twice_kill_9_and_restart_keeps_the_data(env: dict[str, str]) -> None:
     port = int(env["GRAPHMEM_LOCAL_NEO4J_PORT"])
     assert _cli(env, "status")["running"] is False

@@ -140,6 +140,7 @@ def _write_before(
 
 
 # --- append-only writes ------------------------------------------------------------------------
+@pytest.mark.both_versions
 def test_remember_is_append_only_and_searchable_at_once(memory: Client, ns: str) -> None:
     first = memory.remember("The user likes green tea.", source="chat", tags=["taste"])
     second = memory.remember("The user likes green tea.", source="chat", tags=["taste"])
@@ -478,6 +479,7 @@ def test_as_of_with_valid_at_judges_validity_as_believed_then(memory: Client) ->
 
 
 @pytest.mark.parametrize("path", ["widened", "exact"])
+@pytest.mark.both_versions
 def test_an_update_is_found_through_what_it_replaced_beside_a_crowded_namespace(
     memory: Client,
     client_factory: Callable[..., Client],
@@ -523,6 +525,7 @@ def test_an_update_is_found_through_what_it_replaced_beside_a_crowded_namespace(
     assert all(h.id not in {google.id, microsoft.id} for h in memory.recall(question).hits)
 
 
+@pytest.mark.both_versions
 def test_recall_scores_exactly_when_the_vector_index_returns_fewer_than_asked_but_holds_more(
     memory: Client,
     client_factory: Callable[..., Client],
@@ -557,6 +560,7 @@ def test_recall_scores_exactly_when_the_vector_index_returns_fewer_than_asked_bu
     assert [h.id for h in result.hits][:1] == [google.id]
 
 
+@pytest.mark.both_versions
 def test_linear_fusion_scores_a_fulltext_match_by_its_cosine_whatever_k(
     memory: Client, embedder: Embedder
 ) -> None:
@@ -580,6 +584,7 @@ def test_linear_fusion_scores_a_fulltext_match_by_its_cosine_whatever_k(
         assert hits[0].scores.fused == pytest.approx(0.7 * cosine + 0.3, abs=0.01)
 
 
+@pytest.mark.both_versions
 def test_exact_fallback_when_the_indexes_return_mostly_hidden_facts(
     memory: Client,
 ) -> None:
@@ -763,6 +768,7 @@ def test_episodes_answer_for_the_past_by_both_clocks(memory: Client) -> None:
 
 
 # --- namespaces ---------------------------------------------------------------------------------
+@pytest.mark.both_versions
 def test_namespaces_never_leak(
     memory: Client, ns: str, client_factory: Callable[..., Client]
 ) -> None:
@@ -808,6 +814,7 @@ def _messages() -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.both_versions
 def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
     first = memory.ingest(_messages(), session_id="s1")
     assert first.created == 3 and first.duplicates == () and first.facts == ()
@@ -850,6 +857,7 @@ def test_ingest_is_idempotent_and_searchable(memory: Client) -> None:
     assert isinstance(hits[0].episode, Episode) and hits[0].fact is None
 
 
+@pytest.mark.both_versions
 def test_a_question_naming_a_speaker_finds_what_that_speaker_said(
     memory: Client, embedder: Embedder, graph: Graph, ns: str
 ) -> None:
@@ -1163,6 +1171,7 @@ def test_an_async_extractor_needs_the_async_client(
 
 
 # --- recall details ----------------------------------------------------------------------------
+@pytest.mark.both_versions
 def test_recall_breaks_scores_down_and_stamps_access_once(
     memory: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1192,6 +1201,7 @@ def test_recall_breaks_scores_down_and_stamps_access_once(
     assert memory.get(fact.id).access_count == 1
 
 
+@pytest.mark.both_versions
 def test_quality_gate_returns_nothing_rather_than_noise(memory: Client) -> None:
     memory.remember_many(
         ["The user is allergic to peanuts.", "The user's sister Ana lives in Lisbon."]
@@ -1202,6 +1212,7 @@ def test_quality_gate_returns_nothing_rather_than_noise(memory: Client) -> None:
 
 
 @pytest.mark.parametrize("question", ["What's Quux?", "What\u2019s Quux?"])
+@pytest.mark.both_versions
 def test_a_clitic_alone_does_not_pass_the_quality_gate(memory: Client, question: str) -> None:
     # Nothing here is about Quux: the "s" of "What's" is no word the texts share with it.
     memory.remember_many(["The user's car is a blue Volvo.", "It's raining in Oslo today."])
@@ -1210,6 +1221,7 @@ def test_a_clitic_alone_does_not_pass_the_quality_gate(memory: Client, question:
     assert result.gated == 2
 
 
+@pytest.mark.both_versions
 def test_an_emoji_query_finds_the_fact_holding_that_emoji(memory: Client) -> None:
     # The embedder sees every emoji as the same unknown token; the fulltext index tells them
     # apart.
@@ -1220,6 +1232,7 @@ def test_an_emoji_query_finds_the_fact_holding_that_emoji(memory: Client) -> Non
     assert hits[0].scores.fulltext_rank == 1
 
 
+@pytest.mark.both_versions
 def test_linear_fusion_and_tag_filters(memory: Client) -> None:
     tagged = memory.remember("Dentist appointment on Friday at 10.", tags=["calendar"])
     memory.remember("Dentist recommended a softer toothbrush.", tags=["health"])
@@ -1242,11 +1255,13 @@ def test_linear_fusion_and_tag_filters(memory: Client) -> None:
         "a/b\\c && d || e!",
     ],
 )
+@pytest.mark.both_versions
 def test_lucene_syntax_in_queries_is_plain_text(memory: Client, text: str) -> None:
     memory.remember("C++ and C# are both languages the user writes: foo/bar [a TO b].")
     memory.recall(text)  # must neither fail nor change meaning
 
 
+@pytest.mark.both_versions
 def test_lucene_operators_in_queries_neither_exclude_nor_widen_matches(memory: Client) -> None:
     lisbon = memory.remember("Ana lives in Lisbon.")
     cheese = memory.remember("Bo likes cheese.")
@@ -1266,6 +1281,7 @@ def test_lucene_operators_in_queries_neither_exclude_nor_widen_matches(memory: C
     assert matched("Lisb?n") == set()
 
 
+@pytest.mark.both_versions
 def test_lone_strings_config_mappings_and_long_queries_are_accepted(memory: Client) -> None:
     old = memory.remember("The team meets on Mondays.", tags="work")
     assert old.tags == ("work",)  # one tag, not four letters
@@ -1280,6 +1296,7 @@ def test_lone_strings_config_mappings_and_long_queries_are_accepted(memory: Clie
 
 
 # --- context --------------------------------------------------------------------------------------
+@pytest.mark.both_versions
 def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) -> None:
     pinned = memory.remember("The user's name is Dana.", pinned=True)
     memory.remember_many([f"Dana played tennis on day {i} of the tournament." for i in range(30)])
@@ -1299,6 +1316,7 @@ def test_context_puts_pinned_first_and_never_exceeds_the_budget(memory: Client) 
     assert not unpinned.pinned
 
 
+@pytest.mark.both_versions
 def test_context_takes_kinds_and_tags_as_recall_does_also_as_iterators(memory: Client) -> None:
     work = memory.remember("The user works at Google.", tags=["work"], pinned=True)
     memory.remember("The user plays tennis.", tags=["sport"], pinned=True)
@@ -1685,6 +1703,7 @@ def test_context_with_retired_facts_labels_them(memory: Client) -> None:
     assert f"pinned fact {google.id}" not in lines
 
 
+@pytest.mark.both_versions
 def test_recall_follows_a_fact_superseded_while_it_reads(
     memory: Client, client_factory: Callable[..., Client], monkeypatch: pytest.MonkeyPatch, ns: str
 ) -> None:
@@ -2069,6 +2088,7 @@ def test_an_embedder_that_breaks_its_contract_is_a_typed_error_and_writes_nothin
     assert _node_counts(graph, ns) == {}
 
 
+@pytest.mark.both_versions
 def test_recall_finds_an_update_through_the_fact_it_superseded(memory: Client) -> None:
     for filler in (
         "I play the guitar.",
@@ -2103,6 +2123,7 @@ def test_recall_finds_an_update_through_the_fact_it_superseded(memory: Client) -
     assert colour.id not in [h.id for h in memory.recall("favourite colour", tags=["x"]).hits]
 
 
+@pytest.mark.both_versions
 def test_an_update_found_directly_and_through_what_it_replaced_ranks_with_both(
     memory: Client,
 ) -> None:
@@ -2120,6 +2141,7 @@ def test_an_update_found_directly_and_through_what_it_replaced_ranks_with_both(
     assert google.id not in [h.id for h in hits]
 
 
+@pytest.mark.both_versions
 def test_a_fact_that_replaced_several_is_found_through_any_of_them(
     memory: Client,
     client_factory: Callable[..., Client],
@@ -2149,6 +2171,7 @@ def test_a_fact_that_replaced_several_is_found_through_any_of_them(
     assert hits[0].via == "supersession" and hits[0].superseded_match == second.id
 
 
+@pytest.mark.both_versions
 def test_a_reference_to_a_superseded_fact_leads_to_its_update(memory: Client) -> None:
     # The referenced fact has nothing to do with the question: only the reference brings it.
     pantry = memory.remember("Bananas are stored in the pantry.")
@@ -2164,6 +2187,7 @@ def test_a_reference_to_a_superseded_fact_leads_to_its_update(memory: Client) ->
     assert next(h for h in past.hits if h.id == pantry.id).superseded_match is None
 
 
+@pytest.mark.both_versions
 def test_a_recall_as_of_a_past_time_stamps_no_access(memory: Client) -> None:
     fact = memory.remember("The office moved to Berlin.")
     memory.recall("where is the office", as_of=datetime.now(UTC))
@@ -2180,6 +2204,7 @@ def _read_details(graph: Graph, params: dict[str, Any]) -> list[neo4j.Record]:
         return session.execute_read(lambda tx: list(tx.run(text, params)))
 
 
+@pytest.mark.both_versions
 def test_recall_details_follow_a_fact_superseded_since_the_search(
     memory: Client, graph: Graph, ns: str
 ) -> None:

@@ -27,6 +27,9 @@ from graphmem.store import guard
 from graphmem.store.cypher import analyst_queries
 from tests.helpers import cli_env
 
+#: Runs on Neo4j 5.26 too (the guarded read: the plan operators it allows are named per version).
+pytestmark = pytest.mark.both_versions
+
 ERASED = "Erin's alarm code is 1373."
 
 

@@ -12,6 +12,9 @@ from graphmem.core.recall.ranking import RecallConfig
 from graphmem.models import Hit, Message
 from tests.integration.conftest import Client
 
+#: Runs on Neo4j 5.26 too (search: without in-index filtering, recall searches the whole index).
+pytestmark = pytest.mark.both_versions
+
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 SMALL_TALK = [

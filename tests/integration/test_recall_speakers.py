@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from graphmem.models import Message
 from tests.integration.conftest import Client
+
+#: Runs on Neo4j 5.26 too (search: without in-index filtering, recall searches the whole index).
+pytestmark = pytest.mark.both_versions
 
 START = datetime(2025, 5, 7, 18, 0, tzinfo=UTC)
 FULLTEXT_ONLY = {"retrievers": ["fulltext"]}

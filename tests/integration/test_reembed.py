@@ -34,6 +34,9 @@ from graphmem.store.schema import (
 )
 from tests.helpers import FakeEmbedder, cli_env
 
+#: Runs on Neo4j 5.26 too (schema, indexes and migrations: the vector indexes are built again).
+pytestmark = pytest.mark.both_versions
+
 SMALL = FakeEmbedder(16, model_id="fake/16-d")
 
 

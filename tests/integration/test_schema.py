@@ -14,6 +14,9 @@ from graphmem.store import schema
 from graphmem.store.indexes import LATEST_VERSION, MIGRATIONS, VECTOR_STATEMENTS
 from tests.helpers import FakeEmbedder
 
+#: Runs on Neo4j 5.26 too (schema, indexes and migrations).
+pytestmark = pytest.mark.both_versions
+
 
 def _indexes(driver: neo4j.Driver, database: str) -> dict[str, dict[str, object]]:
     records, _, _ = driver.execute_query(

@@ -20,9 +20,6 @@ from graphmem.models.bounds import MAX_CALL_BYTES, MAX_CALL_ITEMS
 from graphmem.remote import RemoteMemory
 from tests.service import Served, bearer, new_key
 
-#: The service and driver behaviour here is the same on every Neo4j version.
-pytestmark = pytest.mark.one_server
-
 #: A loaded test machine can take a while to answer; nothing here is about speed.
 post = functools.partial(httpx.post, timeout=180)
 

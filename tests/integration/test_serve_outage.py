@@ -24,9 +24,6 @@ from graphmem.settings import GraphmemSettings, load_settings
 from tests.helpers import free_port
 from tests.service import Served, bearer, new_key, serve_process
 
-#: The service and driver behaviour here is the same on every Neo4j version.
-pytestmark = pytest.mark.one_server
-
 #: The issue's bounds: a keyed request while Neo4j is down, and the return to service.
 DOWN_ANSWER_SECONDS = 2.0
 BACK_SECONDS = 5.0
