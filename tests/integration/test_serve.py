@@ -228,8 +228,9 @@ def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
     assert post(mcp_url, json=ping, headers=foreign).status_code == 403
 
     def connect(key: Any) -> Client:
-        # The SDK's own HTTP client, carrying the key on every request.
-        http = httpx2.AsyncClient(headers=bearer(key))
+        # The SDK's own HTTP client, carrying the key on every request (with more than its
+        # default 5 s to answer: a loaded CI machine can take longer for one write).
+        http = httpx2.AsyncClient(headers=bearer(key), timeout=60)
         return Client(streamable_http_client(mcp_url, http_client=http))
 
     async def flow() -> None:
