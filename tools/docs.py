@@ -145,6 +145,7 @@ ROOMS = (
     "llm",
     "cli",
     "mcp",
+    "edge",
     "service",
     "remote",
     "testing",
