@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import neo4j
 from neo4j.exceptions import (
     AuthError,
+    ClientError,
     DriverError,
     IncompleteCommit,
     Neo4jError,
@@ -143,6 +144,17 @@ def driver_errors(timeout: float | None = None) -> Iterator[None]:
     except (Neo4jError, DriverError) as exc:
         passed = timeout if timeout and time.monotonic() - started >= timeout else None
         raise map_driver_error(exc, timeout_passed=passed) from exc
+
+
+@contextmanager
+def passing_over(codes: Collection[str]) -> Iterator[None]:
+    """Neo4j client errors of these codes, raised in the block, end it without an error:
+    what failed is already so (an index another process has just created, say)."""
+    try:
+        yield
+    except ClientError as exc:
+        if exc.code not in codes:
+            raise
 
 
 def execute(
