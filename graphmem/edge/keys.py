@@ -32,6 +32,7 @@ from graphmem.models.keys import ApiKey, Role
 #: Where a request's checked API key travels in the ASGI scope, to the routes and MCP tools.
 SCOPE_KEY = "graphmem.api_key"
 logger = logging.getLogger("graphmem.serve")
+
 #: The most keys remembered at once; the oldest go first.
 _CACHE_SIZE = 10_000
 
