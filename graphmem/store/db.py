@@ -14,6 +14,7 @@ from neo4j.exceptions import (
     DriverError,
     IncompleteCommit,
     Neo4jError,
+    ResultFailedError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -149,11 +150,14 @@ def driver_errors(timeout: float | None = None) -> Iterator[None]:
 @contextmanager
 def passing_over(codes: Collection[str]) -> Iterator[None]:
     """Neo4j client errors of these codes, raised in the block, end it without an error:
-    what failed is already so (an index another process has just created, say)."""
+    what failed is already so (an index another process has just created, say). The driver
+    may report one as the failure of its result, from the rollback of the transaction that
+    met it: that one is passed over too."""
     try:
         yield
-    except ClientError as exc:
-        if exc.code not in codes:
+    except (ClientError, ResultFailedError) as exc:
+        cause = exc if isinstance(exc, ClientError) else exc.__cause__
+        if not isinstance(cause, ClientError) or cause.code not in codes:
             raise
 
 

@@ -10,6 +10,7 @@ from neo4j.exceptions import (
     ClientError,
     IncompleteCommit,
     Neo4jError,
+    ResultFailedError,
     ServiceUnavailable,
     TransientError,
 )
@@ -129,3 +130,17 @@ def test_passing_over_ends_the_block_only_on_the_codes_it_names() -> None:
     other = "Neo.ClientError.Statement.SyntaxError"
     with pytest.raises(ClientError), passing_over({code}):
         raise _server_error(ClientError, other, "Invalid input")
+
+
+def test_passing_over_reads_a_failed_result_by_the_error_that_failed_it() -> None:
+    # When the work of a managed transaction fails, the driver's rollback can report the
+    # failure as its result's, caused by the server's error.
+    code = "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+    failed = ResultFailedError(None, "The result has failed.")
+    failed.__cause__ = _server_error(ClientError, code, "An equivalent index already exists")
+    with passing_over({code}):
+        raise failed
+    with pytest.raises(ResultFailedError), passing_over({"Neo.ClientError.Other"}):
+        raise failed
+    with pytest.raises(ResultFailedError), passing_over({code}):
+        raise ResultFailedError(None, "The result has failed.")
