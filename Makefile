@@ -47,8 +47,9 @@ integration: install-dev
 integration-5.26: install-dev
 	GRAPHMEM_LOCAL_NEO4J_VERSION=5.26.30 $(BIN)/pytest tests/integration -m "not one_server"
 
-## lint: ruff and mypy
+## lint: the generated sync code is current (tools/unasync.py), ruff and mypy
 lint: install-dev
+	$(BIN)/python tools/unasync.py --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

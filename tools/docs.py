@@ -132,6 +132,7 @@ def settings_table() -> str:
 
 #: The rooms of the package, in the order a reader meets them.
 ROOMS = (
+    "ops",
     "client",
     "core",
     "core/recall",

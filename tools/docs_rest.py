@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,26 +62,10 @@ class Route:
 
 
 def _route_roles() -> dict[tuple[str, str], str]:
-    """The role each route's ``key`` parameter asks for, by method and path."""
-    from fastapi.routing import APIRoute
+    """The role each route's key needs, by method and path: the table of operations'."""
+    from graphmem.ops.table import OPERATIONS
 
-    from graphmem.service import deps, rest, rest_admin
-
-    marks = {
-        id(deps.ReadKey): "read",
-        id(deps.WriteKey): "write",
-        id(deps.AdminKey): "admin",
-        id(deps.AnyKey): "any",
-    }
-    roles = {}
-    for router in (rest.router, rest_admin.router):
-        for route in router.routes:
-            assert isinstance(route, APIRoute)
-            hints = typing.get_type_hints(route.endpoint, include_extras=True).values()
-            found = [marks[id(hint)] for hint in hints if id(hint) in marks]
-            for method in route.methods or ():
-                roles[(method.lower(), route.path)] = found[0] if found else "none"
-    return roles
+    return {(op.http.lower(), op.path): op.role or "any" for op in OPERATIONS}
 
 
 def rest_routes() -> list[Route]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from graphmem.cli.options import F, limit_option
 from graphmem.cli.output import as_csv, emit, output_options, render_table
 from graphmem.cli.root import client_for, clip, main, ns_option
 
@@ -32,17 +33,7 @@ def audit() -> None:
 
 
 def _facts_table(data: Mapping[str, Any]) -> str:
-    rows = [
-        {
-            "recorded_at": f["recorded_at"],
-            "status": f["status"],
-            "valid_from": f["valid_from"],
-            "valid_to": f["valid_to"],
-            "id": f["id"],
-            "text": clip(f["text"]),
-        }
-        for f in data["facts"]
-    ]
+    rows = [{**f, "text": clip(f["text"])} for f in data["facts"]]
     table = render_table(rows, ["recorded_at", "status", "valid_from", "valid_to", "id", "text"])
     lines = [table]
     if data["truncated"]:
@@ -55,20 +46,20 @@ def _facts_table(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _facts_listing(func: F) -> F:
+    """The options of a listing of facts (beliefs, truths): ``--query`` and ``--limit``, which
+    the command passes on to the audit as ``**ranking``; then ``--ns``, ``--json`` and
+    ``--csv``."""
+    with_query = click.option("--query", help="Rank the facts by this query (hybrid search).")
+    return with_query(limit_option()(ns_option(output_options(func))))
+
+
 @audit.command()
 @click.option("--as-of", "as_of", metavar="TIME", help=f"Transaction time: {_TIME_HELP}.")
-@click.option("--query", "query", help="Rank the facts by this query (hybrid search).")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
-@ns_option
-@output_options
+@_facts_listing
 @click.pass_context
 def beliefs(
-    ctx: click.Context,
-    as_of: str | None,
-    query: str | None,
-    limit: int,
-    ns: str | None,
-    as_json: bool,
+    ctx: click.Context, /, as_of: str | None, ns: str | None, as_json: bool, **ranking: Any
 ) -> None:
     """The facts believed at --as-of (default now), as they were believed then.
 
@@ -78,26 +69,23 @@ def beliefs(
         graphmem audit beliefs --as-of 2026-03-01 --query "where does the user work?"
     """
     with client_for(ctx, ns) as memory:
-        result = memory.audit.beliefs(as_of, query=query, limit=limit)
+        result = memory.audit.beliefs(as_of, **ranking)
     emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table, rows=_facts)
 
 
 @audit.command()
 @click.argument("valid_at", metavar="VALID_AT")
 @click.option("--as-of", "as_of", metavar="TIME", help="As believed then (default now).")
-@click.option("--query", "query", help="Rank the facts by this query (hybrid search).")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
-@ns_option
-@output_options
+@_facts_listing
 @click.pass_context
 def truths(
     ctx: click.Context,
+    /,
     valid_at: str,
     as_of: str | None,
-    query: str | None,
-    limit: int,
     ns: str | None,
     as_json: bool,
+    **ranking: Any,
 ) -> None:
     """The facts believed (now, or at --as-of) to have been true at VALID_AT.
 
@@ -109,7 +97,7 @@ def truths(
         graphmem audit truths 2024-06-01 --as-of "30 days ago"
     """
     with client_for(ctx, ns) as memory:
-        result = memory.audit.truths(valid_at, as_of=as_of, query=query, limit=limit)
+        result = memory.audit.truths(valid_at, as_of=as_of, **ranking)
     emit(result.model_dump(mode="json"), as_json=as_json, table=_facts_table, rows=_facts)
 
 
@@ -196,7 +184,7 @@ def timeline(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None
 
 @audit.command()
 @click.option("--all", "show_all", is_flag=True, help="Resolved contradictions too.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
+@limit_option()
 @ns_option
 @output_options
 @click.pass_context

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphmem.cli.options import F, limit_option
 from graphmem.cli.output import (
     Counter,
     FiniteFloat,
@@ -56,21 +58,23 @@ def _result_table(data: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _pass_switch(name: str, does: str, *, note: str = "") -> Callable[[F], F]:
+    """``--NAME/--no-NAME``, received as ``NAME``: runs a pass of consolidation, or leaves it
+    out, this once, whatever the setting ``GRAPHMEM_CONSOLIDATE_NAME`` says (None when neither
+    is given: the setting decides). ``does`` says what the pass does, ``note`` what it needs."""
+    default = f"{note}; default" if note else "default"
+    return click.option(
+        f"--{name}/--no-{name}",
+        default=None,
+        help=f"{does} ({default}: GRAPHMEM_CONSOLIDATE_{name.upper()}).",
+    )
+
+
 @main.group(invoke_without_command=True)
 @click.option("--force", is_flag=True, help="Run now: pass the interval and new-fact minimum.")
 @click.option("--dry-run", is_flag=True, help="Show the validated plan; write nothing.")
-@click.option(
-    "--tiers/--no-tiers",
-    default=None,
-    help="Move facts between the hot, warm and cold tiers by their importance score "
-    "(default: GRAPHMEM_CONSOLIDATE_TIERS).",
-)
-@click.option(
-    "--summaries/--no-summaries",
-    default=None,
-    help="Summarise coherent clusters of facts (needs an LLM; default: "
-    "GRAPHMEM_CONSOLIDATE_SUMMARIES).",
-)
+@_pass_switch("tiers", "Move facts between the hot, warm and cold tiers by their importance score")
+@_pass_switch("summaries", "Summarise coherent clusters of facts", note="needs an LLM")
 @click.option("--watch", is_flag=True, help="Keep running: try again every --every seconds.")
 @click.option(
     "--every",
@@ -183,7 +187,7 @@ def undo(ctx: click.Context, run_id: str, ns: str | None, as_json: bool) -> None
 
 
 @consolidate.command("runs")
-@click.option("--limit", type=click.IntRange(min=1, max=1000), default=20, show_default=True)
+@limit_option(1000, default=20)
 @ns_option
 @output_options
 @click.pass_context
@@ -300,8 +304,7 @@ def retract(ctx: click.Context, id: str, reason: str | None, ns: str | None, as_
 def _facts_table(data: list[dict[str, Any]]) -> str:
     rows = [
         {
-            "id": f["id"],
-            "status": f["status"],
+            **f,
             "contradicts": " ".join(c["id"] for c in f["contradictions"]),
             "text": clip(f["text"]),
         }

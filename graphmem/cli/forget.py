@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from graphmem.cli.options import batch_size_option, limit_option
 from graphmem.cli.output import Counter, emit, output_options, render_mapping, render_table
 from graphmem.cli.root import client_for, clip, is_remote, main, nothing, ns_option, settings_of
 from graphmem.errors import ConfigurationError, InvalidInputError
@@ -115,13 +116,7 @@ def _data_dir(ctx: click.Context) -> Path:
     is_flag=True,
     help="Erase without asking first (needed where no one can answer: scripts, pipes, --json).",
 )
-@click.option(
-    "--batch-size",
-    type=click.IntRange(1, 10_000),
-    default=500,
-    show_default=True,
-    help="Nodes per unit; each unit is erased in one transaction.",
-)
+@batch_size_option(500, "Nodes per unit; each unit is erased in one transaction.")
 @click.option(
     "--verify",
     "verify",
@@ -319,7 +314,7 @@ def _nothing_forgotten(ctx: click.Context, result: ForgetResult) -> None:
 @main.group(invoke_without_command=True)
 @click.option("--all", "show_all", is_flag=True, help="Closed flags too.")
 @click.option("--fact", "fact_id", metavar="ID", help="Only this fact's (or episode's) flags.")
-@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
+@limit_option()
 @ns_option
 @output_options
 @click.pass_context

@@ -6,6 +6,7 @@ import asyncio
 
 import click
 
+from graphmem.cli.options import allow_options, bind_options
 from graphmem.cli.root import embedder_for, main, settings_of
 from graphmem.errors import ConfigurationError
 
@@ -19,10 +20,7 @@ from graphmem.errors import ConfigurationError
     help="stdio: the host starts graphmem and talks over stdin/stdout. http: streamable HTTP "
     "at http://HOST:PORT/mcp.",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind.")
-@click.option(
-    "--port", type=click.IntRange(1, 65_535), default=8765, show_default=True, help="HTTP port."
-)
+@bind_options(8765, host_help="HTTP address to bind.", port_help="HTTP port.")
 @click.option(
     "--namespace",
     "--ns",
@@ -44,21 +42,12 @@ from graphmem.errors import ConfigurationError
     help="core (add_memory, search_memories, get_context, get_history, forget), all, or a "
     "comma-separated list of tool names.",
 )
-@click.option(
-    "--allow-host",
-    "allowed_hosts",
-    metavar="HOST[:PORT]",
-    multiple=True,
-    help="Over HTTP, another Host header value to accept, exactly as clients send it "
+@allow_options(
+    host_help="Over HTTP, another Host header value to accept, exactly as clients send it "
     "(repeatable; default: the bound address and port only).",
-)
-@click.option(
-    "--allow-origin",
-    "allowed_origins",
-    metavar="URL",
-    multiple=True,
-    help="Over HTTP, another Origin to accept from browsers, exactly (scheme://host[:port]; "
-    "repeatable; default: http:// and each allowed host, and https:// and each --allow-host).",
+    origin_help="Over HTTP, another Origin to accept from browsers, exactly "
+    "(scheme://host[:port]; repeatable; default: http:// and each allowed host, and https:// "
+    "and each --allow-host).",
 )
 @click.option(
     "--no-auth",

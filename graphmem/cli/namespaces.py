@@ -12,6 +12,7 @@ from typing import IO, Any
 
 import click
 
+from graphmem.cli.options import MAX_BATCH_SIZE, batch_size_option
 from graphmem.cli.output import (
     Counter,
     emit,
@@ -22,8 +23,6 @@ from graphmem.cli.output import (
 )
 from graphmem.cli.root import client_for, main, nothing, ns_option
 from graphmem.errors import ConfigurationError, ExportFormatError
-
-_BATCH = click.IntRange(1, 10_000)
 
 
 def _listing_table(rows: list[dict[str, Any]]) -> str:
@@ -96,13 +95,7 @@ def _drop_table(data: Mapping[str, Any]) -> str:
     is_flag=True,
     help="Drop without asking first (needed where no one can answer: scripts, pipes, --json).",
 )
-@click.option(
-    "--batch-size",
-    type=_BATCH,
-    default=1000,
-    show_default=True,
-    help="Nodes removed per transaction.",
-)
+@batch_size_option(1000, "Nodes removed per transaction.")
 @output_options
 @click.pass_context
 def drop(
@@ -162,7 +155,7 @@ def drop(
 )
 @click.option(
     "--page-size",
-    type=_BATCH,
+    type=click.IntRange(1, MAX_BATCH_SIZE),
     default=500,
     show_default=True,
     help="Nodes read per transaction.",
@@ -260,13 +253,7 @@ def _import_table(data: Mapping[str, Any]) -> str:
 
 @main.command("import")
 @click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "--batch-size",
-    type=_BATCH,
-    default=500,
-    show_default=True,
-    help="Records staged per transaction.",
-)
+@batch_size_option(500, "Records staged per transaction.")
 @ns_option
 @output_options
 @click.pass_context

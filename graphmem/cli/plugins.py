@@ -6,6 +6,10 @@ entry point is a module (or any object) with ``register_commands(cli)``, called 
 
 The benchmark and evaluation part, ``graphmem-bench`` (``tools/graphmem-bench`` in the
 repository), registers ``graphmem bench`` and ``graphmem eval`` this way.
+
+A plugin's commands print and write their reports as graphmem's own do, with the helpers
+named here: :func:`json_option`, :func:`print_report`, :func:`writable_dir` and
+:func:`memory_size`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import logging
 from importlib.metadata import EntryPoint, entry_points
 
 import click
+
+from graphmem.cli.output import json_option, memory_size, print_report, writable_dir
 
 #: The entry point group plugins register in.
 GROUP = "graphmem.plugins"
@@ -57,4 +63,14 @@ def missing_plugin(command: str) -> str | None:
     return None
 
 
-__all__ = ["GROUP", "KNOWN", "missing_plugin", "plugins", "register_plugins"]
+__all__ = [
+    "GROUP",
+    "KNOWN",
+    "json_option",
+    "memory_size",
+    "missing_plugin",
+    "plugins",
+    "print_report",
+    "register_plugins",
+    "writable_dir",
+]

@@ -221,14 +221,7 @@ def get(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
 def _history_table(history: Mapping[str, Any]) -> str:
     """The chain as a table, from the JSON form ``--json`` prints (so times read the same)."""
     rows = [
-        {
-            "": "*" if fact["id"] == history["head_id"] else "",
-            "recorded_at": fact["recorded_at"],
-            "retired_at": fact["retired_at"],
-            "status": fact["status"],
-            "id": fact["id"],
-            "text": clip(fact["text"]),
-        }
+        {**fact, "": "*" if fact["id"] == history["head_id"] else "", "text": clip(fact["text"])}
         for fact in history["facts"]
     ]
     chain = render_table(rows, ["", "recorded_at", "retired_at", "status", "id", "text"])

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphmem.cli.options import batch_size_option
 from graphmem.cli.output import emit, output_options, render_mapping, render_table
 from graphmem.cli.root import embedder_for, main, settings_of
 
@@ -64,13 +65,7 @@ def init(ctx: click.Context, check: bool, as_json: bool) -> None:
 
 
 @main.command()
-@click.option(
-    "--batch-size",
-    type=click.IntRange(1, 10_000),
-    default=256,
-    show_default=True,
-    help="Items embedded and written per transaction.",
-)
+@batch_size_option(256, "Items embedded and written per transaction.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
     "--again",

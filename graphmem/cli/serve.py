@@ -6,6 +6,7 @@ import asyncio
 
 import click
 
+from graphmem.cli.options import allow_options, bind_options
 from graphmem.cli.root import embedder_for, main, settings_of
 from graphmem.errors import ConfigurationError
 
@@ -18,24 +19,11 @@ DEFAULT_MAX_RETRY_TIME = 5.0
 
 
 @main.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option(
-    "--port", type=click.IntRange(1, 65_535), default=8080, show_default=True, help="Port."
-)
-@click.option(
-    "--allow-host",
-    "allowed_hosts",
-    metavar="HOST[:PORT]",
-    multiple=True,
-    help="Another Host header MCP requests may carry, such as the name of the TLS proxy in "
+@bind_options(8080, host_help="Address to bind.", port_help="Port.")
+@allow_options(
+    host_help="Another Host header MCP requests may carry, such as the name of the TLS proxy in "
     "front (repeatable; default: the bound address and port).",
-)
-@click.option(
-    "--allow-origin",
-    "allowed_origins",
-    metavar="URL",
-    multiple=True,
-    help="Another Origin browsers may send to /mcp, exactly (repeatable).",
+    origin_help="Another Origin browsers may send to /mcp, exactly (repeatable).",
 )
 @click.option(
     "--key-cache",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import click
 
 from graphmem._text import and_more
+from graphmem.cli.options import batch_size_option
 from graphmem.cli.output import FiniteFloat, emit, output_options, render_mapping
 from graphmem.cli.root import client_for, fact_data, item_mapping, json_object, main, ns_option
 from graphmem.errors import BadLinesError, ForgottenContentError, MessageConflictError
@@ -125,13 +126,7 @@ def remember(
     help="Write the good lines and report the bad ones (malformed, or reusing another line's "
     "external id), instead of writing nothing.",
 )
-@click.option(
-    "--batch-size",
-    type=click.IntRange(1, 10_000),
-    default=256,
-    show_default=True,
-    help="New messages per write transaction.",
-)
+@batch_size_option(256, "New messages per write transaction.")
 @click.option(
     "--extract",
     is_flag=True,

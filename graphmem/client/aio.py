@@ -1,4 +1,6 @@
-"""The asynchronous client, :class:`AsyncMemory`: the same methods as the sync client, awaited."""
+"""The asynchronous client, :class:`AsyncMemory`: the methods of
+:class:`~graphmem.client.api_aio.AsyncMemoryAPI` over the local transport, which carries out
+the core's plans with the async Neo4j driver (embedding and extraction in worker threads)."""
 
 from __future__ import annotations
 
@@ -6,15 +8,24 @@ import asyncio
 import collections
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
 
+from graphmem.client.api_aio import AsyncMemoryAPI
+from graphmem.client.base import (
+    ClientBase,
+    checked_proposal,
+    proposer_method,
+    refuse_close_inside_a_call,
+    time_limited,
+)
+from graphmem.client.graph import AsyncGraph
+from graphmem.client.keys import AsyncKeys
+from graphmem.client.service_secret import service_signer
 from graphmem.core.extraction import ExtractedFact, extracted_facts, extractor_errors
-from graphmem.core.forget.plan import ForgetOptions
 from graphmem.core.plans import (
     Embed,
     Extract,
@@ -29,50 +40,20 @@ from graphmem.core.plans import (
 )
 from graphmem.embed.embedder import embedder_errors, load_model
 from graphmem.errors import ClientUsageError, ConsolidationBusyError
-from graphmem.models import (
-    ContextBlock,
-    Episode,
-    Fact,
-    FactHistory,
-    FactInput,
-    IngestResult,
-    Message,
-    NamespaceStats,
-    RecallResult,
-)
-from graphmem.models.consolidation import (
-    ConsolidationResult,
-    ConsolidationRunRecord,
-    Proposal,
-    UndoResult,
-)
-from graphmem.models.erasure import ForgetResult, ForgetVerification, ReviewFlag
+from graphmem.models.consolidation import Proposal
+from graphmem.ops.table import Operation
 from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
-    import numpy.typing as npt
-
-from graphmem.client.audit import AsyncAudit
-from graphmem.client.base import (
-    ClientBase,
-    checked_proposal,
-    proposer_method,
-    refuse_close_inside_a_call,
-    time_limited,
-)
-from graphmem.client.graph import AsyncGraph
-from graphmem.client.namespaces import AsyncNamespaceMethods
-from graphmem.core.recall.scope import ContextOptions, RecallOptions
-from graphmem.models import FactFields
+    from graphmem.core.namespaces.export import NamespaceExport
 
 T = TypeVar("T")
 logger = logging.getLogger("graphmem")
 
 
-class AsyncMemory(ClientBase, AsyncNamespaceMethods):
-    """Asynchronous graphmem client with the same methods as :class:`~graphmem.client.Memory`.
-
-    Embedding and extraction run in a worker thread so the event loop stays free.
+class AsyncMemory(AsyncMemoryAPI, ClientBase):
+    """Asynchronous graphmem client with the same methods as :class:`~graphmem.client.Memory`,
+    awaited. Embedding and extraction run in a worker thread so the event loop stays free.
     """
 
     _graph: AsyncGraph | None = None
@@ -153,11 +134,6 @@ class AsyncMemory(ClientBase, AsyncNamespaceMethods):
             )
         return self._graph
 
-    @property
-    def audit(self) -> AsyncAudit:
-        """The audits: beliefs, truths, diff, timeline, contradictions, explain."""
-        return AsyncAudit(self._core, self._run)
-
     async def close(self) -> None:
         """Close the connections once the calls in flight have finished; calls made meanwhile
         wait, and a call made afterwards connects again."""
@@ -193,12 +169,7 @@ class AsyncMemory(ClientBase, AsyncNamespaceMethods):
     async def __aenter__(self) -> AsyncMemory:
         return await self.connect()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     @asynccontextmanager
@@ -304,186 +275,33 @@ class AsyncMemory(ClientBase, AsyncNamespaceMethods):
                     return await session.execute_read(body)
                 return await session.execute_write(body)
 
-    async def remember(
-        self,
-        text: str,
-        *,
-        ns: str | None = None,
-        allow_forgotten: bool = False,
-        **fields: Unpack[FactFields],
-    ) -> Fact:
-        """See :meth:`~graphmem.client.Memory.remember`."""
-        return await self._run(
-            self._core.remember(text, ns=ns, allow_forgotten=allow_forgotten, **fields)
-        )
+    # --- the local transport ----------------------------------------------------------------
+    async def _send(self, op: Operation, args: dict[str, Any]) -> Any:
+        """Carries out ``op`` here: the core's plan of it, run by this client (an export: its
+        pages, as the caller reads them)."""
+        if op.call == "export":
+            return self._records(self._core.export(**args))
+        if self._blocks(op):  # a tokenizer or an LLM to load: not on the event loop
+            plan = await asyncio.to_thread(self._plan, op, args)
+        else:
+            plan = self._plan(op, args)
+        return await self._run(plan)
 
-    async def remember_many(
-        self,
-        facts: Sequence[FactInput | Mapping[str, Any] | str],
-        *,
-        ns: str | None = None,
-        vectors: npt.ArrayLike | None = None,
-        allow_forgotten: bool = False,
-    ) -> list[Fact]:
-        """See :meth:`~graphmem.client.Memory.remember_many`."""
-        return await self._run(
-            self._core.remember_many(facts, ns=ns, vectors=vectors, allow_forgotten=allow_forgotten)
-        )
+    async def _records(self, export: NamespaceExport) -> AsyncIterator[dict[str, Any]]:
+        while (plan := export.next_page()) is not None:
+            for record in await self._run(plan):
+                yield record
 
-    async def ingest(
-        self,
-        messages: Iterable[Message | Mapping[str, Any] | str],
-        *,
-        ns: str | None = None,
-        session_id: str | None = None,
-        batch_size: int | None = None,
-        progress: Callable[[int], object] | None = None,
-        extract: bool | None = None,
-        allow_forgotten: bool = False,
-    ) -> IngestResult:
-        """See :meth:`~graphmem.client.Memory.ingest`."""
-        extractor = await asyncio.to_thread(self._extractor_for, extract)
-        return await self._run(
-            self._core.ingest(
-                messages,
-                ns=ns,
-                session_id=session_id,
-                batch_size=batch_size,
-                progress=progress,
-                extractor=extractor,
-                allow_forgotten=allow_forgotten,
-            )
-        )
-
-    async def recall(
-        self,
-        query: str,
-        *,
-        ns: str | None = None,
-        **options: Unpack[RecallOptions],
-    ) -> RecallResult:
-        """See :meth:`~graphmem.client.Memory.recall`."""
-        return await self._run(self._core.recall(query, ns=ns, **options))
-
-    async def context(
-        self,
-        query: str,
-        *,
-        ns: str | None = None,
-        budget_tokens: int,
-        **options: Unpack[ContextOptions],
-    ) -> ContextBlock:
-        """See :meth:`~graphmem.client.Memory.context`."""
-        # The first call loads the tokenizer from disk: in a worker thread, not on the loop.
-        counter = self._counter
-        if counter is None:
-            counter = await asyncio.to_thread(lambda: self.token_counter)
-        return await self._run(
-            self._core.context(
-                query, ns=ns, budget_tokens=budget_tokens, counter=counter, **options
-            )
-        )
-
-    async def get(self, id: str, *, ns: str | None = None) -> Fact | Episode:
-        """See :meth:`~graphmem.client.Memory.get`."""
-        return await self._run(self._core.get(id, ns=ns))
-
-    async def history(self, id: str, *, ns: str | None = None) -> FactHistory:
-        """See :meth:`~graphmem.client.Memory.history`."""
-        return await self._run(self._core.history(id, ns=ns))
+    @property
+    def keys(self) -> AsyncKeys:
+        """The API keys of ``graphmem serve``: create, list, revoke, check, resign."""
+        return AsyncKeys(self._core, self._run, lambda: service_signer(self.settings))
 
     async def match_ids(
         self, prefixes: Iterable[str], *, ns: str | None = None
     ) -> dict[str, list[str]]:
         """See :meth:`~graphmem.client.Memory.match_ids`."""
         return await self._run(self._core.match_ids(prefixes, ns=ns))
-
-    async def stats(self, *, ns: str | None = None) -> NamespaceStats:
-        """See :meth:`~graphmem.client.Memory.stats`."""
-        return await self._run(self._core.stats(ns=ns))
-
-    async def pin(self, id: str, *, ns: str | None = None, pinned: bool = True) -> Fact:
-        """See :meth:`~graphmem.client.Memory.pin`."""
-        return await self._run(self._core.pin(id, ns=ns, pinned=pinned))
-
-    async def contradict(
-        self, a: str, b: str, *, reason: str | None = None, ns: str | None = None
-    ) -> list[Fact]:
-        """See :meth:`~graphmem.client.Memory.contradict`."""
-        return await self._run(self._core.contradict(a, b, reason=reason, ns=ns))
-
-    async def resolve(
-        self, a: str, b: str, *, keep: str, reason: str | None = None, ns: str | None = None
-    ) -> list[Fact]:
-        """See :meth:`~graphmem.client.Memory.resolve`."""
-        return await self._run(self._core.resolve(a, b, keep=keep, reason=reason, ns=ns))
-
-    async def retract(self, id: str, *, reason: str | None = None, ns: str | None = None) -> Fact:
-        """See :meth:`~graphmem.client.Memory.retract`."""
-        return await self._run(self._core.retract(id, reason=reason, ns=ns))
-
-    async def consolidate(
-        self,
-        *,
-        ns: str | None = None,
-        force: bool = False,
-        dry_run: bool = False,
-        progress: Callable[[int, int], object] | None = None,
-        tiers: bool | None = None,
-        summaries: bool | None = None,
-    ) -> ConsolidationResult:
-        """See :meth:`~graphmem.client.Memory.consolidate`."""
-        label = await asyncio.to_thread(self._proposer_label)
-        options = {"force": force, "dry_run": dry_run, "tiers": tiers, "summaries": summaries}
-        return await self._run(self._consolidation(label, ns, progress, options))
-
-    async def undo(self, run_id: str, *, ns: str | None = None) -> UndoResult:
-        """See :meth:`~graphmem.client.Memory.undo`."""
-        return await self._run(self._core.undo(run_id, ns=ns))
-
-    async def consolidation_runs(
-        self, *, ns: str | None = None, ids: Sequence[str] | None = None, limit: int = 20
-    ) -> list[ConsolidationRunRecord]:
-        """See :meth:`~graphmem.client.Memory.consolidation_runs`."""
-        return await self._run(self._core.consolidation_runs(ns=ns, ids=ids, limit=limit))
-
-    # --- erasure and review -----------------------------------------------------------------------
-    async def forget(
-        self,
-        ids: str | Sequence[str] | None = None,
-        *,
-        reason: str,
-        ns: str | None = None,
-        **options: Unpack[ForgetOptions],
-    ) -> ForgetResult:
-        """See :meth:`~graphmem.client.Memory.forget`."""
-        plan = self._core.forget(ids, reason=reason, ns=ns, **options)
-        return await self._run(plan)
-
-    async def verify_forgotten(
-        self, target: str, *, text: str | None = None, ns: str | None = None
-    ) -> ForgetVerification:
-        """See :meth:`~graphmem.client.Memory.verify_forgotten`."""
-        return await self._run(self._core.verify_forgotten(target, text=text, ns=ns))
-
-    async def review(
-        self,
-        *,
-        fact_id: str | None = None,
-        open_only: bool = True,
-        limit: int = 100,
-        ns: str | None = None,
-    ) -> list[ReviewFlag]:
-        """See :meth:`~graphmem.client.Memory.review`."""
-        return await self._run(
-            self._core.review(fact_id=fact_id, open_only=open_only, limit=limit, ns=ns)
-        )
-
-    async def confirm(
-        self, id: str, *, reason: str | None = None, ns: str | None = None
-    ) -> list[ReviewFlag]:
-        """See :meth:`~graphmem.client.Memory.confirm`."""
-        return await self._run(self._core.confirm(id, reason=reason, ns=ns))
 
 
 __all__ = ["AsyncMemory"]

@@ -4,6 +4,8 @@ and the checks of their constructor arguments."""
 from __future__ import annotations
 
 import collections
+import functools
+import inspect
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -26,6 +28,7 @@ from graphmem.embed.embedder import Embedder
 from graphmem.embed.tokens import TokenCounter, counter_from_setting
 from graphmem.errors import ClientUsageError, GraphmemError, InvalidInputError
 from graphmem.models.consolidation import ConsolidationResult, Proposal
+from graphmem.ops.table import Operation
 from graphmem.servers.connection import Neo4jTarget
 from graphmem.settings import GraphmemSettings, load_settings
 
@@ -335,6 +338,37 @@ class ClientBase:
             summaries=summaries,
         )
 
+    def _plan(self, op: Operation, args: Mapping[str, Any]) -> Plan[Any]:
+        """The core's plan of ``op`` with the library's keyword arguments ``args``: most
+        operations are the core's method of the same name, which takes the same arguments
+        (its positional ones perhaps by other names); an ingest also names its extractor, a
+        context its token counter, a consolidation its proposer; the audits are the core's
+        ``audit_*`` plans (``query`` is their ``query_text``)."""
+        args = dict(args)
+        name = op.call
+        if name.startswith("audit."):
+            name = "audit_" + name.removeprefix("audit.")
+            if name == "audit_truths":
+                name = "audit_beliefs"
+            if "query" in args:
+                args["query_text"] = args.pop("query")
+        elif name == "ingest":
+            args["extractor"] = self._extractor_for(args.pop("extract"))
+        elif name == "context":
+            args["counter"] = self.token_counter
+        elif name == "consolidate":
+            ns, progress = args.pop("ns"), args.pop("progress")
+            return self._consolidation(self._proposer_label(), ns, progress, args)
+        plan: Plan[Any] = getattr(self._core, name)(**_core_names(op.call, name, args))
+        return plan
+
+    def _blocks(self, op: Operation) -> bool:
+        """Whether making the plan of ``op`` may block (load a tokenizer, make an LLM client):
+        the async client makes it in a worker thread."""
+        return op.call in ("ingest", "consolidate") or (
+            op.call == "context" and self._counter is None
+        )
+
     def _proposer_label(self) -> tuple[str, str | None]:
         proposer = self.proposer
         return str(proposer.name), getattr(proposer, "model", None)
@@ -359,6 +393,29 @@ class ClientBase:
         )
         self._core.filtered_search = graph.schema.filtered_search
         return graph
+
+
+def _core_names(call: str, core: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with the client's names of the leading positional arguments (``id``,
+    ``query``, ``facts``) as the core's method ``core`` calls them (``fact_id``, ``text``,
+    ``items``)."""
+    renames = _renames(call, core)
+    return {renames.get(k, k): v for k, v in args.items()}
+
+
+@functools.cache
+def _renames(call: str, core: str) -> dict[str, str]:
+    from graphmem.client.api_sync import AuditAPI, MemoryAPI
+
+    api = inspect.signature(
+        getattr(AuditAPI if call.startswith("audit.") else MemoryAPI, call.split(".")[-1])
+    ).parameters
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    theirs = inspect.signature(getattr(MemoryCore, core)).parameters.values()
+    leading = [p.name for p in theirs if p.kind in positional and p.name != "self"]
+    mine = [name for name, p in api.items() if p.kind in positional and name != "self"]
+    # A name the client also takes by keyword (truths' as_of) is that argument, not this one.
+    return {m: t for m, t in zip(mine, leading, strict=False) if m != t and t not in api}
 
 
 def refuse_close_inside_a_call(callers: collections.Counter[object], caller: object) -> None:

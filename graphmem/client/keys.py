@@ -7,13 +7,28 @@ with the service secret, :mod:`graphmem.client.service_secret`).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
+from typing import Protocol, TypeVar
 
-from graphmem.client.audit import Runs, RunsAsync
 from graphmem.core.key_mac import KeySigner
 from graphmem.core.keys import KeyPlans
+from graphmem.core.plans import Plan
 from graphmem.models.keys import ApiKey, NewKey, Role
+
+T = TypeVar("T")
+
+
+class Runs(Protocol):
+    """How the sync client carries out a plan."""
+
+    def __call__(self, plan: Plan[T], /) -> T: ...
+
+
+class RunsAsync(Protocol):
+    """How the async client carries out a plan."""
+
+    def __call__(self, plan: Plan[T], /) -> Awaitable[T]: ...
 
 
 class Keys:

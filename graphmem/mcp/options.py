@@ -8,12 +8,15 @@ from dataclasses import dataclass
 
 from graphmem.errors import ClientUsageError, InvalidInputError, PermissionDeniedError
 from graphmem.models import check_namespace
-from graphmem.models.keys import ApiKey
+from graphmem.models.keys import ApiKey, Role
+from graphmem.ops.table import by_tool
 
 logger = logging.getLogger("graphmem.mcp")
 
-#: The tools that only read (recall, audits, listings): all that ``--read-only`` exposes.
-READ_TOOLS: tuple[str, ...] = (
+#: Every tool, in the order the server lists them: those that only read, then those that
+#: write. Which is which, and the role an API key needs for each, is the table of operations'
+#: (:mod:`graphmem.ops.table`): a tool's role is its operation's.
+ALL_TOOLS: tuple[str, ...] = (
     "search_memories",
     "get_context",
     "get_history",
@@ -23,9 +26,6 @@ READ_TOOLS: tuple[str, ...] = (
     "list_contradictions",
     "list_review_flags",
     "memory_stats",
-)
-#: The tools that write.
-WRITE_TOOLS: tuple[str, ...] = (
     "add_memory",
     "add_messages",
     "retract_memory",
@@ -35,7 +35,17 @@ WRITE_TOOLS: tuple[str, ...] = (
     "consolidate",
     "confirm_review",
 )
-ALL_TOOLS: tuple[str, ...] = READ_TOOLS + WRITE_TOOLS
+
+
+def tool_role(name: str) -> Role:
+    """The role an API key needs to call the tool ``name``: its operation's."""
+    return by_tool(name).role or "read"
+
+
+#: The tools that only read (recall, audits, listings): all that ``--read-only`` exposes.
+READ_TOOLS: tuple[str, ...] = tuple(t for t in ALL_TOOLS if not by_tool(t).writes)
+#: The tools that write.
+WRITE_TOOLS: tuple[str, ...] = tuple(t for t in ALL_TOOLS if by_tool(t).writes)
 #: The default profile: remember, search, context, history and forget.
 CORE_TOOLS: tuple[str, ...] = (
     "add_memory",

@@ -25,7 +25,7 @@ from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError
 from graphmem.mcp.base import CALL_KEY
 from graphmem.mcp.guide import instructions, memory_guidelines, schema_text
-from graphmem.mcp.options import READ_TOOLS, McpOptions
+from graphmem.mcp.options import READ_TOOLS, McpOptions, tool_role
 from graphmem.mcp.tools import Tools
 from graphmem.models.keys import ApiKey, Role
 from graphmem.store.cypher import analyst_queries
@@ -54,7 +54,7 @@ class GraphmemServer(MCPServer):
         key = call_key(context)
         if key is None:
             raise ToolError("AuthenticationError: this server needs an API key")
-        role: Role = "read" if name in READ_TOOLS else "write"
+        role: Role = tool_role(name)
         if not key.allows(role):
             raise ToolError(
                 f"PermissionDeniedError: the API key {key.name!r} has the role {key.role!r}; "

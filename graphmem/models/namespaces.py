@@ -6,6 +6,13 @@ from pydantic import Field
 
 from graphmem.models.fields import OutputModel, StoredDatetime
 
+#: Nodes per page of an export, and records per staged batch of an import (the default).
+DEFAULT_PAGE = 500
+#: The largest page or batch.
+MAX_PAGE = 10_000
+#: Nodes deleted per transaction by a drop (the default).
+DROP_BATCH = 1000
+
 
 class NamespaceSummary(OutputModel):
     """One namespace as ``namespaces()`` lists it: its counts and its last write.

@@ -185,20 +185,83 @@ class DropRequest(RequestModel):
         return self
 
 
+class QueryModel(BaseModel):
+    """The query parameters of a GET: text in the URL, read as their types (``limit=5``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+#: How many items a listing answers at most.
+Limit = Annotated[int, Field(ge=1, le=1000)]
+
+
+class ReviewQuery(QueryModel):
+    """``GET /v1/namespaces/{ns}/review``: the review flags, of one fact or all."""
+
+    fact_id: str | None = None
+    open_only: bool = True
+    limit: Limit = 100
+
+
+class RunsQuery(QueryModel):
+    """``GET /v1/namespaces/{ns}/consolidation/runs``: the newest runs, or those of ``ids``."""
+
+    limit: Limit = 20
+    ids: list[str] | None = None
+
+
+class BeliefsQuery(QueryModel):
+    """``GET /v1/namespaces/{ns}/audit/beliefs``: what was believed at ``as_of``."""
+
+    as_of: str | None = None
+    query: str | None = None
+    limit: Limit = 100
+
+
+class TruthsQuery(QueryModel):
+    """``GET /v1/namespaces/{ns}/audit/truths``: what was true at ``valid_at``."""
+
+    valid_at: str
+    as_of: str | None = None
+    query: str | None = None
+    limit: Limit = 100
+
+
+class DiffQuery(QueryModel):
+    """``GET /v1/namespaces/{ns}/audit/diff``: what changed between two times."""
+
+    since: str
+    until: str | None = None
+
+
+class ContradictionsQuery(QueryModel):
+    """``GET /v1/namespaces/{ns}/audit/contradictions``: the contradictions."""
+
+    open_only: bool = True
+    limit: Limit = 100
+
+
 __all__ = [
+    "BeliefsQuery",
     "ConsolidateRequest",
     "ContextRequest",
     "ContradictRequest",
+    "ContradictionsQuery",
+    "DiffQuery",
     "DropRequest",
     "FactInput",
     "ForgetRequest",
     "IngestRequest",
     "PinRequest",
+    "QueryModel",
     "ReasonRequest",
     "RecallRequest",
     "RememberManyRequest",
     "RememberRequest",
     "RequestModel",
     "ResolveRequest",
+    "ReviewQuery",
+    "RunsQuery",
+    "TruthsQuery",
     "VerifyRequest",
 ]

@@ -13,7 +13,6 @@ from graphmem._version import __version__
 from graphmem.core.checks import namespace
 from graphmem.errors import ConfigurationError, InvalidInputError, ServiceError
 from graphmem.remote.call import Call
-from graphmem.remote.calls import Calls
 from graphmem.settings import GraphmemSettings, load_settings, server_url
 
 #: Seconds before each retry of a write that got no answer or a 503 (see :meth:`retry_after`).
@@ -31,6 +30,7 @@ class RemoteBase:
         *,
         ns: str | None = None,
         timeout: float = 60.0,
+        transport: Any = None,
         settings: GraphmemSettings | None = None,
     ) -> None:
         if settings is None and (url is None or key is None or ns is None):
@@ -61,7 +61,13 @@ class RemoteBase:
         #: The namespace a call that names none uses (default: ``GRAPHMEM_NAMESPACE``).
         self.ns = namespace(ns, settings.namespace if settings is not None else None)
         self._key = SecretStr(secret.strip())
-        self._calls = Calls(self.ns)
+        #: The httpx client, over ``transport`` when one is given (an httpx transport of the
+        #: client's kind, sync or async: tests pass a MockTransport).
+        self._http = self._open(transport)
+
+    def _open(self, transport: Any) -> Any:
+        """The httpx client of this transport (sync or async)."""
+        raise NotImplementedError  # pragma: no cover - each transport defines it
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self.url!r}, ns={self.ns!r})"

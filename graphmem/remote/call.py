@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from graphmem._json import load_json
-from graphmem.core.checks import checked_ids, namespace
+from graphmem.core.checks import checked_ids
 from graphmem.errors import ClientUsageError, InvalidInputError, ServiceError
 from graphmem.models.wire import raise_error
 
@@ -28,20 +28,6 @@ M = TypeVar("M", bound=BaseModel)
 
 #: The header of a write's idempotency key (see :mod:`graphmem.service.requests`).
 IDEMPOTENCY_KEY = "Idempotency-Key"
-#: How the paths end of the writes that ``graphmem serve`` answers once per idempotency key.
-_RECORDED = (
-    "/facts",
-    "/facts/batch",
-    "/messages",
-    "/pin",
-    "/retract",
-    "/contradictions",
-    "/contradictions/resolve",
-    "/forget",
-    "/confirm",
-    "/consolidate",
-    "/undo",
-)
 
 
 @dataclass(frozen=True)
@@ -63,19 +49,12 @@ class Call(Generic[T]):
     #: ``report`` reads from the result (not called when it gives None).
     progress: Callable[..., object] | None = None
     report: Callable[[T], tuple[int, ...] | None] | None = None
+    #: Whether the call may change the graph, and whether the server answers it once per
+    #: idempotency key, so that sending it again is safe (the table of operations says).
+    writes: bool = False
+    recorded: bool = False
     #: The idempotency key a write is sent with, the same on each of its retries.
     key: str = field(default_factory=lambda: str(uuid.uuid4()), compare=False)
-
-    @property
-    def writes(self) -> bool:
-        """Whether the call may change the graph (a POST other than a search or a check)."""
-        return self.method == "POST" and not self.path.endswith(("/search", "/context", "/verify"))
-
-    @property
-    def recorded(self) -> bool:
-        """Whether the server answers this write once per idempotency key, so that sending it
-        again is safe."""
-        return self.writes and self.path.endswith(_RECORDED)
 
     def headers(self) -> dict[str, str]:
         """The headers of this call beyond the client's own: its body's type, and a write's
@@ -158,6 +137,12 @@ def checked_progress(progress: Any, what: str) -> Callable[..., object] | None:
     return progress  # type: ignore[no-any-return]
 
 
+async def awaited(result: object) -> None:
+    """Await what an async client's progress callback returned, when it is awaitable."""
+    if inspect.isawaitable(result):
+        await result
+
+
 def refuse_awaitable(result: object) -> None:
     """Refuse what a sync client's progress callback returned when it is awaitable, as the
     library's :class:`~graphmem.client.Memory` does."""
@@ -170,28 +155,15 @@ def refuse_awaitable(result: object) -> None:
 
 
 # --- paths -----------------------------------------------------------------------------------
-def ns_path(ns: str | None, default: str, *rest: str) -> str:
-    """``/v1/namespaces/{ns}`` and more parts, each quoted; the namespace checked as the
-    library checks it."""
-    parts = [namespace(ns, default), *rest]
-    return "/v1/namespaces/" + "/".join(quote(part, safe="") for part in parts)
+def quoted(part: str) -> str:
+    """One part of a path, quoted."""
+    return quote(part, safe="")
 
 
 def one_id(name: str, value: str) -> str:
     """One id, checked as the library checks ids."""
     (checked,) = checked_ids(name, [value])
     return checked
-
-
-class CallsBase:
-    """What the builders of calls share: the client's default namespace."""
-
-    def __init__(self, ns: str) -> None:
-        self.ns = ns
-
-    def path(self, ns: str | None, *rest: str) -> str:
-        """The path of namespace ``ns`` (the client's when None) and more parts."""
-        return ns_path(ns, self.ns, *rest)
 
 
 # --- answers ---------------------------------------------------------------------------------
@@ -266,8 +238,8 @@ def export_record(line: str, number: int) -> dict[str, Any] | None:
 __all__ = [
     "IDEMPOTENCY_KEY",
     "Call",
-    "CallsBase",
     "answer",
+    "awaited",
     "checked_progress",
     "either",
     "error_data",
@@ -277,8 +249,8 @@ __all__ = [
     "jsonable",
     "model",
     "models",
-    "ns_path",
     "one_id",
+    "quoted",
     "refuse_awaitable",
     "zone_name",
 ]

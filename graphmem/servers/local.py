@@ -76,32 +76,16 @@ class LocalNeo4jServer:
         self._child: subprocess.Popen[bytes] | None = None
         self._java: JavaRuntime | None = None
 
+        # --- the files of its home ----------------------------------------------------------
+        self.password_file = self.home / "password"
+        self.conf_file = self.home / "conf" / "neo4j.conf"
+        self.state_file = self.home / "server.json"
+        #: The Neo4j version that last ran this home's store (kept after a stop).
+        self.version_file = self.home / "neo4j-version"
+        self.server_log = self.home / "logs" / "server.log"
+        self.debug_log = self.home / "logs" / "debug.log"
+
     # --- paths ---------------------------------------------------------------------------
-    @property
-    def password_file(self) -> Path:
-        return self.home / "password"
-
-    @property
-    def conf_file(self) -> Path:
-        return self.home / "conf" / "neo4j.conf"
-
-    @property
-    def state_file(self) -> Path:
-        return self.home / "server.json"
-
-    @property
-    def version_file(self) -> Path:
-        """The Neo4j version that last ran this home's store (kept after a stop)."""
-        return self.home / "neo4j-version"
-
-    @property
-    def server_log(self) -> Path:
-        return self.home / "logs" / "server.log"
-
-    @property
-    def debug_log(self) -> Path:
-        return self.home / "logs" / "debug.log"
-
     @property
     def build_root(self) -> Path:
         return self.settings.cache_dir.expanduser().resolve() / "local-neo4j"

@@ -1,9 +1,10 @@
 """A throwaway Neo4j for a measuring run (``graphmem bench``, ``graphmem eval``).
 
-:func:`on_server` runs a function on the Neo4j a run's :class:`ServerOptions` name: a local
-server in a new temporary home on a free port (:func:`scratch_neo4j`), stopped and deleted
-afterwards, or the configured one. Between timed phases a run waits until the throwaway
-server is idle (:func:`settle`), so that no phase is charged for work it did not cause.
+:func:`run_server` (and :func:`on_server`, which runs a function there) gives the Neo4j a
+run's :class:`ServerOptions` name: a local server in a new temporary home on a free port
+(:func:`scratch_neo4j`), stopped and deleted afterwards, or the configured one. Between timed
+phases a run waits until the throwaway server is idle (:func:`settle`), so that no phase is
+charged for work it did not cause.
 """
 
 from __future__ import annotations
@@ -157,18 +158,17 @@ def scratch_neo4j(
             server.stop()
 
 
-def on_server(
+@contextmanager
+def run_server(
     options: ServerOptions,
     settings: GraphmemSettings | None,
     target: Neo4jTarget | None,
-    progress: Progress | None,
-    run: Callable[[GraphmemSettings, Neo4jTarget, Progress], R],
-) -> R:
-    """``run(settings, target, say)`` on the Neo4j ``options`` name: a throwaway local server
-    that is deleted afterwards, or ``target`` (default: the Neo4j the settings name).
-    ``settings`` default to :func:`load_settings`; ``say`` is ``progress`` or a no-op."""
+    say: Progress,
+) -> Iterator[tuple[GraphmemSettings, Neo4jTarget]]:
+    """The settings and target of the Neo4j ``options`` name, for the block: a throwaway local
+    server that is deleted afterwards, or ``target`` (default: the Neo4j the settings name).
+    ``settings`` default to :func:`load_settings`."""
     settings = settings or load_settings()
-    say: Progress = progress or (lambda _line: None)
     if options.server == "scratch":
         if target is not None:
             raise ValueError("a target is only used with server='configured'")
@@ -176,12 +176,27 @@ def on_server(
             scratch,
             scratch_target,
         ):
-            return run(scratch, scratch_target, say)
+            yield scratch, scratch_target
+        return
     if target is None:
         from graphmem.servers.targets import resolve_target
 
         target = resolve_target(settings)
-    return run(settings, target, say)
+    yield settings, target
+
+
+def on_server(
+    options: ServerOptions,
+    settings: GraphmemSettings | None,
+    target: Neo4jTarget | None,
+    progress: Progress | None,
+    run: Callable[[GraphmemSettings, Neo4jTarget, Progress], R],
+) -> R:
+    """``run(settings, target, say)`` on the Neo4j ``options`` name (see :func:`run_server`);
+    ``say`` is ``progress`` or a no-op."""
+    say: Progress = progress or (lambda _line: None)
+    with run_server(options, settings, target, say) as (run_settings, run_target):
+        return run(run_settings, run_target, say)
 
 
 __all__ = [
@@ -190,6 +205,7 @@ __all__ = [
     "ServerOptions",
     "cpu_reader",
     "on_server",
+    "run_server",
     "scratch_neo4j",
     "scratch_server_pid",
     "settle",

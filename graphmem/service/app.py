@@ -32,7 +32,8 @@ from graphmem.errors import (
 from graphmem.mcp.options import ALL_TOOLS, McpOptions
 from graphmem.mcp.server import build_server
 from graphmem.models.wire import error_body, error_reply, status_of
-from graphmem.service import rest, rest_admin
+from graphmem.ops.table import of_request
+from graphmem.service import routes
 from graphmem.service.outage import Availability, Outage
 
 logger = logging.getLogger("graphmem.serve")
@@ -122,8 +123,7 @@ def rest_api(
     )
     api.state.memory, api.state.ready = memory, False
     api.state.availability = availability or Availability()
-    api.include_router(rest.router)
-    api.include_router(rest_admin.router)
+    api.include_router(routes.router)
     _add_handlers(api)
     return api
 
@@ -189,20 +189,13 @@ class Dispatch:
             await self.api(scope, receive, send)
 
 
-#: The REST routes that only read: held to the request timeout. A write runs to its end (one
-#: cut short could have committed some of its transactions and not others); the Neo4j
-#: transaction timeout (GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT) bounds each of its transactions.
-_READ_POSTS = ("/search", "/context", "/forget/verify")
-
-
 def _timed(method: str, path: str) -> bool:
-    """Whether a request is held to the request timeout: the REST routes that only read,
-    but a namespace's export, which takes as long as the namespace is large."""
+    """Whether a request is held to the request timeout: an operation the table marks
+    :attr:`~graphmem.ops.table.Operation.timed` (it only reads); a GET of no operation too."""
     if not path.startswith("/v1/"):
         return False
-    if method == "GET":
-        return not path.endswith("/export")
-    return method == "POST" and path.endswith(_READ_POSTS)
+    op = of_request(method, path)
+    return op.timed if op is not None else method == "GET"
 
 
 class Limits:

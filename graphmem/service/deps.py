@@ -59,6 +59,8 @@ ReadKey = Annotated[ApiKey, _access("read")]
 WriteKey = Annotated[ApiKey, _access("write")]
 AdminKey = Annotated[ApiKey, _access("admin")]
 AnyKey = Annotated[ApiKey, Depends(request_key)]
+#: The key of each role (None: any valid key), as the table of operations names roles.
+KEYS: dict[Role | None, Any] = {"read": ReadKey, "write": WriteKey, "admin": AdminKey, None: AnyKey}
 Memory = Annotated[AsyncMemory, Depends(memory_of)]
 
 
@@ -72,6 +74,7 @@ def answer(result: BaseModel | Sequence[BaseModel], status: int = 200) -> Respon
 
 
 __all__ = [
+    "KEYS",
     "AdminKey",
     "AnyKey",
     "Memory",

@@ -9,11 +9,12 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator
 
 from graphmem.settings.common import (
-    MAX_WAIT_SECONDS,
     NEO4J_URI_SCHEMES,
     Neo4jMode,
     SettingsBase,
+    seconds,
     server_url,
+    weight,
 )
 
 
@@ -31,27 +32,22 @@ class ClientSettings(SettingsBase):
         None, description="Password for an external server; local/docker generate their own."
     )
     neo4j_database: str = Field("neo4j", description="The database graphmem uses.")
-    neo4j_connection_timeout: float = Field(
-        15.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for a connection."
-    )
+    neo4j_connection_timeout: float = seconds(15.0, "Seconds to wait for a connection.")
     #: Seconds Neo4j lets each of a client's transactions run before it stops and rolls it back
     #: (None: the server's own limit, ``db.transaction.timeout``, by default none).
-    neo4j_transaction_timeout: float | None = Field(
+    neo4j_transaction_timeout: float | None = seconds(
         None,
-        gt=0,
-        le=MAX_WAIT_SECONDS,
-        description="Seconds Neo4j lets a transaction run before rolling it back; default: "
+        "Seconds Neo4j lets a transaction run before rolling it back; default: "
         "the server's own limit.",
     )
 
     #: Seconds the driver keeps retrying a transaction that failed transiently or lost its
     #: connection (None: the driver's own 30 s; ``graphmem serve`` uses 5 s unless set).
-    neo4j_max_retry_time: float | None = Field(
+    neo4j_max_retry_time: float | None = seconds(
         None,
-        ge=0,
-        le=MAX_WAIT_SECONDS,
-        description="Seconds the driver keeps retrying a transaction that failed transiently "
+        "Seconds the driver keeps retrying a transaction that failed transiently "
         "or lost its connection; default: the driver's 30 s (graphmem serve: 5 s).",
+        zero=True,
     )
 
     # --- embeddings --------------------------------------------------------------------------
@@ -122,28 +118,14 @@ class ClientSettings(SettingsBase):
     recall_recency_half_life_days: float = Field(
         30.0, gt=0, allow_inf_nan=False, description="Days after which recency counts half."
     )
-    recall_importance_weight: float = Field(
-        0.0,
-        ge=0.0,
-        le=10.0,
-        allow_inf_nan=False,
-        description="Weight of a fact's importance score in recall's ranking (0: off).",
+    recall_importance_weight: float = weight(
+        0.0, "Weight of a fact's importance score in recall's ranking (0: off)."
     )
-    recall_time_weight: float = Field(
-        0.2,
-        ge=0.0,
-        le=10.0,
-        allow_inf_nan=False,
-        description="How much more a hit sent or recorded in a period the question names "
-        "counts (0: off).",
+    recall_time_weight: float = weight(
+        0.2, "How much more a hit sent or recorded in a period the question names counts (0: off)."
     )
-    recall_user_weight: float = Field(
-        0.5,
-        ge=0.0,
-        le=10.0,
-        allow_inf_nan=False,
-        description="How much more a user's message counts for a question in the first "
-        "person (0: off).",
+    recall_user_weight: float = weight(
+        0.5, "How much more a user's message counts for a question in the first person (0: off)."
     )
 
     # --- importance and tiers (see docs/guides/importance.md) --------------------------------
@@ -157,12 +139,8 @@ class ClientSettings(SettingsBase):
         allow_inf_nan=False,
         description="Days of disuse after which a fact's recency counts 1/e.",
     )
-    importance_reinforcement: float = Field(
-        0.25,
-        ge=0.0,
-        le=10.0,
-        allow_inf_nan=False,
-        description="What each use adds to the score, on a log scale of the access count.",
+    importance_reinforcement: float = weight(
+        0.25, "What each use adds to the score, on a log scale of the access count."
     )
     tier_hot_score: float = Field(
         0.8,
@@ -186,20 +164,15 @@ class ClientSettings(SettingsBase):
     )
 
     # --- the guarded read path (analyst queries and Cypher of your own) ---------------------
-    read_timeout: float = Field(
-        30.0,
-        gt=0,
-        le=MAX_WAIT_SECONDS,
-        description="Seconds a guarded read (an analyst query, Cypher of your own) may run.",
+    read_timeout: float = seconds(
+        30.0, "Seconds a guarded read (an analyst query, Cypher of your own) may run."
     )
     read_row_limit: int = Field(
         10_000, ge=1, le=10_000_000, description="Most rows a guarded read returns."
     )
 
     # --- schema and optional layers ---------------------------------------------------------
-    schema_wait_timeout: float = Field(
-        300.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for indexes to come online."
-    )
+    schema_wait_timeout: float = seconds(300.0, "Seconds to wait for indexes to come online.")
     # --- the LLM layer and consolidation -----------------------------------------------------
     llm: str | None = Field(
         None,
@@ -213,24 +186,20 @@ class ClientSettings(SettingsBase):
     llm_api_key: SecretStr | None = Field(
         None, description="The LLM provider's API key; default: the provider's own variable."
     )
-    llm_timeout: float = Field(
-        60.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds one LLM request may take."
-    )
+    llm_timeout: float = seconds(60.0, "Seconds one LLM request may take.")
     llm_retries: int = Field(
         2, ge=0, le=5, description="Retries of an LLM request whose answer is invalid or failed."
     )
     llm_max_tokens: int = Field(
         4096, ge=256, le=200_000, description="Most tokens an LLM answer may have."
     )
-    consolidate_min_interval: float = Field(
-        300.0, ge=0, le=MAX_WAIT_SECONDS, description="Seconds between consolidation runs."
+    consolidate_min_interval: float = seconds(
+        300.0, "Seconds between consolidation runs.", zero=True
     )
     consolidate_min_new_facts: int = Field(
         20, ge=1, le=1_000_000, description="New facts a consolidation run waits for."
     )
-    consolidate_lock_ttl: float = Field(
-        600.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds a consolidation lock lasts."
-    )
+    consolidate_lock_ttl: float = seconds(600.0, "Seconds a consolidation lock lasts.")
     consolidate_tiers: bool = Field(
         False,
         description="Consolidation runs move facts between the hot, warm and cold tiers by "

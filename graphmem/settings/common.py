@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -25,6 +25,19 @@ _MEMORY_SIZE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
 #: The longest wait a timeout setting may name: a year (the driver counts in 64-bit ms).
 MAX_WAIT_SECONDS = 365 * 86_400
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def seconds(default: float | None, description: str, *, zero: bool = False) -> Any:
+    """A setting in seconds: above 0 (or 0 too, with ``zero``) and at most
+    :data:`MAX_WAIT_SECONDS`."""
+    if zero:
+        return Field(default, ge=0, le=MAX_WAIT_SECONDS, description=description)
+    return Field(default, gt=0, le=MAX_WAIT_SECONDS, description=description)
+
+
+def weight(default: float, description: str) -> Any:
+    """A setting that weighs a term of a score: a finite number from 0 (off) to 10."""
+    return Field(default, ge=0.0, le=10.0, allow_inf_nan=False, description=description)
 
 
 def memory_size(value: str) -> str:

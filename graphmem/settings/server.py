@@ -8,11 +8,11 @@ from pathlib import Path
 from pydantic import Field, field_validator
 
 from graphmem.settings.common import (
-    MAX_WAIT_SECONDS,
     LocalNeo4jVersion,
     SettingsBase,
     memory_bytes,
     memory_size,
+    seconds,
 )
 
 
@@ -26,9 +26,7 @@ class LocalServerSettings(SettingsBase):
     local_neo4j_port: int = Field(7687, ge=1, le=65535, description="Bolt port on 127.0.0.1.")
     local_neo4j_heap: str = Field("1g", description="Java heap of the local server.")
     local_neo4j_pagecache: str = Field("512m", description="Neo4j page cache size.")
-    local_neo4j_start_timeout: float = Field(
-        300.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the server to start."
-    )
+    local_neo4j_start_timeout: float = seconds(300.0, "Seconds to wait for the server to start.")
     local_neo4j_version: LocalNeo4jVersion = Field(
         "2026.09.0",
         description="2026.09.0 (Java 21+; the newest Java found is used, 25 where installed) "

@@ -20,7 +20,8 @@ from graphmem_bench.bench.peer_graphiti import run_peer_bench
 from graphmem_bench.bench.peer_report import PeerOptions, PeerReport
 from graphmem_bench.bench.report import BenchOptions, BenchReport
 from graphmem_bench.bench.runner import run_bench
-from graphmem_bench.bench.tenants import TenantsOptions, run_tenants_bench
+from graphmem_bench.bench.tenants import run_tenants_bench
+from graphmem_bench.bench.tenants_report import TenantsOptions
 
 # A process that holds a throwaway server until it is told to stop. It takes its settings from
 # the environment, so it runs the same Neo4j version as the suite.

@@ -13,14 +13,12 @@ from graphmem.embed.embedder import Embedder
 from graphmem.settings import GraphmemSettings
 from graphmem_bench.bench import tenants
 from graphmem_bench.bench.report import Percentiles
-from graphmem_bench.bench.tenants import (
+from graphmem_bench.bench.tenants import namespace_vectors, pool_facts, run_tenants_bench
+from graphmem_bench.bench.tenants_report import (
     TenantsOptions,
     TenantsReport,
     exact_rankings,
-    namespace_vectors,
-    pool_facts,
     render_tenants_markdown,
-    run_tenants_bench,
 )
 
 OPTIONS = TenantsOptions(
@@ -142,7 +140,7 @@ def test_the_exact_ranking_agrees_with_a_cypher_scan_of_the_stored_vectors(
     report: TenantsReport, graph: Graph, embedder: Embedder
 ) -> None:
     large = report.namespaces[1].ns
-    ids, stored = namespace_vectors(graph.driver, graph.database, large)
+    ids, stored = namespace_vectors(graph, large)
     assert len(ids) == 200 and stored.shape == (200, 384)
     questions = ["Where does Priya work now?", "Who has a dog?", "What did Omar cook?"]
     vectors = embedder.embed(questions)

@@ -21,15 +21,16 @@ from graphmem_bench.bench.report import (
     ServerInfo,
     Throughput,
 )
-from graphmem_bench.bench.tenants import (
+from graphmem_bench.bench.tenants import perturbed, pool_facts
+from graphmem_bench.bench.tenants_report import (
+    RECALL_HEADER,
     NamespaceFigures,
     RecallFigures,
     TenantsOptions,
     TenantsReport,
     exact_rankings,
     exact_top_share,
-    perturbed,
-    pool_facts,
+    recall_rows,
     render_tenants_markdown,
     tenant_targets,
 )
@@ -223,14 +224,14 @@ def test_the_markdown_names_the_server_the_data_and_each_recall() -> None:
         "| recall db p95, large namespace among tenants | 100,000 | 20.0 ms | ≤ 25.0 ms |" in text
     )
     rows = [line for line in text.splitlines() if line.startswith("| 5.26.30 |")]
-    assert len(rows) == 4 and all(row.count("|") == len(tenants.RECALL_HEADER) + 1 for row in rows)
+    assert len(rows) == 4 and all(row.count("|") == len(RECALL_HEADER) + 1 for row in rows)
 
 
 def test_two_runs_rows_stand_in_one_table() -> None:
     # The Neo4j version leads each row, so that a 5.26 run and a 2026.09 run read side by side.
-    rows = tenants.recall_rows(_report()) + tenants.recall_rows(_report(version="2026.09.0"))
+    rows = recall_rows(_report()) + recall_rows(_report(version="2026.09.0"))
     assert [r[0] for r in rows] == ["5.26.30"] * 4 + ["2026.09.0"] * 4
-    assert all(len(r) == len(tenants.RECALL_HEADER) for r in rows)
+    assert all(len(r) == len(RECALL_HEADER) for r in rows)
 
 
 def test_the_report_round_trips_through_json() -> None:

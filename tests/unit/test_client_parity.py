@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from graphmem.client import AsyncMemory, Memory
-from graphmem.client.audit import AsyncAudit, Audit
+from graphmem.client.api_aio import AsyncAuditAPI as AsyncAudit
+from graphmem.client.api_sync import AuditAPI as Audit
 
 #: The async twin's names of types (``AsyncGraph``, ``AsyncAudit``), read as the sync ones.
 _ASYNC_NAME = re.compile(r"\bAsync(?=[A-Z])")

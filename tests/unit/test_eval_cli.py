@@ -71,7 +71,7 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("the run reached the server")
 
-    monkeypatch.setattr(runner, "on_server", refuse)
+    monkeypatch.setattr(runner, "measuring_run", refuse)
 
 
 def _report(questions: list[EvalQuestion], ranked: list[list[str]]) -> EvalReport:

@@ -92,7 +92,7 @@ def test_the_command_line_refuses_an_unknown_set_before_any_work(
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the run started")
 
-    monkeypatch.setattr(context, "on_server", refuse)
+    monkeypatch.setattr(context, "measuring_run", refuse)
     result = CliRunner().invoke(main, ["eval", "context", str(tmp_path), "--sets", "beam,nope"])
     assert result.exit_code == 2 and "no set beam, nope" in result.output
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import graphmem
 from graphmem.errors import GraphmemError
-from tests.unit.test_layout import PACKAGE, ROOT, _imports
+from tests.unit.test_layout import BENCH, PACKAGE, ROOT, _imports, house_modules
 
 #: What the core's plans leave to the clients that drive them: the database driver, threads
 #: and processes, the event loop, and the command line.
@@ -19,7 +19,8 @@ IO_MODULES = ("neo4j", "threading", "_thread", "concurrent", "asyncio", "multipr
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    home = BENCH.parent if path.is_relative_to(BENCH) else ROOT
+    parts = path.relative_to(home).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -62,10 +63,11 @@ def _private_imports(path: Path, module: str) -> list[str]:
 def test_no_module_imports_another_modules_private_names(tmp_path: Path) -> None:
     offenders = {
         str(path.relative_to(ROOT)): found
-        for path in sorted(PACKAGE.rglob("*.py"))
+        for path in house_modules()
         if (found := _private_imports(path, _module_name(path)))
     }
     assert offenders == {}
+    assert _module_name(BENCH / "bench" / "runner.py") == "graphmem_bench.bench.runner"
     # The walk sees both forms (a private module's public names are fine).
     probe = tmp_path / "probe.py"
     text = "from graphmem.store.db import _memory_error\nfrom .plans import _x\n"
@@ -93,3 +95,64 @@ def test_every_error_graphmem_defines_belongs_to_its_tree() -> None:
                     outside.append(f"{info.name}.{name}")
     assert seen > 30
     assert outside == []
+
+
+#: The modules of graphmem the benchmark part may import: the public API, the models, the
+#: testing front door and the plugin helpers of the command line.
+BENCH_FRONT_DOOR = ("graphmem", "graphmem.models", "graphmem.testing", "graphmem.cli.plugins")
+
+
+def _graphmem_imports(path: Path, module: str) -> set[str]:
+    """The graphmem modules ``path`` imports (``from X import y`` counts as X), and every
+    private name it imports from one as ``X._y``."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join([*parent, source]) if source else ".".join(parent)
+            found.add(source)
+            found.update(
+                f"{source}.{alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            )
+    return {name for name in found if name == "graphmem" or name.startswith("graphmem.")}
+
+
+def _outside_the_front_door(name: str) -> bool:
+    parts = name.split(".")
+    private = any(part.startswith("_") and not part.startswith("__") for part in parts)
+    public = any(name == door or name.startswith(f"{door}.") for door in BENCH_FRONT_DOOR[1:])
+    return private or not (name == "graphmem" or public)
+
+
+def test_the_benchmark_part_uses_graphmem_through_its_front_door(tmp_path: Path) -> None:
+    offenders = {}
+    checked = 0
+    for path in sorted(BENCH.rglob("*.py")):
+        checked += 1
+        found = _graphmem_imports(path, _module_name(path))
+        bad = sorted(name for name in found if _outside_the_front_door(name))
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = bad
+    assert checked > 30
+    assert offenders == {}
+    # The walk sees each way out: an internal module, a private one, a private name.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from graphmem.store import db\nimport graphmem._json\n"
+        "def f():\n    from graphmem.testing import _LAZY\n"
+        "from graphmem import Memory, __version__\nfrom graphmem.models import Fact\n",
+        encoding="utf-8",
+    )
+    found = _graphmem_imports(probe, "graphmem_bench.probe")
+    assert sorted(name for name in found if _outside_the_front_door(name)) == [
+        "graphmem._json",
+        "graphmem.store",
+        "graphmem.testing._LAZY",
+    ]

@@ -15,6 +15,14 @@ from graphmem.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "graphmem"
+#: The benchmark and evaluation part: installed apart, held to the same house rules.
+BENCH = ROOT / "tools" / "graphmem-bench" / "graphmem_bench"
+
+
+def house_modules() -> list[Path]:
+    """Every module the house rules read: the package's and the benchmark part's."""
+    return [*sorted(PACKAGE.rglob("*.py")), *sorted(BENCH.rglob("*.py"))]
+
 
 PUBLIC_NAMES = [
     "AsyncMemory",
@@ -133,6 +141,95 @@ COMMAND_TREE = {
         "--tenants",
         "--warmup",
         "--warmup-facts",
+    ],
+    "graphmem bench consolidation": [
+        "--batch-size",
+        "--facts",
+        "--fail-on-miss",
+        "--heap",
+        "--json",
+        "--out",
+        "--pagecache",
+        "--seed",
+        "--server",
+    ],
+    "graphmem bench mcp": [
+        "--batch-size",
+        "--facts",
+        "--heap",
+        "--json",
+        "--out",
+        "--pagecache",
+        "--queries",
+        "--seed",
+        "--server",
+        "--warmup",
+    ],
+    "graphmem bench peer": [
+        "--batch-size",
+        "--fail-on-miss",
+        "--heap",
+        "--json",
+        "--out",
+        "--pagecache",
+        "--queries",
+        "--seed",
+        "--server",
+        "--sizes",
+        "--warmup",
+        "--warmup-facts",
+        "SYSTEM",
+    ],
+    "graphmem bench serve": [
+        "--clients",
+        "--duration",
+        "--heap",
+        "--json",
+        "--out",
+        "--pagecache",
+        "--seed",
+        "--server",
+        "--servers",
+    ],
+    "graphmem bench speed": [
+        "--backend-texts",
+        "--batch-size",
+        "--fail-on-miss",
+        "--heap",
+        "--json",
+        "--out",
+        "--pagecache",
+        "--queries",
+        "--seed",
+        "--server",
+        "--sizes",
+        "--warmup",
+        "--warmup-facts",
+    ],
+    "graphmem bench startup": [
+        "--fail-on-miss",
+        "--heap",
+        "--json",
+        "--out",
+        "--pagecache",
+        "--runs",
+        "--server",
+    ],
+    "graphmem bench tenants": [
+        "--batch-size",
+        "--fail-on-miss",
+        "--heap",
+        "--json",
+        "--large",
+        "--out",
+        "--pagecache",
+        "--pool",
+        "--queries",
+        "--seed",
+        "--server",
+        "--small",
+        "--warmup",
+        "SHAPE",
     ],
     "graphmem config": ["--csv", "--json"],
     "graphmem consolidate": [
@@ -457,9 +554,9 @@ def test_the_walk_sees_an_import_of_the_benchmark(tmp_path: Path) -> None:
 def test_no_module_is_over_500_lines() -> None:
     sizes = {
         str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
-        for path in PACKAGE.rglob("*.py")
+        for path in house_modules()
     }
-    assert len(sizes) > 60
+    assert len(sizes) > 60 and any(path.startswith("tools/graphmem-bench") for path in sizes)
     assert {path: n for path, n in sizes.items() if n > 500} == {}
 
 
@@ -467,7 +564,7 @@ def test_no_function_is_longer_than_80_lines() -> None:
     # From the def line to the last, docstring included (decorators not counted).
     long = []
     checked = 0
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in house_modules():
         name = path.relative_to(ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

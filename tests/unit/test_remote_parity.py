@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from graphmem.client import AsyncMemory, Memory
-from graphmem.client.audit import AsyncAudit, Audit
+from graphmem.client.api_aio import AsyncAuditAPI as AsyncAudit
+from graphmem.client.api_aio import AsyncAuditAPI as AsyncRemoteAudit
+from graphmem.client.api_sync import AuditAPI as Audit
+from graphmem.client.api_sync import AuditAPI as RemoteAudit
 from graphmem.remote import AsyncRemoteMemory, RemoteMemory
-from graphmem.remote.audit import AsyncRemoteAudit, RemoteAudit
 
 #: What the remote clients must share with the library's: the flows the service serves.
 SHARED = {

@@ -157,99 +157,85 @@ def _forgotten(gone: ErasedFact, tell: Teller) -> TimelineEvent | None:
     )
 
 
+#: The fields of a lineage row that say when, by whom and why a change was made: an edge
+#: made, a flag raised, a fact retracted or moved; a contradiction resolved; a flag closed.
+_MADE = ("at", "actor", "reason")
+_RESOLUTION = ("resolved_at", "resolved_by", "resolution")
+_CLOSING = ("closed_at", "closed_by", "closing_reason")
+
+
+def _acted(
+    kind: EventKind,
+    row: Row,
+    tell: Teller,
+    fact_id: str,
+    words: str,
+    *,
+    other_id: str | None = None,
+    fields: tuple[str, str, str] = _MADE,
+) -> TimelineEvent | None:
+    """The event of a change someone made, told by ``row`` (``fields`` name its time, actor
+    and reason): its words end with why and by whom."""
+    at, who, why = (row[name] for name in fields)
+    told = f"{words}{because(why)}{tell.actor(who)}"
+    return _event(kind, at, fact_id, told, other_id=other_id, actor=who, reason=why)
+
+
 def _replaced(step: Row, tell: Teller) -> TimelineEvent | None:
     merged = step["type"] == "MERGED_INTO"
     older, newer = (step["newer"], step["older"]) if merged else (step["older"], step["newer"])
     verb = "was merged into" if merged else "was replaced by"
-    return _event(
-        "merged" if merged else "superseded",
-        step["at"],
-        older,
-        f"{tell.fact(older)} {verb} {tell.fact(newer)}{because(step['reason'])}"
-        f"{tell.actor(step['actor'])}",
-        other_id=newer,
-        actor=step["actor"],
-        reason=step["reason"],
-    )
+    kind: EventKind = "merged" if merged else "superseded"
+    words = f"{tell.fact(older)} {verb} {tell.fact(newer)}"
+    return _acted(kind, step, tell, older, words, other_id=newer)
 
 
 def _retracted(gone: Row, tell: Teller) -> TimelineEvent | None:
-    return _event(
-        "retracted",
-        gone["at"],
-        gone["fact_id"],
-        f"{tell.fact(gone['fact_id'])} was retracted (held never to have been true)"
-        f"{because(gone['reason'])}{tell.actor(gone['actor'])}",
-        actor=gone["actor"],
-        reason=gone["reason"],
-    )
+    words = f"{tell.fact(gone['fact_id'])} was retracted (held never to have been true)"
+    return _acted("retracted", gone, tell, gone["fact_id"], words)
 
 
-def _contradicted(c: Row, tell: Teller) -> TimelineEvent | None:
-    return _event(
-        "contradicted",
-        c["at"],
-        c["a"],
-        f"{tell.fact(c['a'])} was marked as contradicting {tell.fact(c['b'])}"
-        f"{because(c['reason'])}{tell.actor(c['actor'])}",
-        other_id=c["b"],
-        actor=c["actor"],
-        reason=c["reason"],
-    )
+#: How one item of a lineage tells an event (None: one that has not happened).
+_Telling = Callable[[Any, Teller], TimelineEvent | None]
+
+
+def _edge(kind: EventKind, start: str, end: str, verb: str) -> _Telling:
+    """How an edge between two facts is told (its row names them under ``start`` and ``end``):
+    the first fact ``verb`` the other."""
+
+    def telling(row: Row, tell: Teller) -> TimelineEvent | None:
+        words = f"{tell.fact(row[start])} {verb} {tell.fact(row[end])}"
+        return _acted(kind, row, tell, row[start], words, other_id=row[end])
+
+    return telling
+
+
+_contradicted = _edge("contradicted", "a", "b", "was marked as contradicting")
+_referenced = _edge("referenced", "from", "to", "referenced")
 
 
 def _resolved(c: Row, tell: Teller) -> TimelineEvent | None:
-    return _event(
-        "resolved",
-        c["resolved_at"],
-        c["kept"] or c["a"],
+    words = (
         f"the contradiction between {tell.fact(c['a'])} and {tell.fact(c['b'])} was "
-        f"resolved keeping {tell.fact(c['kept'])}{because(c['resolution'])}"
-        f"{tell.actor(c['resolved_by'])}",
-        other_id=c["b"] if c["kept"] == c["a"] else c["a"],
-        actor=c["resolved_by"],
-        reason=c["resolution"],
+        f"resolved keeping {tell.fact(c['kept'])}"
     )
-
-
-def _referenced(r: Row, tell: Teller) -> TimelineEvent | None:
-    return _event(
-        "referenced",
-        r["at"],
-        r["from"],
-        f"{tell.fact(r['from'])} referenced {tell.fact(r['to'])}{because(r['reason'])}"
-        f"{tell.actor(r['actor'])}",
-        other_id=r["to"],
-        actor=r["actor"],
-        reason=r["reason"],
+    other = c["b"] if c["kept"] == c["a"] else c["a"]
+    return _acted(
+        "resolved", c, tell, c["kept"] or c["a"], words, other_id=other, fields=_RESOLUTION
     )
 
 
 def _flagged(x: Row, tell: Teller) -> TimelineEvent | None:
-    return _event(
-        "flagged",
-        x["at"],
-        x["flagged"],
+    words = (
         f"{tell.fact(x['flagged'])} was flagged for review: {tell.fact(x['cause'])}, "
         f"which it {_TIES.get(x['relation'], x['relation'])}, was {x['event']}"
-        f"{because(x['reason'])}{tell.actor(x['actor'])}",
-        other_id=x["cause"],
-        actor=x["actor"],
-        reason=x["reason"],
     )
+    return _acted("flagged", x, tell, x["flagged"], words, other_id=x["cause"])
 
 
 def _flag_closed(x: Row, tell: Teller) -> TimelineEvent | None:
-    return _event(
-        "flag_closed",
-        x["closed_at"],
-        x["flagged"],
-        f"the review flag on {tell.fact(x['flagged'])} was closed ({x['closing']})"
-        f"{because(x['closing_reason'])}{tell.actor(x['closed_by'])}",
-        other_id=x["cause"],
-        actor=x["closed_by"],
-        reason=x["closing_reason"],
-    )
+    words = f"the review flag on {tell.fact(x['flagged'])} was closed ({x['closing']})"
+    return _acted("flag_closed", x, tell, x["flagged"], words, other_id=x["cause"], fields=_CLOSING)
 
 
 _RANK = {"cold": 0, "warm": 1, "hot": 2}
@@ -257,16 +243,11 @@ _RANK = {"cold": 0, "warm": 1, "hot": 2}
 
 def _moved(x: Row, tell: Teller) -> TimelineEvent | None:
     up = _RANK[x["after"]] > _RANK[x["before"]]
-    return _event(
-        "promoted" if up else "demoted",
-        x["at"],
-        x["fact_id"],
+    words = (
         f"{tell.fact(x['fact_id'])} was {'promoted' if up else 'demoted'} from the "
-        f"{x['before']} tier to the {x['after']} tier{because(x['reason'])}"
-        f"{tell.actor(x['actor'])}",
-        actor=x["actor"],
-        reason=x["reason"],
+        f"{x['before']} tier to the {x['after']} tier"
     )
+    return _acted("promoted" if up else "demoted", x, tell, x["fact_id"], words)
 
 
 def _tier_restored(x: Row, tell: Teller) -> TimelineEvent | None:
@@ -281,9 +262,6 @@ def _tier_restored(x: Row, tell: Teller) -> TimelineEvent | None:
         reason=f"run {x['actor']} undone",
     )
 
-
-#: How one item of a lineage tells an event (None: one that has not happened).
-_Telling = Callable[[Any, Teller], TimelineEvent | None]
 
 #: Where a lineage's events come from, in the order they are told: the facts, the erased
 #: facts, or a list of the ``audit_lineage`` row; the fields that tell its edges apart, where

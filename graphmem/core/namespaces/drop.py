@@ -22,8 +22,6 @@ from graphmem.store.cypher import query
 #: ingest's, the text buckets' of remember and forget, the import's, and the requests' records
 #: (:GraphmemRequest, see :mod:`graphmem.service.requests`).
 LOCK_KINDS = ("ingest", "import", "text", "request")
-#: Nodes per batch when the caller does not say.
-DEFAULT_BATCH = 1000
 
 
 def import_lock(ns: str) -> Run:

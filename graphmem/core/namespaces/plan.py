@@ -10,7 +10,7 @@ from typing import Any
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import checked_flag, checked_integer, namespace
 from graphmem.core.namespaces.document import in_label_order
-from graphmem.core.namespaces.drop import DEFAULT_BATCH, LOCK_KINDS, drop_batches, sweep_stages
+from graphmem.core.namespaces.drop import LOCK_KINDS, drop_batches, sweep_stages
 from graphmem.core.namespaces.export import NamespaceExport
 from graphmem.core.namespaces.importer import (
     check_embedder,
@@ -23,12 +23,15 @@ from graphmem.core.namespaces.importer import (
 from graphmem.core.namespaces.listing import counted, held, stage_prefix, stage_target, summaries
 from graphmem.core.plans import Plan, Rows, Run, Transaction, Work, single
 from graphmem.errors import ConfirmationRequiredError, InvalidInputError
-from graphmem.models.namespaces import DropResult, ImportResult, NamespaceSummary
+from graphmem.models.namespaces import (
+    DEFAULT_PAGE,
+    DROP_BATCH,
+    MAX_PAGE,
+    DropResult,
+    ImportResult,
+    NamespaceSummary,
+)
 from graphmem.store.cypher import query
-
-#: Nodes per export page, and per import batch, when the caller does not say.
-DEFAULT_PAGE = 500
-MAX_PAGE = 10_000
 
 
 def _progress(progress: Any) -> Callable[[int], object] | None:
@@ -84,7 +87,7 @@ class NamespacePlans(CoreBase):
         *,
         confirm: bool = False,
         dry_run: bool = False,
-        batch_size: int = DEFAULT_BATCH,
+        batch_size: int = DROP_BATCH,
         progress: Callable[[int], object] | None = None,
     ) -> Plan[DropResult]:
         ns = namespace(ns, None)

@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphmem.embed.loading import chosen_backend, embedder_from_settings
-from graphmem.servers.scratch import Progress
+from graphmem.testing import Progress, chosen_backend, embedder_from_settings
 from graphmem_bench.bench.report import BackendCeiling, BackendComparison
 from graphmem_bench.bench.timing import embed_ceiling
 
 if TYPE_CHECKING:
-    from graphmem.embed.embedder import Vectors
-    from graphmem.settings import GraphmemSettings
+    from graphmem import GraphmemSettings
+    from graphmem.testing import Vectors
 
 #: The backends compared, in the order they run.
 _RUNS = (("torch", None), ("onnx", "fp32"), ("onnx", "int8"))

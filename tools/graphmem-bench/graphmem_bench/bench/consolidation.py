@@ -18,28 +18,23 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from graphmem import __version__
-from graphmem.core.consolidate.heuristic import HeuristicProposer
-from graphmem.embed.embedder import Embedder
-from graphmem.embed.loading import load_embedder
-from graphmem.servers.connection import Neo4jTarget
-from graphmem.servers.scratch import (
-    Progress,
+from graphmem import GraphmemSettings, HeuristicProposer, Memory, __version__
+from graphmem.testing import (
+    Embedder,
+    Neo4jTarget,
     ServerOptions,
-    on_server,
-    scratch_server_pid,
-    settle,
+    run_query,
+    server_version,
 )
-from graphmem.settings import GraphmemSettings
-from graphmem.store import cypher, db
 from graphmem.testing.llm_stub import StubLLMServer
 from graphmem_bench.bench.report import MachineInfo
 from graphmem_bench.bench.runner import machine_info
 from graphmem_bench.bench.synthetic import generate_facts
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 #: The heuristic run's wall-clock target, in seconds, for 1,000 new facts among 10,000; and
 #: the tier pass's over all of them.
@@ -123,73 +118,51 @@ def _texts(options: ConsolidationBenchOptions) -> tuple[list[str], list[str], in
 
 
 def run_consolidation_bench(
-    options: ConsolidationBenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
+    options: ConsolidationBenchOptions | None = None, **on: Unpack[RunOn]
 ) -> ConsolidationBenchReport:
     """Run the consolidation benchmark (on a throwaway Neo4j unless ``options.server`` is
     ``configured``) and return its report."""
     options = options or ConsolidationBenchOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(
-            options, run_settings, run_target, embedder, say
-        ),
-    )
+    with measuring_run(options, **on) as bench:
+        return _run(options, bench)
 
 
-def _run(
-    options: ConsolidationBenchOptions,
-    settings: GraphmemSettings,
-    target: Neo4jTarget,
-    embedder: Embedder | None,
-    say: Progress,
-) -> ConsolidationBenchReport:
-    from graphmem.client import Memory
-
-    started = datetime.now(UTC)
-    embedder = load_embedder(settings, embedder, say)
+def _run(options: ConsolidationBenchOptions, bench: Run) -> ConsolidationBenchReport:
+    say, started, embedder = bench.say, bench.started, bench.embedder
     old, fresh, planted = _texts(options)
     say(f"embedding {len(old) + len(fresh):,} synthetic facts")
     vectors = embedder.embed(tuple(old + fresh))
     ns = f"bench-consolidate-{started:%Y%m%dT%H%M%SZ}"
-    quiet = settings.model_copy(update={"consolidate_min_new_facts": 1})
-    with Memory(quiet, target=target, embedder=embedder, ns=ns, proposer=HeuristicProposer()) as m:
-        versions = db.execute(m.graph.driver, m.graph.database, cypher.query("server_version"))
-        version = str(versions[0]["version"]) if versions else "unknown"
-        for start in range(0, len(old), options.batch_size):
-            stop = min(start + options.batch_size, len(old))
-            m.remember_many(old[start:stop], vectors=vectors[start:stop])
-        say(f"stored {len(old):,} facts; consolidating them once")
-        # A run takes at most max_new_facts: runs follow one another until none is left.
-        initial_seconds, initial_clusters, left = 0.0, 0, True
-        while left:
-            initial = m.consolidate(force=True)
-            say(f"  {initial.new_facts:,} facts consolidated: {initial.timings}")
-            initial_seconds += initial.timings.get("total", 0.0)
-            initial_clusters += initial.clusters
-            left = initial.new_facts > 0
-        for start in range(0, len(fresh), options.batch_size):
-            stop = min(start + options.batch_size, len(fresh))
-            offset = len(old)
-            m.remember_many(fresh[start:stop], vectors=vectors[offset + start : offset + stop])
-        say(f"{len(fresh):,} new facts ({planted} repeat a believed one); LLM dry run")
-        usage = _llm_dry_run(quiet, target, embedder, ns)
-        # The writes above leave the throwaway server work (index merges, a checkpoint) that
-        # the timed run must not be charged for.
-        settle(scratch_server_pid(options, settings), "timing the heuristic run", say)
-        run = m.consolidate(force=True, tiers=False)
-        tier_facts = _use_history(m, ns, len(old) + len(fresh), options.seed)
-        settle(scratch_server_pid(options, settings), "timing the tier pass", say)
-        tiered = m.consolidate(force=True, tiers=True)
-        say("the next tier pass (nothing changed since)")
-        steady = m.consolidate(force=True, tiers=True)
+    quiet = bench.settings.model_copy(update={"consolidate_min_new_facts": 1})
+    m = bench.memory(settings=quiet, ns=ns, proposer=HeuristicProposer())
+    version = server_version(m)
+    for start in range(0, len(old), options.batch_size):
+        stop = min(start + options.batch_size, len(old))
+        m.remember_many(old[start:stop], vectors=vectors[start:stop])
+    say(f"stored {len(old):,} facts; consolidating them once")
+    # A run takes at most max_new_facts: runs follow one another until none is left.
+    initial_seconds, initial_clusters, left = 0.0, 0, True
+    while left:
+        initial = m.consolidate(force=True)
+        say(f"  {initial.new_facts:,} facts consolidated: {initial.timings}")
+        initial_seconds += initial.timings.get("total", 0.0)
+        initial_clusters += initial.clusters
+        left = initial.new_facts > 0
+    for start in range(0, len(fresh), options.batch_size):
+        stop = min(start + options.batch_size, len(fresh))
+        offset = len(old)
+        m.remember_many(fresh[start:stop], vectors=vectors[offset + start : offset + stop])
+    say(f"{len(fresh):,} new facts ({planted} repeat a believed one); LLM dry run")
+    usage = _llm_dry_run(quiet, bench.target, embedder, ns)
+    # The writes above leave the throwaway server work (index merges, a checkpoint) that
+    # the timed run must not be charged for.
+    bench.settle("timing the heuristic run")
+    run = m.consolidate(force=True, tiers=False)
+    tier_facts = _use_history(m, ns, len(old) + len(fresh), options.seed)
+    bench.settle("timing the tier pass")
+    tiered = m.consolidate(force=True, tiers=True)
+    say("the next tier pass (nothing changed since)")
+    steady = m.consolidate(force=True, tiers=True)
     timings: dict[str, Any] = run.timings
     return ConsolidationBenchReport(
         graphmem_version=__version__,
@@ -237,9 +210,7 @@ def _use_history(memory: Any, ns: str, count: int, seed: int) -> int:
                 "importance": round(rng.uniform(0.3, 1.0), 2) if rng.random() < 0.05 else None,
             }
         )
-    graph = memory.graph
-    statement = cypher.query("bench_access_history")
-    (row,) = db.execute(graph.driver, graph.database, statement, ns=ns, rows=history)
+    (row,) = run_query(memory, "bench_access_history", ns=ns, rows=history)
     facts: int = row["facts"]
     return facts
 
@@ -258,7 +229,6 @@ def _llm_dry_run(
     settings: GraphmemSettings, target: Neo4jTarget, embedder: Embedder, ns: str
 ) -> tuple[int, int, int]:
     """A dry run through the LLM proposer against the stub server: calls and tokens."""
-    from graphmem.client import Memory
 
     def keep_all(_: dict[str, Any]) -> dict[str, Any]:
         return {"reasoning": "nothing to change", "operations": []}

@@ -19,21 +19,18 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem import __version__
-from graphmem.embed.embedder import Embedder
-from graphmem.embed.loading import load_embedder
-from graphmem.servers.connection import Neo4jTarget
-from graphmem.servers.scratch import Progress, ServerOptions, on_server
-from graphmem.settings import GraphmemSettings
+from graphmem.testing import ServerOptions
 from graphmem_bench.bench.report import MachineInfo, Percentiles
 from graphmem_bench.bench.runner import machine_info
 from graphmem_bench.bench.startup import child_env
 from graphmem_bench.bench.synthetic import generate_facts, generate_queries
 from graphmem_bench.bench.timing import fact_item, plan_batches
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 
 class McpBenchOptions(ServerOptions):
@@ -61,55 +58,32 @@ class McpBenchReport(BaseModel):
     mean_results: float
 
 
-def run_mcp_bench(
-    options: McpBenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> McpBenchReport:
+def run_mcp_bench(options: McpBenchOptions | None = None, **on: Unpack[RunOn]) -> McpBenchReport:
     """Run the MCP benchmark (on a throwaway Neo4j unless ``options.server`` is
     ``configured``) and return its report."""
     options = options or McpBenchOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: asyncio.run(
-            _run(options, run_settings, run_target, embedder, say)
-        ),
-    )
+    with measuring_run(options, **on) as run:
+        return asyncio.run(_run(options, run))
 
 
-async def _run(
-    options: McpBenchOptions,
-    settings: GraphmemSettings,
-    target: Neo4jTarget,
-    embedder: Embedder | None,
-    say: Progress,
-) -> McpBenchReport:
+async def _run(options: McpBenchOptions, run: Run) -> McpBenchReport:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    from graphmem.client.aio import AsyncMemory
-
-    started = datetime.now(UTC)
-    embedder = load_embedder(settings, embedder, say)
+    say, started = run.say, run.started
     facts = generate_facts(options.facts, seed=options.seed)
     questions = [q.text for q in generate_queries(facts, options.warmup + options.queries)]
     ns = f"bench-mcp-{started:%Y%m%dT%H%M%SZ}"
     timings: dict[str, list[float]] = {"direct": [], "mcp": [], "mcp_full_ids": []}
     results = 0
-    async with AsyncMemory(settings, target=target, embedder=embedder, ns=ns) as memory:
+    async with run.async_memory(ns=ns) as memory:
         say(f"storing {len(facts):,} synthetic facts in {ns}")
         ids: dict[int, str] = {}
         for batch in plan_batches(facts, options.batch_size):
             stored = await memory.remember_many([fact_item(facts[i], ids) for i in batch])
             ids.update(zip(batch, (fact.id for fact in stored), strict=True))
         say("starting graphmem mcp twice (short ids, --full-ids) over stdio")
-        env = child_env(settings, target)
+        env = child_env(run.settings, run.target)
         async with AsyncExitStack() as stack:
             clients = {}
             for name, extra in (("mcp", []), ("mcp_full_ids", ["--full-ids"])):

@@ -1,4 +1,4 @@
-"""``graphmem bench --peer graphiti``: graphmem against graphiti-core on the same Neo4j, facts,
+"""``graphmem bench peer graphiti``: graphmem against graphiti-core on the same Neo4j, facts,
 vectors and queries.
 
 For each size, in one run (by default on a throwaway local Neo4j, as ``graphmem bench``):
@@ -34,17 +34,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from graphmem import __version__
-from graphmem.embed.loading import load_embedder
-from graphmem.errors import DatabaseError, EmbeddingError
-from graphmem.servers.scratch import Progress, on_server, scratch_server_pid, settle
-from graphmem.settings import GraphmemSettings
-from graphmem.store import db
-from graphmem.store.cypher import query
+from graphmem import DatabaseError, EmbeddingError, GraphmemSettings, __version__
+from graphmem.testing import Progress, import_graphiti, run_query, settle
 from graphmem_bench.bench.peer_report import (
     PeerOptions,
     PeerReport,
@@ -58,15 +53,15 @@ from graphmem_bench.bench.report import Percentiles, Throughput
 from graphmem_bench.bench.runner import embedder_info, machine_info, server_info
 from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
 from graphmem_bench.bench.timing import chunks, embed_ceiling, plan_batches, ticker, write_facts
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
-    from graphmem.client import Memory
-    from graphmem.embed.embedder import Embedder, Vectors
-    from graphmem.servers.connection import Neo4jTarget
+    from graphmem import Memory
+    from graphmem.testing import Embedder, Neo4jTarget, Vectors
 
 
 class PrecomputedEmbedder:
-    """An :class:`~graphmem.embed.embedder.Embedder` that returns vectors computed beforehand;
+    """An :class:`~graphmem.testing.Embedder` that returns vectors computed beforehand;
     a text it was not given is an error, so no timed call can embed."""
 
     def __init__(self, model_id: str, dimension: int) -> None:
@@ -115,8 +110,6 @@ class GraphitiSide:
     def __init__(
         self, settings: GraphmemSettings, target: Neo4jTarget, lookup: PrecomputedEmbedder, k: int
     ) -> None:
-        from graphmem.llm.graphiti import import_graphiti
-
         import_graphiti(settings.model_copy(update={"graphiti_telemetry": False}))
         from graphiti_core import Graphiti
         from graphiti_core.cross_encoder.client import CrossEncoderClient
@@ -265,9 +258,7 @@ def _random_vectors(count: int, dimension: int, seed: int) -> Vectors:
 
 
 def _graphiti_edges(memory: Memory, group_id: str) -> int:
-    rows = db.execute(
-        memory.graph.driver, memory.graph.database, query("peer_graphiti_edges"), group_id=group_id
-    )
+    rows = run_query(memory, "peer_graphiti_edges", group_id=group_id)
     return int(rows[0]["edges"])
 
 
@@ -293,6 +284,34 @@ def _warm_up(
     )
 
 
+def _write_both(
+    memory: Memory,
+    side: GraphitiSide,
+    name: str,
+    facts: Sequence[SyntheticFact],
+    vectors: Vectors,
+    name_vectors: Mapping[str, Vectors],
+    options: PeerOptions,
+    pid: int | None,
+    say: Progress,
+) -> tuple[tuple[Throughput, int, dict[int, str]], tuple[Throughput, int, list[str]], int]:
+    """``facts`` written through each system, each timed once the server is idle: for each its
+    throughput, stored count and ids (graphmem's facts, graphiti-core's edges), and the
+    entities graphiti-core made."""
+    batches = plan_batches(facts, options.batch_size)
+    settle(pid, "timing graphmem's writes", say)
+    gm_write, fact_ids = write_facts(memory, name, facts, batches, vectors, "graphmem", say)
+    settle(pid, "timing graphiti-core's writes", say)
+    gt_write, edge_uuids, entities = _write_graphiti(
+        side, name, facts, vectors, name_vectors, options.batch_size, "graphiti-core", say
+    )
+    gm_stored = memory.stats(ns=name).facts
+    gt_stored = _graphiti_edges(memory, name)
+    if gm_stored != len(facts) or gt_stored != len(facts):
+        raise DatabaseError(f"stored {gm_stored} graphmem facts and {gt_stored} graphiti edges")
+    return (gm_write, gm_stored, fact_ids), (gt_write, gt_stored, edge_uuids), entities
+
+
 def _peer_size(
     memory: Memory,
     side: GraphitiSide,
@@ -309,26 +328,15 @@ def _peer_size(
     queries = generate_queries(facts, options.warmup + options.queries, seed=seed + 2)
     name = f"{prefix}-{size}"
     say(f"{size:,} facts: graphmem namespace and graphiti group_id {name}")
-
     embedding, vectors = embed_ceiling(embedder, [f.text for f in facts], options.batch_size, say)
     names = _entity_names(facts)
     name_vectors = dict(zip(names, _embed(embedder, names, options.batch_size), strict=True))
     texts = [q.text for q in queries]
     lookup.add(texts, _embed(embedder, texts, options.batch_size))
-
-    batches = plan_batches(facts, options.batch_size)
-    settle(pid, "timing graphmem's writes", say)
-    gm_write, fact_ids = write_facts(memory, name, facts, batches, vectors, "graphmem", say)
-    settle(pid, "timing graphiti-core's writes", say)
-    gt_write, edge_uuids, entities = _write_graphiti(
-        side, name, facts, vectors, name_vectors, options.batch_size, "graphiti-core", say
+    (gm_write, gm_stored, fact_ids), (gt_write, gt_stored, edge_uuids), entities = _write_both(
+        memory, side, name, facts, vectors, name_vectors, options, pid, say
     )
-    gm_stored = memory.stats(ns=name).facts
-    gt_stored = _graphiti_edges(memory, name)
-    if gm_stored != size or gt_stored != size:
-        raise DatabaseError(f"stored {gm_stored} graphmem facts and {gt_stored} graphiti edges")
     edge_of = {fact_ids[i]: edge_uuids[i] for i in range(size)}
-
     settle(pid, "timing the searches", say)
     for q in queries[: options.warmup]:
         memory.recall(q.text, ns=name, k=options.k)
@@ -384,14 +392,7 @@ def _peer_size(
     )
 
 
-def run_peer_bench(
-    options: PeerOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> PeerReport:
+def run_peer_bench(options: PeerOptions | None = None, **on: Unpack[RunOn]) -> PeerReport:
     """Compare graphmem with graphiti-core and return the report.
 
     As :func:`graphmem_bench.bench.runner.run_bench`: ``server="scratch"`` (the default) starts
@@ -399,15 +400,8 @@ def run_peer_bench(
     settings' Neo4j) and leaves the ``<prefix>-*`` namespaces and group_ids there.
     """
     options = options or PeerOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(
-            options, run_settings, run_target, embedder, say
-        ),
-    )
+    with measuring_run(options, **on) as run:
+        return _run(options, run)
 
 
 @contextmanager
@@ -423,24 +417,16 @@ def _quiet_notifications() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _run(
-    options: PeerOptions,
-    settings: GraphmemSettings,
-    target: Neo4jTarget,
-    embedder: Embedder | None,
-    say: Progress,
-) -> PeerReport:
-    from graphmem.client import Memory
-
-    started = datetime.now(UTC)
-    embedder = load_embedder(settings, embedder, say)
+def _run(options: PeerOptions, run: Run) -> PeerReport:
+    settings, target, say, started = run.settings, run.target, run.say, run.started
+    embedder = run.embedder
     prefix = f"peer-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
     lookup = PrecomputedEmbedder(embedder.model_id, embedder.dimension)
     # graphmem's schema first: graphiti-core's fulltext index over its Episodic nodes has the
     # name of graphmem's episode index, and its CREATE ... IF NOT EXISTS then leaves it alone.
-    with _quiet_notifications(), Memory(settings, target=target, embedder=lookup) as memory:
-        driver, database = memory.graph.driver, memory.graph.database
-        server = server_info(driver, database, target, options, settings)
+    with _quiet_notifications():
+        memory = run.memory(embedder=lookup)
+        server = server_info(memory, run)
         side = GraphitiSide(settings, target, lookup, options.k)
         try:
             side.build_indices()
@@ -450,7 +436,7 @@ def _run(
             )
             # Each timed phase starts once the work left by the one before is done, so that
             # neither system is charged for the other's writes (see scratch_server_pid).
-            pid = scratch_server_pid(options, settings)
+            pid = run.server_pid
             if options.warmup_facts:
                 _warm_up(memory, side, prefix, options, say)
             results = [

@@ -1,4 +1,4 @@
-"""The report of ``graphmem bench --peer graphiti``: its models, top-10 overlap, the latency
+"""The report of ``graphmem bench peer graphiti``: its models, top-10 overlap, the latency
 ratio, the target and the Markdown table (no I/O)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from graphmem.servers.scratch import ServerOptions
+from graphmem.testing import ServerOptions
 from graphmem_bench.bench.render import format_count, format_ms, targets_table
 from graphmem_bench.bench.report import (
     EmbedderInfo,
@@ -155,6 +155,34 @@ def evaluate_peer_targets(sizes: Sequence[PeerSizeResult]) -> list[TargetResult]
 
 
 # --- markdown -------------------------------------------------------------------------------------
+def _search_section(report: PeerReport) -> list[str]:
+    """The search latency table: each system at each size."""
+    lines = ["", f"## Search latency (ms, k={report.options.k})", ""]
+    rows = []
+    for r in report.sizes:
+        for side in (r.graphmem, r.graphiti):
+            first = side is r.graphmem
+            p = side.search_ms
+            rows.append(
+                [
+                    format_count(r.size) if first else "",
+                    f"{r.queries} after {r.warmup} warm-up" if first else "",
+                    side.system,
+                    format_ms(p.p50),
+                    format_ms(p.p95),
+                    format_ms(p.p99),
+                    format_ms(p.max),
+                    f"{side.found_share:.0%}",
+                ]
+            )
+    lines += markdown_table(
+        ["facts", "queries", "system", "p50", "p95", "p99", "max", "answer in top k"],
+        "rrlrrrrr",
+        rows,
+    )
+    return lines
+
+
 def render_peer_markdown(report: PeerReport) -> str:
     """The report as Markdown: set-up, writes, search latency, agreement, target."""
     opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
@@ -202,29 +230,7 @@ def render_peer_markdown(report: PeerReport) -> str:
             for r in report.sizes
         ],
     )
-    lines += ["", f"## Search latency (ms, k={opts.k})", ""]
-    rows = []
-    for r in report.sizes:
-        for side in (r.graphmem, r.graphiti):
-            first = side is r.graphmem
-            p = side.search_ms
-            rows.append(
-                [
-                    format_count(r.size) if first else "",
-                    f"{r.queries} after {r.warmup} warm-up" if first else "",
-                    side.system,
-                    format_ms(p.p50),
-                    format_ms(p.p95),
-                    format_ms(p.p99),
-                    format_ms(p.max),
-                    f"{side.found_share:.0%}",
-                ]
-            )
-    lines += markdown_table(
-        ["facts", "queries", "system", "p50", "p95", "p99", "max", "answer in top k"],
-        "rrlrrrrr",
-        rows,
-    )
+    lines += _search_section(report)
     lines += ["", "## Comparison", ""]
     lines += markdown_table(
         ["facts", "graphiti p95 / graphmem p95", f"mean top-{opts.k} overlap"],

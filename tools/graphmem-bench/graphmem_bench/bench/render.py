@@ -187,6 +187,46 @@ def targets_table(targets: Sequence[TargetResult]) -> list[str]:
     )
 
 
+def _recall_section(report: BenchReport) -> list[str]:
+    """The recall latency table, and each size's hits and graph."""
+    lines = ["", f"## Recall latency (ms, k={report.options.k})", ""]
+    rows = []
+    for r in report.sizes:
+        rec = r.recall
+        for label, p in (
+            ("total", rec.total_ms),
+            ("embed", rec.embed_ms),
+            ("db", rec.db_ms),
+            ("stamp", rec.stamp_ms),
+            ("db + stamp", rec.db_stamp_ms),
+        ):
+            first = label == "total"
+            rows.append(
+                [
+                    format_count(r.size) if first else "",
+                    f"{rec.queries} after {rec.warmup} warm-up" if first else "",
+                    label,
+                    format_ms(p.p50),
+                    format_ms(p.p95),
+                    format_ms(p.p99),
+                    format_ms(p.max),
+                ]
+            )
+    lines += markdown_table(
+        ["facts", "queries", "part", "p50", "p95", "p99", "max"], "rrlrrrr", rows
+    )
+    lines.append("")
+    for r in report.sizes:
+        rec = r.recall
+        lines.append(
+            f"- {format_count(r.size)} facts: {rec.mean_hits:.1f} hits per query, answer found in "
+            f"{rec.found_share:.0%}, exact fallback in {rec.exact_fallbacks} of {rec.queries}; "
+            f"the database held {format_count(r.graph_facts)} facts and "
+            f"{format_count(r.graph_episodes)} episodes"
+        )
+    return lines
+
+
 def render_markdown(report: BenchReport) -> str:
     """The report as Markdown: set-up, throughput, recall latency, targets."""
     opts, server, embedder, machine = report.options, report.server, report.embedder, report.machine
@@ -238,41 +278,7 @@ def render_markdown(report: BenchReport) -> str:
         lines.append(f"- {format_count(r.size)} facts: {_split(r)}")
     lines += _cpu_section(report)
     lines += _backends_section(report)
-    lines += ["", f"## Recall latency (ms, k={opts.k})", ""]
-    rows = []
-    for r in report.sizes:
-        rec = r.recall
-        for label, p in (
-            ("total", rec.total_ms),
-            ("embed", rec.embed_ms),
-            ("db", rec.db_ms),
-            ("stamp", rec.stamp_ms),
-            ("db + stamp", rec.db_stamp_ms),
-        ):
-            first = label == "total"
-            rows.append(
-                [
-                    format_count(r.size) if first else "",
-                    f"{rec.queries} after {rec.warmup} warm-up" if first else "",
-                    label,
-                    format_ms(p.p50),
-                    format_ms(p.p95),
-                    format_ms(p.p99),
-                    format_ms(p.max),
-                ]
-            )
-    lines += markdown_table(
-        ["facts", "queries", "part", "p50", "p95", "p99", "max"], "rrlrrrr", rows
-    )
-    lines.append("")
-    for r in report.sizes:
-        rec = r.recall
-        lines.append(
-            f"- {format_count(r.size)} facts: {rec.mean_hits:.1f} hits per query, answer found in "
-            f"{rec.found_share:.0%}, exact fallback in {rec.exact_fallbacks} of {rec.queries}; "
-            f"the database held {format_count(r.graph_facts)} facts and "
-            f"{format_count(r.graph_episodes)} episodes"
-        )
+    lines += _recall_section(report)
     lines += ["", "## Targets", ""]
     lines += targets_table(report.targets)
     lines.append("")

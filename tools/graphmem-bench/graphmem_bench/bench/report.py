@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from graphmem.servers.scratch import ServerMode, ServerOptions
+from graphmem.testing import ServerMode, ServerOptions
 
 #: End-to-end ingest must reach this share of the embedding-only ceiling. With the int8 ONNX
 #: embedder, embedding costs about a third of what it did on torch, so Neo4j's share of each
@@ -416,33 +416,16 @@ def backend_targets(comparison: BackendComparison | None) -> list[TargetResult]:
     torch, int8 = comparison.get("torch", "fp32"), comparison.get("onnx", "int8")
     if torch is None or int8 is None or int8.cosine_mean is None or int8.cosine_min is None:
         return []
-    size = comparison.texts
     speed = torch.ceiling.per_second
+    checks = [
+        ("ONNX int8 / torch texts/s", int8.ceiling.per_second / speed if speed > 0 else 0.0,
+         ONNX_SPEEDUP_TARGET, "ratio"),
+        ("ONNX int8 cosine to torch, mean", int8.cosine_mean, ONNX_COSINE_MEAN_TARGET, "cosine"),
+        ("ONNX int8 cosine to torch, least", int8.cosine_min, ONNX_COSINE_MIN_TARGET, "cosine"),
+    ]  # fmt: skip
     return [
-        TargetResult.check(
-            "ONNX int8 / torch texts/s",
-            size,
-            int8.ceiling.per_second / speed if speed > 0 else 0.0,
-            ONNX_SPEEDUP_TARGET,
-            ">=",
-            "ratio",
-        ),
-        TargetResult.check(
-            "ONNX int8 cosine to torch, mean",
-            size,
-            int8.cosine_mean,
-            ONNX_COSINE_MEAN_TARGET,
-            ">=",
-            "cosine",
-        ),
-        TargetResult.check(
-            "ONNX int8 cosine to torch, least",
-            size,
-            int8.cosine_min,
-            ONNX_COSINE_MIN_TARGET,
-            ">=",
-            "cosine",
-        ),
+        TargetResult.check(name, comparison.texts, value, target, ">=", unit)
+        for name, value, target, unit in checks
     ]
 
 

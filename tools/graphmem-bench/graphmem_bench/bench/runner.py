@@ -36,7 +36,7 @@ into ``bench-<time>-...`` namespaces of the configured Neo4j, which stay there.
 
 The report's models and targets are in :mod:`graphmem_bench.bench.report`, its Markdown in
 :mod:`graphmem_bench.bench.render`, the timed steps shared with the peer benchmark in
-:mod:`graphmem_bench.bench.timing`, and the throwaway server in :mod:`graphmem.servers.scratch`.
+:mod:`graphmem_bench.bench.timing`, and the run protocol in :mod:`graphmem_bench.run`.
 """
 
 from __future__ import annotations
@@ -49,23 +49,12 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Unpack
 
 import numpy as np
 
-from graphmem import __version__
-from graphmem.embed.loading import load_embedder
-from graphmem.errors import DatabaseError
-from graphmem.servers.connection import Neo4jTarget
-from graphmem.servers.scratch import (
-    Progress,
-    ServerOptions,
-    on_server,
-    scratch_server_pid,
-    settle,
-)
-from graphmem.settings import GraphmemSettings
-from graphmem.store import cypher, db
+from graphmem import DatabaseError, GraphmemSettings, __version__
+from graphmem.testing import Progress, run_query, settle
 from graphmem_bench.bench.backends import compare_backends
 from graphmem_bench.bench.report import (
     BenchOptions,
@@ -98,12 +87,11 @@ from graphmem_bench.bench.timing import (
     write_facts,
     write_paired,
 )
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
-    import neo4j
-
-    from graphmem.client import Memory
-    from graphmem.embed.embedder import Embedder, Vectors
+    from graphmem import Memory
+    from graphmem.testing import Embedder, Vectors
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -187,17 +175,15 @@ def _warm_up(
     for batch in plan_batches(head, options.batch_size):
         items = [fact_item(head[i], ids) for i in batch]
         rows = vectors[np.asarray(batch, dtype=np.intp)]
-        created = write_bare(
-            memory.graph.driver, memory.graph.database, f"{ns}-bare", items, rows, "warm-up"
-        )
+        created = write_bare(memory, f"{ns}-bare", items, rows, "warm-up")
         ids.update(zip(batch, created, strict=True))
     _ingest(memory, ns, min(count, 100), options.seed - 1, options.batch_size, say)
     for query in generate_queries(facts, 10, seed=options.seed):
         memory.recall(query.text, ns=ns, k=options.k)
 
 
-def _graph_counts(driver: neo4j.Driver, database: str) -> tuple[int, int]:
-    (record,) = db.execute(driver, database, cypher.query("graph_size"))
+def _graph_counts(memory: Memory) -> tuple[int, int]:
+    (record,) = run_query(memory, "graph_size")
     return int(record["facts"]), int(record["episodes"])
 
 
@@ -227,8 +213,6 @@ def _prepare_size(
 def _bench_size(
     memory: Memory,
     embedder: TimedEmbedder,
-    driver: neo4j.Driver,
-    database: str,
     data: _SizeData,
     options: BenchOptions,
     prefix: str,
@@ -253,7 +237,7 @@ def _bench_size(
     embed_seconds = embedder.seconds
     end_to_end = with_tail(end_to_end, settle(pid, "timing the episodes", say))
     episodes = _ingest(memory, namespaces["episodes"], messages, seed + 1, options.batch_size, say)
-    graph_facts, graph_episodes = _graph_counts(driver, database)
+    graph_facts, graph_episodes = _graph_counts(memory)
     settle(pid, "timing recall", say)
     recall = _recall(memory, namespaces["end_to_end"], facts, ids, options, seed + 2, say)
     stats = memory.stats(ns=namespaces["end_to_end"])
@@ -288,17 +272,12 @@ def _bench_size(
     )
 
 
-def server_info(
-    driver: neo4j.Driver,
-    database: str,
-    target: Neo4jTarget,
-    options: ServerOptions,
-    settings: GraphmemSettings,
-) -> ServerInfo:
+def server_info(memory: Memory, run: Run) -> ServerInfo:
     """The Neo4j a run measures: where it is, its version, and the scratch server's settings."""
+    options, target, settings = run.options, run.target, run.settings
     version, edition = "unknown", None
     try:
-        records = db.execute(driver, database, cypher.query("server_version"))
+        records = run_query(memory, "server_version")
     except Exception:  # an old or restricted server: the version is only informative
         records = []
     if records:
@@ -364,14 +343,7 @@ def machine_info() -> MachineInfo:
     )
 
 
-def run_bench(
-    options: BenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
-) -> BenchReport:
+def run_bench(options: BenchOptions | None = None, **on: Unpack[RunOn]) -> BenchReport:
     """Run the benchmark and return its report.
 
     With ``options.server == "scratch"`` (the default) a throwaway local Neo4j is started and
@@ -380,50 +352,33 @@ def run_bench(
     line per step.
     """
     options = options or BenchOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(
-            options, run_settings, run_target, embedder, say
-        ),
-    )
+    with measuring_run(options, **on) as run:
+        return _run(options, run)
 
 
-def _run(
-    options: BenchOptions,
-    settings: GraphmemSettings,
-    target: Neo4jTarget,
-    embedder: Embedder | None,
-    say: Progress,
-) -> BenchReport:
-    from graphmem.client import Memory
-
-    started = datetime.now(UTC)
-    embedder = load_embedder(settings, embedder, say)
+def _run(options: BenchOptions, run: Run) -> BenchReport:
+    settings, say = run.settings, run.say
+    started = run.started
+    embedder = run.embedder
     prefix = f"bench-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
     timed = TimedEmbedder(embedder)
-    with Memory(settings, target=target, embedder=timed) as memory:
-        driver, database = memory.graph.driver, memory.graph.database
-        server = server_info(driver, database, target, options, settings)
-        say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
-        pid = scratch_server_pid(options, settings)
-        settle(pid, "measuring the embedding ceilings", say)
-        # Every ceiling is measured before anything is written, so that no background work of
-        # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.
-        sizes = [_prepare_size(embedder, size, options, pid, say) for size in options.sizes]
-        backends = None
-        if options.backend_texts:
-            texts = [fact.text for fact in sizes[0].facts[: options.backend_texts]]
-            backends = compare_backends(settings, texts, options.batch_size, say, pid=pid)
-        results = []
-        if options.warmup_facts:
-            _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
-        for data in sizes:
-            results.append(
-                _bench_size(memory, timed, driver, database, data, options, prefix, pid, say)
-            )
+    memory = run.memory(embedder=timed)
+    server = server_info(memory, run)
+    say(f"Neo4j {server.neo4j_version} at {run.target.uri}; namespaces {prefix}-*")
+    pid = run.server_pid
+    run.settle("measuring the embedding ceilings")
+    # Every ceiling is measured before anything is written, so that no background work of
+    # the server (Lucene merges, JIT compilation) takes CPU from the embedder alone.
+    sizes = [_prepare_size(embedder, size, options, pid, say) for size in options.sizes]
+    backends = None
+    if options.backend_texts:
+        texts = [fact.text for fact in sizes[0].facts[: options.backend_texts]]
+        backends = compare_backends(settings, texts, options.batch_size, say, pid=pid)
+    results = []
+    if options.warmup_facts:
+        _warm_up(memory, embedder, f"{prefix}-warmup", options, say)
+    for data in sizes:
+        results.append(_bench_size(memory, timed, data, options, prefix, pid, say))
     machine = machine_info()
     return BenchReport(
         graphmem_version=__version__,

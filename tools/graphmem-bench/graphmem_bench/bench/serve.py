@@ -1,4 +1,4 @@
-"""The service benchmark (``graphmem bench --serve``): a bounded load test of ``graphmem
+"""The service benchmark (``graphmem bench serve``): a bounded load test of ``graphmem
 serve`` on loopback, beside the same load through the in-process client.
 
 The benchmark starts ``servers`` ``graphmem serve`` processes on free ports of 127.0.0.1
@@ -7,7 +7,7 @@ against the Neo4j of the run, creates one write key for a fresh namespace prefix
 clients spread round-robin over the servers, each in a namespace of its own, mixing remember,
 recall and supersede (:mod:`~graphmem_bench.bench.serve_load`). The servers are then stopped
 with SIGTERM and the key revoked. The same mix (the same seeded scripts, in fresh namespaces)
-then runs as long through one :class:`~graphmem.client.AsyncMemory` in this process, with as
+then runs as long through one :class:`~graphmem.AsyncMemory` in this process, with as
 many concurrent clients. After each, the database is read directly
 (:mod:`~graphmem_bench.bench.serve_checks`): no operation may have failed, every acknowledged
 write must be stored exactly once, and each supersession chain must have one active head.
@@ -21,16 +21,13 @@ import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Unpack
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from graphmem import __version__
-from graphmem.embed.loading import load_embedder
-from graphmem.servers.connection import Neo4jTarget
-from graphmem.servers.scratch import Progress, ServerOptions, on_server
-from graphmem.settings import GraphmemSettings
+from graphmem.testing import Progress, ServerOptions
 from graphmem_bench.bench.report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo
 from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.serve_checks import WriteChecks, check_writes, stored_facts
@@ -51,10 +48,10 @@ from graphmem_bench.bench.serve_load import (
 from graphmem_bench.bench.serve_procs import ServerProcess, serve_processes
 from graphmem_bench.bench.startup import child_env
 from graphmem_bench.bench.synthetic import generate_facts, generate_queries
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
-    from graphmem.client import Memory
-    from graphmem.embed.embedder import Embedder
+    from graphmem import Memory
 
 #: Distinct synthetic texts the clients' writes are dealt from, and the questions they ask.
 POOL_FACTS = 20_000
@@ -155,40 +152,20 @@ class ServeBenchReport(BaseModel):
 
 
 def run_serve_bench(
-    options: ServeBenchOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    embedder: Embedder | None = None,
-    progress: Progress | None = None,
+    options: ServeBenchOptions | None = None, **on: Unpack[RunOn]
 ) -> ServeBenchReport:
     """Run the service benchmark (on a throwaway Neo4j unless ``options.server`` is
     ``configured``, where its ``bench-serve-*`` namespaces stay) and return its report."""
     options = options or ServeBenchOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(
-            options, run_settings, run_target, embedder, say
-        ),
-    )
+    with measuring_run(options, **on) as run:
+        return _run(options, run)
 
 
-def _run(
-    options: ServeBenchOptions,
-    settings: GraphmemSettings,
-    target: Neo4jTarget,
-    embedder: Embedder | None,
-    say: Progress,
-) -> ServeBenchReport:
-    from graphmem.client import Memory
-
-    started = datetime.now(UTC)
+def _run(options: ServeBenchOptions, run: Run) -> ServeBenchReport:
+    settings, target, say, started = run.settings, run.target, run.say, run.started
     began_load = load_average()
     prefix = f"bench-serve-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
-    embedder = load_embedder(settings, embedder, say)
+    embedder = run.embedder
     facts = generate_facts(POOL_FACTS, seed=options.seed, update_share=0.0)
     texts = list(dict.fromkeys(fact.text for fact in facts))
     questions = [q.text for q in generate_queries(facts, QUESTIONS, seed=options.seed)]
@@ -199,35 +176,35 @@ def _run(
             for c in range(options.clients)
         ]
 
-    with Memory(settings, target=target, embedder=embedder) as memory:
-        server = server_info(memory.graph.driver, memory.graph.database, target, options, settings)
-        say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
-        key = memory.keys.create(prefix, role="write", prefix=f"{prefix}-")
-        try:
-            with serve_processes(
-                options.servers, child_env(settings, target), say, key_cache=options.key_cache
-            ) as servers:
-                say(f"REST: {options.clients} clients for {options.duration:g} s")
-                rest_mix = _mix(
-                    f"{prefix}-rest-",
-                    options,
-                    scripts(),
-                    lambda: _rest_clients(servers, key.key, options.clients),
-                    say,
-                )
-        finally:
-            revoked = any(k.revoked_at is not None for k in memory.keys.revoke(prefix))
-        # Read only now: a request that timed out on the client's side has ended by now.
-        rest = _checked("rest", f"{prefix}-rest-", rest_mix, memory, say)
-        say(f"in-process: {options.clients} clients for {options.duration:g} s")
-        local_mix = _mix(
-            f"{prefix}-local-",
-            options,
-            scripts(),
-            lambda: _direct_clients(settings, target, embedder, options.clients),
-            say,
-        )
-        in_process = _checked("in-process", f"{prefix}-local-", local_mix, memory, say)
+    memory = run.memory()
+    server = server_info(memory, run)
+    say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
+    key = memory.keys.create(prefix, role="write", prefix=f"{prefix}-")
+    try:
+        with serve_processes(
+            options.servers, child_env(settings, target), say, key_cache=options.key_cache
+        ) as servers:
+            say(f"REST: {options.clients} clients for {options.duration:g} s")
+            rest_mix = _mix(
+                f"{prefix}-rest-",
+                options,
+                scripts(),
+                lambda: _rest_clients(servers, key.key, options.clients),
+                say,
+            )
+    finally:
+        revoked = any(k.revoked_at is not None for k in memory.keys.revoke(prefix))
+    # Read only now: a request that timed out on the client's side has ended by now.
+    rest = _checked("rest", f"{prefix}-rest-", rest_mix, memory, say)
+    say(f"in-process: {options.clients} clients for {options.duration:g} s")
+    local_mix = _mix(
+        f"{prefix}-local-",
+        options,
+        scripts(),
+        lambda: _direct_clients(run, options.clients),
+        say,
+    )
+    in_process = _checked("in-process", f"{prefix}-local-", local_mix, memory, say)
     return ServeBenchReport(
         graphmem_version=__version__,
         started_at=started,
@@ -276,7 +253,7 @@ def _checked(path: PathName, prefix: str, mix: Mix, memory: Memory, say: Progres
     """One path's figures, its writes checked against the facts the database holds."""
     logs, seconds, loads = mix
     say(f"{path}: reading back the facts of {prefix}*")
-    checks = check_writes(logs, stored_facts(memory.graph.driver, memory.graph.database, prefix))
+    checks = check_writes(logs, stored_facts(memory, prefix))
     return path_figures(path, prefix, logs, seconds, checks, loads)
 
 
@@ -339,13 +316,9 @@ async def _rest_clients(
 
 
 @asynccontextmanager
-async def _direct_clients(
-    settings: GraphmemSettings, target: Neo4jTarget, embedder: Embedder, count: int
-) -> AsyncIterator[list[Client]]:
-    """One :class:`~graphmem.client.AsyncMemory` for every client, connected first."""
-    from graphmem.client.aio import AsyncMemory
-
-    async with AsyncMemory(settings, target=target, embedder=embedder) as memory:
+async def _direct_clients(run: Run, count: int) -> AsyncIterator[list[Client]]:
+    """One :class:`~graphmem.AsyncMemory` for every client, connected first."""
+    async with run.async_memory() as memory:
         client = DirectClient(memory)
         yield [client] * count
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from graphmem.store import cypher, db
+from graphmem.testing import run_query
 from graphmem_bench.bench.serve_load import ClientLog
 
 if TYPE_CHECKING:
-    import neo4j
+    from graphmem import Memory
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,9 @@ class WriteChecks(BaseModel):
         )
 
 
-def stored_facts(driver: neo4j.Driver, database: str, prefix: str) -> list[StoredFact]:
+def stored_facts(memory: Memory, prefix: str) -> list[StoredFact]:
     """Every fact of the namespaces whose names start with ``prefix``."""
-    records = db.execute(driver, database, cypher.query("bench_serve_facts"), prefix=prefix)
+    records = run_query(memory, "bench_serve_facts", prefix=prefix)
     return [
         StoredFact(
             id=str(r["id"]),

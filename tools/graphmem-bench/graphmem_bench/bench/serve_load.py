@@ -1,6 +1,6 @@
 """The load of the service benchmark: concurrent clients, each in a namespace of its own,
 running one seeded mix of remember, recall and supersede for a fixed time, through REST
-(``graphmem serve``) or through the in-process :class:`~graphmem.client.AsyncMemory`.
+(``graphmem serve``) or through the in-process :class:`~graphmem.AsyncMemory`.
 
 Each client first writes the root of its supersession chain and asks one question (untimed,
 so that every connection and code path is warm), then, until the time is up, draws each next
@@ -26,8 +26,8 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
-from graphmem.client.aio import AsyncMemory
-from graphmem.servers.scratch import Progress
+from graphmem import AsyncMemory
+from graphmem.testing import Progress
 
 Op = Literal["remember", "recall", "supersede"]
 OPS: tuple[Op, ...] = ("remember", "recall", "supersede")
@@ -94,7 +94,7 @@ class RestClient:
 
 
 class DirectClient:
-    """The in-process :class:`~graphmem.client.AsyncMemory`, shared by every client."""
+    """The in-process :class:`~graphmem.AsyncMemory`, shared by every client."""
 
     def __init__(self, memory: AsyncMemory) -> None:
         self.memory = memory

@@ -19,8 +19,8 @@ from typing import IO
 import httpx
 from pydantic import BaseModel
 
-from graphmem.errors import GraphmemError
-from graphmem.servers.scratch import Progress
+from graphmem import GraphmemError
+from graphmem.testing import Progress
 
 #: The only address the benchmark's servers listen on.
 LOOPBACK = "127.0.0.1"

@@ -1,4 +1,4 @@
-"""The Markdown report of the service benchmark (``graphmem bench --serve``)."""
+"""The Markdown report of the service benchmark (``graphmem bench serve``)."""
 
 from __future__ import annotations
 

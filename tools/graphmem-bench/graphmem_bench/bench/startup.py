@@ -1,4 +1,4 @@
-"""``graphmem bench --startup``: what each entry point costs to start, as a user runs it.
+"""``graphmem bench startup``: what each entry point costs to start, as a user runs it.
 
 Every command runs as its own process, as from a shell: ``graphmem --help``, ``graphmem
 stats``, a one-shot ``graphmem recall``, ``graphmem remember``, and ``graphmem mcp`` over
@@ -22,17 +22,15 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphmem import __version__
-from graphmem.errors import DatabaseError
-from graphmem.servers.connection import Neo4jTarget
-from graphmem.servers.scratch import Progress, ServerOptions, on_server
-from graphmem.settings import GraphmemSettings
+from graphmem import DatabaseError, GraphmemSettings, __version__
+from graphmem.testing import Neo4jTarget, Progress, ServerOptions
 from graphmem_bench.bench.report import MachineInfo, TargetResult
 from graphmem_bench.bench.runner import machine_info
+from graphmem_bench.run import Run, RunOn, measuring_run
 
 #: One-shot recall: CPU seconds and peak resident megabytes a process may use.
 RECALL_CPU_TARGET = 2.0
@@ -82,23 +80,12 @@ class StartupReport(BaseModel):
         return all(t.status != "fail" for t in self.targets)
 
 
-def run_startup_bench(
-    options: StartupOptions | None = None,
-    *,
-    settings: GraphmemSettings | None = None,
-    target: Neo4jTarget | None = None,
-    progress: Progress | None = None,
-) -> StartupReport:
+def run_startup_bench(options: StartupOptions | None = None, **on: Unpack[RunOn]) -> StartupReport:
     """Measure every entry point's start (on a throwaway Neo4j unless ``options.server`` is
     ``configured``) and return the report."""
     options = options or StartupOptions()
-    return on_server(
-        options,
-        settings,
-        target,
-        progress,
-        lambda run_settings, run_target, say: _run(options, run_settings, run_target, say),
-    )
+    with measuring_run(options, **on) as run:
+        return _run(options, run)
 
 
 def child_env(settings: GraphmemSettings, target: Neo4jTarget) -> dict[str, str]:
@@ -127,10 +114,8 @@ def child_env(settings: GraphmemSettings, target: Neo4jTarget) -> dict[str, str]
     return env
 
 
-def _run(
-    options: StartupOptions, settings: GraphmemSettings, target: Neo4jTarget, say: Progress
-) -> StartupReport:
-    started = datetime.now(UTC)
+def _run(options: StartupOptions, run: Run) -> StartupReport:
+    settings, target, say, started = run.settings, run.target, run.say, run.started
     ns = f"bench-startup-{started:%Y%m%dT%H%M%SZ}"
     env = child_env(settings, target)
     graphmem = [sys.executable, "-m", "graphmem"]

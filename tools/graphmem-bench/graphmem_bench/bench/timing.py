@@ -1,4 +1,4 @@
-"""The timed steps ``graphmem bench`` and ``graphmem bench --peer`` share: write batches that
+"""The timed steps ``graphmem bench`` and ``graphmem bench peer`` share: write batches that
 respect supersession, progress lines, the meter of a phase's wall and CPU time, the embedding
 ceiling and the timed fact writes."""
 
@@ -12,21 +12,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphmem.core.actor import API_ACTOR
-from graphmem.core.plans import VectorParam
-from graphmem.core.writes import text_hash
-from graphmem.embed.embedder import EmbedderWrapper
-from graphmem.errors import DatabaseError
-from graphmem.servers.scratch import Progress, cpu_reader
-from graphmem.store import cypher, db
+from graphmem import DatabaseError
+from graphmem.testing import (
+    API_ACTOR,
+    EmbedderWrapper,
+    Progress,
+    VectorParam,
+    cpu_reader,
+    run_query,
+    text_hash,
+)
 from graphmem_bench.bench.report import CpuUse, Throughput
 from graphmem_bench.bench.synthetic import SyntheticFact
 
 if TYPE_CHECKING:
-    import neo4j
-
-    from graphmem.client import Memory
-    from graphmem.embed.embedder import Embedder, Vectors
+    from graphmem import Memory
+    from graphmem.testing import Embedder, Vectors
 
 
 def plan_batches(facts: Sequence[SyntheticFact], batch_size: int) -> list[list[int]]:
@@ -204,8 +205,7 @@ def bare_row(ns: str, item: Mapping[str, Any], vector: Vectors) -> dict[str, Any
 
 
 def write_bare(
-    driver: neo4j.Driver,
-    database: str,
+    memory: Memory,
     ns: str,
     items: Sequence[Mapping[str, Any]],
     vectors: Vectors,
@@ -214,9 +214,7 @@ def write_bare(
     """Write ``items`` (:func:`fact_item` mappings) with their ``vectors`` in one transaction
     through the bare statement ``bench_bare_create``; their new ids, in order."""
     rows = [bare_row(ns, item, vector) for item, vector in zip(items, vectors, strict=True)]
-    (out,) = db.execute(
-        driver, database, cypher.query("bench_bare_create"), facts=rows, actor=API_ACTOR
-    )
+    (out,) = run_query(memory, "bench_bare_create", facts=rows, actor=API_ACTOR)
     updates = sum(bool(row["supersedes"]) for row in rows)
     if out["created"] != len(rows) or out["superseded"] != updates:
         raise DatabaseError(
@@ -242,7 +240,6 @@ def write_paired(
     ``namespaces[1]``, one batch of each in turn (in the order AB BA AB ..., so that neither
     always follows the other), each batch timed on its own as :func:`write_facts` times it.
     Both thus write into an index of the same size while the same merges run."""
-    driver, database = memory.graph.driver, memory.graph.database
     ids: tuple[dict[int, str], dict[int, str]] = ({}, {})
     meters = (Meter(pid), Meter(pid))
     tick = ticker(say, "Neo4j-only", len(facts), "facts")
@@ -256,7 +253,7 @@ def write_paired(
                         f.id for f in memory.remember_many(items, ns=namespaces[0], vectors=rows)
                     ]
                 else:
-                    created = write_bare(driver, database, namespaces[1], items, rows, "bare")
+                    created = write_bare(memory, namespaces[1], items, rows, "bare")
             if len(created) != len(batch):
                 raise DatabaseError(f"Neo4j-only: wrote {len(created)} of {len(batch)} facts")
             ids[side].update(zip(batch, created, strict=True))

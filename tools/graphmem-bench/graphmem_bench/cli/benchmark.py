@@ -1,244 +1,118 @@
-"""``graphmem bench``: ingest throughput and recall latency on synthetic memories."""
+"""``graphmem bench``: one subcommand per benchmark (``speed``, ``peer``, ``consolidation``,
+``mcp``, ``startup``, ``tenants``, ``serve``), each a small function that reads its options
+and hands them to :func:`~graphmem_bench.cli.bench_kinds.measure`. The group still takes the
+older flags (``graphmem bench --tenants 1000x1000``) and runs the subcommand they select."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from graphmem.cli.output import json_option, memory_size, print_report, writable_dir
+from graphmem.cli.plugins import json_option
+from graphmem_bench.cli.bench_kinds import KINDS, measure
+from graphmem_bench.cli.bench_options import (
+    JSON_HELP,
+    OPTIONS,
+    option,
+    options,
+    shape_param,
+    sizes_param,
+)
 
-if TYPE_CHECKING:
-    pass
+# The names the command's tests and older callers use.
+_KINDS = KINDS
+_sizes = sizes_param
 
-#: The most facts one size may ask for (10M facts take days to embed on a CPU).
-MAX_SIZE = 10_000_000
-
-
-def _parse_size(text: str) -> int:
-    """A whole number of facts: ``10000``, ``1e4``, ``10k`` or ``1.5k``, not ``1.5``."""
-    cleaned = text.strip().lower().replace("_", "").replace(",", "")
-    factor = 1
-    if cleaned.endswith("k"):
-        cleaned, factor = cleaned[:-1], 1_000
-    elif cleaned.endswith("m"):
-        cleaned, factor = cleaned[:-1], 1_000_000
-    try:
-        number = Decimal(cleaned) * factor  # exact: 1.1k is 1,100, not 1,100.0000000000002
-    except InvalidOperation:
-        raise ValueError(text) from None
-    if not number.is_finite() or not 1 <= number <= MAX_SIZE or number != int(number):
-        raise ValueError(text)
-    return int(number)
+#: The older form's flags that each select a benchmark instead of ``speed``.
+SELECTORS = ("peer", "consolidation", "mcp", "startup", "tenants", "serve")
 
 
-def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
-    """``10000,100000`` or ``10k,100k`` to a tuple of fact counts."""
-    try:
-        sizes = tuple(_parse_size(part) for part in value.split(",") if part.strip())
-    except ValueError:
-        sizes = ()
-    if not sizes:
-        raise click.BadParameter(
-            f"{value!r} is not a list of counts from 1 to {MAX_SIZE:,} such as 10000,100000"
+def _older_form(func: Any) -> Any:
+    """The group's copies of every option (hidden), for ``graphmem bench --tenants NxM`` and
+    the like."""
+    func = json_option(JSON_HELP)(func)
+    func.__click_params__[-1].hidden = True
+    for name in reversed([n for n in OPTIONS if n != "facts"]):
+        changes: dict[str, Any] = {"default": None} if name == "queries" else {}
+        func = option(name, hidden=True, **changes)(func)
+    func = click.option("--peer", type=click.Choice(["graphiti"]), hidden=True)(func)
+    func = click.option("--tenants", metavar="NxM", callback=shape_param, hidden=True)(func)
+    for flag in ("consolidation", "mcp", "startup", "serve"):
+        func = click.option(f"--{flag}", is_flag=True, hidden=True)(func)
+    return func
+
+
+@click.group("bench", invoke_without_command=True)
+@_older_form
+@click.pass_context
+def bench(ctx: click.Context, /, **flags: Any) -> None:
+    """Measure graphmem: writes and recall, consolidation, start-up, MCP, many tenants, the
+    service under load, and graphiti-core beside graphmem, on synthetic memories.
+
+    Each benchmark is a subcommand (see its --help). By default a throwaway local Neo4j runs
+    it and is deleted afterwards, so your graph is never touched. Progress goes to stderr;
+    the report (Markdown, or JSON with --json) to stdout.
+
+    Example:
+
+    \b
+        graphmem bench speed --sizes 2000 --queries 50 --out bench-results
+        graphmem bench tenants 1000x1000 --large 100000 --queries 100
+
+    The older form with flags still works and runs the same subcommand: `graphmem bench`
+    alone or with --sizes and the like is `bench speed`, and --consolidation, --mcp,
+    --startup, --tenants NxM, --serve and --peer graphiti select the subcommand of that name
+    (--consolidation and --mcp take the first --sizes value as --facts):
+
+    \b
+        graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
+    """
+    if ctx.invoked_subcommand is not None:
+        given = [
+            name
+            for name in flags
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+        ]
+        if given:
+            raise click.UsageError(
+                f"put the options after the subcommand: graphmem bench {ctx.invoked_subcommand} "
+                "--help lists them"
+            )
+        return
+    command, params = older_call(ctx, flags)
+    ctx.invoke(command, **params)
+
+
+def older_call(ctx: click.Context, flags: dict[str, Any]) -> tuple[click.Command, dict[str, Any]]:
+    """The subcommand the older form's ``flags`` select, and its parameters from them."""
+    kinds = [name for name in SELECTORS if flags[name]]
+    if len(kinds) > 1:
+        raise click.UsageError(
+            "--consolidation, --peer, --mcp, --startup, --tenants and --serve are different "
+            "benchmarks"
         )
-    return sizes
+    kind = kinds[0] if kinds else "speed"
+    command = bench.get_command(ctx, kind)
+    assert command is not None
+    given = {
+        **flags,
+        "facts": flags["sizes"][0],
+        "system": flags["peer"],
+        "shape": flags["tenants"],
+        "queries": flags["queries"] or (100 if kind == "tenants" else 200),
+    }
+    return command, {param.name: given[param.name] for param in command.params if param.name}
 
 
-def _shape(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
-    """``1000x1000`` (or ``1kx1k``) to (namespaces, facts per namespace)."""
-    if value is None:
-        return None
-    parts = value.lower().split("x")
-    try:
-        if len(parts) != 2:
-            raise ValueError(value)
-        namespaces, facts = (_parse_size(part) for part in parts)
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r} is not NxM, namespaces times facts per namespace, such as 1000x1000"
-        ) from None
-    return namespaces, facts
-
-
-def _size(ctx: click.Context, param: click.Parameter, value: str) -> int:
-    """One count of facts: ``100000``, ``100k`` or ``1e5``."""
-    try:
-        return _parse_size(value)
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r} is not a count from 1 to {MAX_SIZE:,} such as 100000 or 100k"
-        ) from None
-
-
-@click.command("bench")
-@click.option(
-    "--sizes",
-    default="10000,100000",
-    callback=_sizes,
-    show_default=True,
-    help="Fact counts to measure, comma-separated (10k and 100k also work).",
-)
-@click.option(
-    "--queries", type=click.IntRange(1, 1_000_000),
-    help="Recall queries measured per size (after the warm-up queries): 200 by default, 100 "
-    "per namespace and mode with --tenants.",
+@bench.command("speed")
+@options(
+    "sizes", "queries", "warmup", "warmup_facts", "batch_size", "backend_texts", "seed",
+    defaults={"queries": 200},
 )  # fmt: skip
-@click.option(
-    "--warmup", type=click.IntRange(0, 100_000), default=20, show_default=True,
-    help="Unmeasured recall queries run first.",
-)  # fmt: skip
-@click.option(
-    "--warmup-facts", type=click.IntRange(0, 10_000_000), default=20_000, show_default=True,
-    help="Facts written untimed (random vectors) before the first size, to warm Neo4j up.",
-)  # fmt: skip
-@click.option(
-    "--batch-size", type=click.IntRange(1, 10_000), default=1_000, show_default=True,
-    help="Facts per remember_many call (and texts per embed call for the ceiling).",
-)  # fmt: skip
-@click.option(
-    "--backend-texts", type=click.IntRange(0, 1_000_000), default=5_000, show_default=True,
-    help="Texts each embedding backend (torch, ONNX float32, ONNX int8) embeds for the "
-    "comparison of their speed and vectors; 0 skips it.",
-)  # fmt: skip
-@click.option(
-    "--server",
-    type=click.Choice(["scratch", "configured"]),
-    default="scratch",
-    show_default=True,
-    help="scratch: a throwaway local Neo4j, deleted afterwards. configured: the Neo4j of "
-    "GRAPHMEM_NEO4J_URI; the benchmark's bench-* namespaces (peer-* namespaces and group_ids "
-    "with --peer) stay there.",
-)
-@click.option(
-    "--heap", default="2g", show_default=True, callback=memory_size,
-    help="Java heap of the scratch Neo4j.",
-)  # fmt: skip
-@click.option(
-    "--pagecache", default="1g", show_default=True, callback=memory_size,
-    help="Page cache of the scratch Neo4j.",
-)  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic data.")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    callback=writable_dir,
-    help="Also write bench-<time>.json and bench-<time>.md into this directory "
-    "(peer-graphiti-<time>.* with --peer); checked before the run.",
-)
-@click.option("--fail-on-miss", is_flag=True, help="Exit with status 1 when a target is missed.")
-@json_option("Print JSON instead of the Markdown report (errors too, on stderr).")
-@click.option(
-    "--peer",
-    type=click.Choice(["graphiti"]),
-    help="Instead, compare with a peer system on the same Neo4j, facts, vectors and queries: "
-    "write throughput, search latency and top-10 overlap (graphiti: graphiti-core, from "
-    "graphmem[llm]). --queries, --warmup, --warmup-facts and --batch-size apply to it.",
-)
-@click.option(
-    "--consolidation",
-    is_flag=True,
-    help="Instead, time a consolidation run: a tenth of the first --sizes value as new facts "
-    "(a tenth of them repeating believed ones) among that many believed facts, with the "
-    "heuristic proposer, and count LLM calls and prompt tokens through a local stub server.",
-)
-@click.option(
-    "--mcp",
-    "mcp_round_trip",
-    is_flag=True,
-    help="Instead, time search_memories through graphmem mcp (a child process over stdio, "
-    "with short ids and with --full-ids) beside AsyncMemory.recall in the same run, among "
-    "the first --sizes value of facts (needs graphmem[mcp]).",
-)
-@click.option(
-    "--startup",
-    is_flag=True,
-    help="Instead, measure each entry point's start as its own process (--help, stats, a "
-    "one-shot recall, remember, graphmem mcp to its tools/list and to its first search): "
-    "CPU seconds, wall seconds and peak memory, on the ONNX and, when installed, the torch "
-    "backend.",
-)
-@click.option(
-    "--runs", type=click.IntRange(1, 50), default=3, show_default=True,
-    help="Runs of each command with --startup (the report gives medians).",
-)  # fmt: skip
-@click.option(
-    "--tenants",
-    metavar="NxM",
-    callback=_shape,
-    help="Instead, recall among many namespaces holding near-identical facts: N tenant "
-    "namespaces of M facts each, plus a small and a large namespace, all drawn from one pool "
-    "of synthetic facts; recall in the small and the large namespace is timed and compared "
-    "with an exact cosine ranking of that namespace alone (e.g. 1000x1000).",
-)
-@click.option(
-    "--large", default="100000", show_default=True, callback=_size,
-    help="Facts in the large measured namespace with --tenants.",
-)  # fmt: skip
-@click.option(
-    "--small", type=click.IntRange(1, 1_000_000), default=50, show_default=True,
-    help="Facts in the small measured namespace with --tenants.",
-)  # fmt: skip
-@click.option(
-    "--pool", type=click.IntRange(1, MAX_SIZE), default=5_000, show_default=True,
-    help="Distinct facts the tenants and the small namespace draw from with --tenants "
-    "(raised to M or --small when one is larger).",
-)  # fmt: skip
-@click.option(
-    "--serve",
-    "serve_load",
-    is_flag=True,
-    help="Instead, load-test graphmem serve on loopback: --servers processes on free ports "
-    "of 127.0.0.1 and --clients concurrent REST clients for --duration seconds mixing "
-    "remember, recall and supersede, then the same mix through AsyncMemory in this process; "
-    "the report gives p50/p95 per operation on both paths and checks the graph afterwards "
-    "(needs graphmem[serve]).",
-)
-@click.option(
-    "--clients", type=click.IntRange(1, 1_024), default=32, show_default=True,
-    help="Concurrent clients with --serve (each in a namespace of its own).",
-)  # fmt: skip
-@click.option(
-    "--duration", type=click.FloatRange(1, 3_600), default=60.0, show_default=True,
-    help="Seconds of the mix on each path with --serve.",
-)  # fmt: skip
-@click.option(
-    "--servers", type=click.IntRange(1, 16), default=2, show_default=True,
-    help="graphmem serve processes with --serve (the clients dealt round-robin over them).",
-)  # fmt: skip
-def bench(
-    sizes: tuple[int, ...],
-    queries: int,
-    warmup: int,
-    warmup_facts: int,
-    batch_size: int,
-    backend_texts: int,
-    server: str,
-    heap: str,
-    pagecache: str,
-    seed: int,
-    out: Path | None,
-    fail_on_miss: bool,
-    as_json: bool,
-    peer: str | None,
-    consolidation: bool,
-    mcp_round_trip: bool,
-    startup: bool,
-    runs: int,
-    tenants: tuple[int, int] | None,
-    large: int,
-    small: int,
-    pool: int,
-    serve_load: bool,
-    clients: int,
-    duration: float,
-    servers: int,
-) -> None:
-    """Measure ingest throughput and recall latency on synthetic memories.
+def speed(out: Path | None, fail_on_miss: bool, as_json: bool, **given: Any) -> None:
+    """Ingest throughput and recall latency.
 
     For each size, with a fresh namespace per phase and in this order: the embedding-only
     ceiling (texts/s through the embedder alone), end-to-end ingest through remember_many
@@ -257,256 +131,184 @@ def bench(
     fact (this process's and, on the throwaway server, Neo4j's), so that a missed throughput
     target says whether the machine's CPUs were the limit.
 
-    By default a throwaway local Neo4j runs the benchmark and is deleted afterwards, so your
-    graph is never touched. Progress goes to stderr; the report (Markdown, or JSON with
-    --json) to stdout.
+    Example:
 
-    With --peer graphiti, the same facts (embedded once, no updates) are stored through
-    graphmem and, as EntityEdges between EntityNodes, through graphiti-core in the same Neo4j;
-    the same queries then run through graphmem's recall and graphiti-core's hybrid edge
-    search (BM25 + cosine, RRF, no LLM), both given the precomputed query vectors. Target:
-    graphiti-core's search p95 at least 5 times graphmem's recall p95 from 100,000 facts.
+    \b
+        graphmem bench speed --sizes 2000 --queries 50 --out bench-results
+    """
+    from graphmem_bench.bench.report import BenchOptions
+
+    measure("speed", BenchOptions(**given), out=out, as_json=as_json, fail_on_miss=fail_on_miss)
+
+
+@bench.command("peer")
+@click.argument("system", type=click.Choice(["graphiti"]), default="graphiti", required=False)
+@options(
+    "sizes", "queries", "warmup", "warmup_facts", "batch_size", "seed",
+    defaults={"queries": 200},
+)  # fmt: skip
+def peer(system: str, out: Path | None, fail_on_miss: bool, as_json: bool, **given: Any) -> None:
+    """graphmem beside graphiti-core (needs graphmem[llm]).
+
+    SYSTEM is the peer (graphiti, the default: graphiti-core). The same facts (embedded once, no
+    updates) are stored through graphmem and, as EntityEdges between EntityNodes, through
+    graphiti-core in the same Neo4j; the same queries then run through graphmem's recall and
+    graphiti-core's hybrid edge search (BM25 + cosine, RRF, no LLM), both given the precomputed
+    query vectors. The report gives write throughput, search latency and top-10 overlap. Target:
+    graphiti-core's search p95 at least 5 times graphmem's recall p95 from 100,000 facts. A
+    configured Neo4j keeps the peer-* namespaces and group_ids.
 
     Example:
 
     \b
-        graphmem bench --sizes 2000 --queries 50 --out bench-results
-
-    \b
-        graphmem bench --peer graphiti --sizes 10000,100000 --out bench-results/peer
-
-    With --mcp, the same questions go to AsyncMemory.recall (k=10) and, alternating, to the
-    search_memories tool of graphmem mcp started over stdio; the report gives the round trip
-    p50/p95 of each path and their ratio.
-
-    \b
-        graphmem bench --mcp --sizes 10000 --queries 200
-
-    With --consolidation, a namespace of believed facts (the first --sizes value) gets a
-    tenth as many new facts, a tenth of which repeat a believed one; the heuristic run over
-    them is timed (read, propose, apply) and a dry run through graphiti-core's
-    OpenAI-compatible client against a local stub server counts LLM calls and prompt tokens
-    per 100 new facts. Target: at most 1 s for 1,000 new facts among 10,000.
-
-    \b
-        graphmem bench --consolidation --sizes 10000 --out bench-results
-
-    With --tenants NxM, N namespaces of M facts, a small namespace (--small) and a large one
-    (--large) are written through remember_many with precomputed vectors, every fact drawn
-    from one pool of distinct synthetic facts (--pool), embedded once, each stored copy's
-    vector perturbed a little. Questions about the small and the large namespace's facts then
-    go to recall (k=10) twice, with the default options and with the vector index alone and
-    no gate; the report gives database and client time percentiles, the share of queries
-    whose top 10 holds the top 5 of an exact cosine ranking of that namespace alone, how many
-    recalls widened their search or scored exactly, and the Neo4j version.
-
-    \b
-        graphmem bench --tenants 1000x1000 --large 100000 --queries 100 --out bench-results
-
-    With --serve, --servers graphmem serve processes start on free ports of 127.0.0.1
-    against the run's Neo4j, with one write key for the run's fresh namespaces; --clients
-    concurrent REST clients, spread round-robin over the servers and each in a namespace of
-    its own, run a seeded mix of 40% remember, 40% recall and 20% supersede (of the client's
-    chain head) for --duration seconds. The servers then get SIGTERM and the key is revoked,
-    and the same mix runs as long through AsyncMemory in this process with as many clients.
-    After each, the graph is read directly: no operation may fail, every acknowledged write
-    must be stored exactly once, and each supersession chain must have one active head; a
-    failed check exits with status 1 (after the report).
-
-    \b
-        graphmem bench --serve --server configured --clients 32 --duration 60 --servers 2
+        graphmem bench peer graphiti --sizes 10000,100000 --out bench-results/peer
     """
-    from graphmem.settings import load_settings
     from graphmem_bench.bench.peer_report import PeerOptions
+
+    options = PeerOptions(peer=system, **given)
+    measure(
+        "peer", options, out=out, as_json=as_json, fail_on_miss=fail_on_miss, stem=f"peer-{system}"
+    )
+
+
+@bench.command("consolidation")
+@options("facts", "batch_size", "seed")
+def consolidation(
+    facts: int, out: Path | None, fail_on_miss: bool, as_json: bool, **given: Any
+) -> None:
+    """A consolidation run among many believed facts.
+
+    A namespace of --facts believed facts gets a tenth as many new facts, a tenth of which
+    repeat a believed one; the heuristic run over them is timed (read, propose, apply), and a
+    dry run through graphiti-core's OpenAI-compatible client against a local stub server
+    counts LLM calls and prompt tokens per 100 new facts. Target: at most 1 s for 1,000 new
+    facts among 10,000.
+
+    Example:
+
+    \b
+        graphmem bench consolidation --facts 10000 --out bench-results
+    """
     from graphmem_bench.bench.report import BenchOptions
 
-    asked = {
-        "startup": startup,
-        "mcp": mcp_round_trip,
-        "consolidation": consolidation,
-        "peer": peer is not None,
-        "tenants": tenants is not None,
-        "serve": serve_load,
-    }
-    kinds = [name for name, given in asked.items() if given]
-    if len(kinds) > 1:
-        raise click.UsageError(
-            "--consolidation, --peer, --mcp, --startup, --tenants and --serve are different "
-            "benchmarks"
-        )
-    kind = kinds[0] if kinds else "speed"
-    common: dict[str, Any] = {
-        "sizes": sizes,
-        "queries": queries or 200,
-        "warmup": warmup,
-        "warmup_facts": warmup_facts,
-        "batch_size": batch_size,
-        "seed": seed,
-        "server": "configured" if server == "configured" else "scratch",
-        "heap": heap,
-        "pagecache": pagecache,
-    }
-    options: Any
-    if tenants is not None:
-        from pydantic import ValidationError
-
-        from graphmem_bench.bench.tenants import TenantsOptions
-
-        try:
-            options = TenantsOptions(
-                namespaces=tenants[0],
-                facts=tenants[1],
-                large=large,
-                small=small,
-                pool=pool,
-                queries=queries or 100,
-                **{name: common[name] for name in ("warmup", *_RUN_FIELDS)},
-            )
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-            )
-            raise click.UsageError(f"--tenants: {problems}") from None
-    elif serve_load:
-        from graphmem_bench.bench.serve import ServeBenchOptions
-
-        options = ServeBenchOptions(
-            clients=clients,
-            duration=duration,
-            servers=servers,
-            **{name: common[name] for name in ("seed", "server", "heap", "pagecache")},
-        )
-    elif peer is None:
-        options = BenchOptions(backend_texts=backend_texts, **common)
-    else:
-        options = PeerOptions(peer=peer, **common)
-    if options.server == "configured":
-        kept = "bench-* namespaces" if peer is None else "peer-* namespaces and group_ids"
-        click.echo(
-            f"graphmem bench: writing into the configured Neo4j; the {kept} stay there afterwards",
-            err=True,
-        )
-    report, markdown = _KINDS[kind](options, runs, load_settings())
-    prefix = {"speed": "bench", "peer": f"peer-{peer}"}.get(kind, kind)
-    stem = f"{prefix}-{report.started_at:%Y%m%dT%H%M%SZ}"
-    # A failed check of --serve (an error, a lost write) is a fault, not a missed target.
-    _emit(report, markdown, stem, out, as_json, (fail_on_miss and kind != "mcp") or serve_load)
+    options = BenchOptions(sizes=(facts,), **given)
+    measure("consolidation", options, out=out, as_json=as_json, fail_on_miss=fail_on_miss)
 
 
-def _speed(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.render import render_markdown
-    from graphmem_bench.bench.runner import run_bench
+@bench.command("mcp")
+@options("facts", "queries", "warmup", "batch_size", "seed", fails=False, defaults={"queries": 200})
+def mcp(facts: int, out: Path | None, as_json: bool, **given: Any) -> None:
+    """The MCP round trip beside a direct recall (needs graphmem[mcp]).
 
-    report = run_bench(options, settings=settings, progress=_say)
-    return report, render_markdown(report)
+    Among --facts facts, the same questions go to AsyncMemory.recall (k=10) and, alternating,
+    to the search_memories tool of graphmem mcp started over stdio as a child process (with
+    short ids and with --full-ids); the report gives the round trip p50/p95 of each path and
+    their ratio.
 
+    Example:
 
-def _peer(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.peer_graphiti import run_peer_bench
-    from graphmem_bench.bench.peer_report import render_peer_markdown
+    \b
+        graphmem bench mcp --facts 10000 --queries 200
+    """
+    from graphmem_bench.bench.report import BenchOptions
 
-    report = run_peer_bench(options, settings=settings, progress=_say)
-    return report, render_peer_markdown(report)
-
-
-def _consolidation(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.consolidation import (
-        ConsolidationBenchOptions,
-        render_consolidation_markdown,
-        run_consolidation_bench,
-    )
-
-    size = options.sizes[0]
-    run_options = ConsolidationBenchOptions(
-        facts=size, new=max(size // 10, 1), **_fields(options, *_RUN_FIELDS)
-    )
-    report = run_consolidation_bench(run_options, settings=settings, progress=_say)
-    return report, render_consolidation_markdown(report)
+    options = BenchOptions(sizes=(facts,), **given)
+    measure("mcp", options, out=out, as_json=as_json, fail_on_miss=False)
 
 
-def _mcp(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.mcp import McpBenchOptions, render_mcp_markdown, run_mcp_bench
+@bench.command("startup")
+@options("runs")
+def startup(runs: int, out: Path | None, fail_on_miss: bool, as_json: bool, **given: Any) -> None:
+    """What each entry point costs to start, as its own process.
 
-    run_options = McpBenchOptions(
-        facts=options.sizes[0],
-        queries=options.queries,
-        warmup=options.warmup,
-        **_fields(options, *_RUN_FIELDS),
-    )
-    report = run_mcp_bench(run_options, settings=settings, progress=_say)
-    return report, render_mcp_markdown(report)
+    --help, stats, a one-shot recall, remember, graphmem mcp to its tools/list and to its
+    first search: CPU seconds, wall seconds and peak memory (medians over --runs runs), on
+    the ONNX and, when installed, the torch backend.
 
+    Example:
 
-def _tenants(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.tenants import render_tenants_markdown, run_tenants_bench
+    \b
+        graphmem bench startup --runs 3 --out bench-results
+    """
+    from graphmem_bench.bench.report import BenchOptions
 
-    report = run_tenants_bench(options, settings=settings, progress=_say)
-    return report, render_tenants_markdown(report)
-
-
-def _serve(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.serve import run_serve_bench
-    from graphmem_bench.bench.serve_render import render_serve_markdown
-
-    report = run_serve_bench(options, settings=settings, progress=_say)
-    return report, render_serve_markdown(report)
+    options = BenchOptions(**given)
+    measure("startup", options, runs=runs, out=out, as_json=as_json, fail_on_miss=fail_on_miss)
 
 
-def _startup(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
-    from graphmem_bench.bench.startup import (
-        StartupOptions,
-        render_startup_markdown,
-        run_startup_bench,
-    )
-
-    run_options = StartupOptions(runs=runs, **_fields(options, "server", "heap", "pagecache"))
-    report = run_startup_bench(run_options, settings=settings, progress=_say)
-    return report, render_startup_markdown(report)
-
-
-#: What the consolidation and MCP benchmarks take from the command's options as they are.
-_RUN_FIELDS = ("seed", "batch_size", "server", "heap", "pagecache")
-#: Each benchmark the command runs: its options from the command's, its report and Markdown.
-_KINDS: dict[str, Callable[[Any, int, Any], tuple[Any, str]]] = {
-    "speed": _speed,
-    "peer": _peer,
-    "consolidation": _consolidation,
-    "mcp": _mcp,
-    "startup": _startup,
-    "tenants": _tenants,
-    "serve": _serve,
-}
-
-
-def _fields(options: Any, *names: str) -> dict[str, Any]:
-    return {name: getattr(options, name) for name in names}
-
-
-def _say(line: str) -> None:
-    click.echo(f"[bench] {line}", err=True)
-
-
-def _emit(
-    report: Any, markdown: str, stem: str, out: Path | None, as_json: bool, fail_on_miss: bool
+@bench.command("tenants")
+@click.argument("shape", metavar="NxM", callback=shape_param)
+@options(
+    "large", "small", "pool", "queries", "warmup", "batch_size", "seed", defaults={"queries": 100}
+)
+def tenants(
+    shape: tuple[int, int],
+    out: Path | None,
+    fail_on_miss: bool,
+    as_json: bool,
+    **given: Any,
 ) -> None:
-    """Print the report, write its files, and exit 1 on a missed target if asked."""
-    data = report.model_dump(mode="json")
-    print_report(data, markdown, as_json=as_json, out=out, stem=stem, say=_say)
-    if fail_on_miss and not report.passed:
-        checks = getattr(report, "checks", None)
-        if checks:
-            failed = ", ".join(check.name for check in checks if not check.passed)
-            click.echo(f"Error: checks failed: {failed}", err=True)
-            sys.exit(1)
-        targets = getattr(report, "targets", None)
-        missed = (
-            ", ".join(
-                t.name + (f" at {t.size:,} facts" if t.size else "")
-                for t in targets
-                if t.status == "fail"
-            )
-            if targets
-            else f"the {stem.split('-')[0]} target"
-        )
-        click.echo(f"Error: targets missed: {missed}", err=True)
-        sys.exit(1)
+    """Recall among many tenants that hold near-identical facts.
+
+    N tenant namespaces of M facts, a small namespace (--small) and a large one (--large) are
+    written through remember_many with precomputed vectors, every fact drawn from one pool of
+    distinct synthetic facts (--pool), embedded once, each stored copy's vector perturbed a
+    little. Questions about the small and the large namespace's facts then go to recall
+    (k=10) twice, with the default options and with the vector index alone and no gate; the
+    report gives database and client time percentiles, the share of queries whose top 10
+    holds the top 5 of an exact cosine ranking of that namespace alone, how many recalls
+    widened their search or scored exactly, and the Neo4j version.
+
+    Example:
+
+    \b
+        graphmem bench tenants 1000x1000 --large 100000 --queries 100 --out bench-results
+    """
+    from pydantic import ValidationError
+
+    from graphmem_bench.bench.tenants_report import TenantsOptions
+
+    try:
+        options = TenantsOptions(namespaces=shape[0], facts=shape[1], **given)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise click.UsageError(f"NxM: {problems}") from None
+    measure("tenants", options, out=out, as_json=as_json, fail_on_miss=fail_on_miss)
+
+
+@bench.command("serve")
+@options("clients", "duration", "servers", "seed", fails=False)
+def serve(out: Path | None, as_json: bool, **given: Any) -> None:
+    """graphmem serve under load, beside the same mix in process (needs graphmem[serve]).
+
+    --servers graphmem serve processes start on free ports of 127.0.0.1 against the run's
+    Neo4j, with one write key for the run's fresh namespaces; --clients concurrent REST
+    clients, spread round-robin over the servers and each in a namespace of its own, run a
+    seeded mix of 40% remember, 40% recall and 20% supersede (of the client's chain head) for
+    --duration seconds. The servers then get SIGTERM and the key is revoked, and the same mix
+    runs as long through AsyncMemory in this process with as many clients. After each, the
+    graph is read directly: no operation may fail, every acknowledged write must be stored
+    exactly once, and each supersession chain must have one active head; a failed check
+    exits with status 1 (after the report).
+
+    Example:
+
+    \b
+        graphmem bench serve --server configured --clients 32 --duration 60 --servers 2
+    """
+    from graphmem_bench.bench.serve import ServeBenchOptions
+
+    measure("serve", ServeBenchOptions(**given), out=out, as_json=as_json, fail_on_miss=True)
+
+
+__all__ = [
+    "bench",
+    "consolidation",
+    "mcp",
+    "older_call",
+    "peer",
+    "serve",
+    "speed",
+    "startup",
+    "tenants",
+]

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphmem.cli.output import json_option, memory_size, print_report, writable_dir
-from graphmem.errors import ConfigurationError, InvalidInputError
+from graphmem import ConfigurationError, InvalidInputError
+from graphmem.cli.plugins import json_option, memory_size, print_report, writable_dir
 
 if TYPE_CHECKING:
     from graphmem_bench.evaluation.sets import DataSet
@@ -90,8 +90,8 @@ def _checked_configurations(func: F) -> F:
     def checked(*args: Any, **kwargs: Any) -> Any:
         variants, only = kwargs["variants"], kwargs["only"]
         if variants or only:
-            from graphmem.client.base import settings_recall_config
-            from graphmem.settings import load_settings
+            from graphmem import load_settings
+            from graphmem.testing import settings_recall_config
             from graphmem_bench.evaluation.configs import configurations, select
 
             ctx = click.get_current_context()
@@ -121,7 +121,7 @@ def _evaluate(
     out: Path | None,
     as_json: bool,
 ) -> None:
-    from graphmem.settings import load_settings
+    from graphmem import load_settings
     from graphmem_bench.evaluation.report import render_markdown, render_suite
     from graphmem_bench.evaluation.runner import EvalOptions, run_sets
 
@@ -433,7 +433,7 @@ def eval_context(
     \b
         graphmem eval context ../shared/data --questions 100 --out eval-results/context
     """
-    from graphmem.settings import load_settings
+    from graphmem import load_settings
     from graphmem_bench.evaluation.context import ContextEvalOptions, run_context
     from graphmem_bench.evaluation.context_report import render_context
     from graphmem_bench.evaluation.context_sets import context_sets

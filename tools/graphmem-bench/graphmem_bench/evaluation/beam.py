@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from graphmem.errors import InvalidInputError
+from graphmem import InvalidInputError
 from graphmem.models import MAX_EPISODE_CHARS, describe_validation_error
 from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion
 

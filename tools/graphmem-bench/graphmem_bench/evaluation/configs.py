@@ -9,8 +9,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from graphmem.core.recall.ranking import RecallConfig
-from graphmem.errors import InvalidInputError
+from graphmem import InvalidInputError, RecallConfig
 from graphmem.models import Hit, describe_validation_error
 
 Corpus = Literal["all", "user"]

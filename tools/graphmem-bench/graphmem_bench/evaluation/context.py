@@ -39,13 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from graphmem import __version__
-from graphmem.embed.loading import load_embedder
-from graphmem.errors import DatabaseError, InvalidInputError
-from graphmem.models import FactInput
-from graphmem.models.fields import MAX_TEXT_CHARS
-from graphmem.servers.scratch import Progress, ServerOptions, on_server
-from graphmem.settings import GraphmemSettings, load_settings
+from graphmem import DatabaseError, GraphmemSettings, InvalidInputError, __version__, load_settings
+from graphmem.models import MAX_TEXT_CHARS, FactInput
+from graphmem.testing import Progress, ServerOptions, load_embedder
 from graphmem_bench.evaluation.context_report import (
     ArmFigures,
     ContextRecord,
@@ -56,12 +52,12 @@ from graphmem_bench.evaluation.context_sets import ContextSet, SummarisingPropos
 from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion, check_dataset
 from graphmem_bench.evaluation.runner import CachingEmbedder
 from graphmem_bench.evaluation.sets import check_names
+from graphmem_bench.run import measuring_run
 
 if TYPE_CHECKING:
-    from graphmem.client import Memory
-    from graphmem.embed.embedder import Embedder
+    from graphmem import Memory
     from graphmem.models import ContextBlock
-    from graphmem.servers.connection import Neo4jTarget
+    from graphmem.testing import Embedder, Neo4jTarget
 
 #: The source of the facts the evaluation stores.
 SOURCE = "eval-context"
@@ -380,8 +376,7 @@ def run_context(
     say: Progress = progress or (lambda _line: None)
     llm: Any = None
     if settings.llm:
-        from graphmem.llm.client import LLM
-        from graphmem.llm.roles import LLMProposer
+        from graphmem.testing import LLM, LLMProposer
 
         llm = LLMProposer(LLM.from_settings(settings))
     proposer = SummarisingProposer(llm)
@@ -389,31 +384,23 @@ def run_context(
     began = time.perf_counter()
     cached = CachingEmbedder(load_embedder(settings, embedder, say))
     prefix = f"eval-context-{started:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
-    uris: list[str] = []
-
-    def run(
-        run_settings: GraphmemSettings, run_target: Neo4jTarget, run_say: Progress
-    ) -> list[ContextSetReport]:
-        from graphmem.client import Memory
-
-        uris.append(run_target.uri)
-        reports = []
-        with Memory(run_settings, target=run_target, embedder=cached, proposer=proposer) as memory:
-            run_say(f"Neo4j at {run_target.uri}; namespaces {prefix}-s*")
-            for n, one in enumerate(sets, start=1):
-                run_say(f"data set {one.name!r} ({n} of {len(sets)})")
-                set_prefix = f"{prefix}-s{n}"
-                reports.append(_run_set(one, memory, proposer, options, set_prefix, run_say))
-        return reports
-
     # One server for every set: the arms are compared within a set, on the same indexes.
-    reports = on_server(options, settings, target, say, run)
+    with measuring_run(
+        options, settings=settings, target=target, embedder=cached, progress=say
+    ) as run:
+        uri = run.target.uri
+        memory = run.memory(proposer=proposer)
+        say(f"Neo4j at {uri}; namespaces {prefix}-s*")
+        reports = []
+        for n, one in enumerate(sets, start=1):
+            say(f"data set {one.name!r} ({n} of {len(sets)})")
+            reports.append(_run_set(one, memory, proposer, options, f"{prefix}-s{n}", say))
     return ContextReport(
         graphmem_version=__version__,
         started_at=started,
         finished_at=datetime.now(UTC),
         wall_seconds=time.perf_counter() - began,
-        server=options.server if options.server == "scratch" else f"configured ({uris[0]})",
+        server=options.server if options.server == "scratch" else f"configured ({uri})",
         embedder=f"{cached.model_id} ({cached.dimension}-d)",
         summariser=proposer.label.removeprefix("summaries ").strip("()"),
         namespace_prefix=prefix,

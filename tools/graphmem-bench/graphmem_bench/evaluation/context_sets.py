@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from graphmem.core.consolidate.heuristic import HeuristicProposer
+from graphmem import HeuristicProposer
 from graphmem.models.consolidation import Cluster, Proposal
 from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion
 from graphmem_bench.evaluation.sets import REALMEM_HELD_OUT, DataSet, load_set
@@ -81,7 +81,7 @@ def bench_facts(
 def context_sets(data: Path, names: tuple[str, ...] = ()) -> list[ContextSet]:
     """The development sets under ``data`` (``beam/100K``, ``realmem``) and the generated
     ones; ``names`` keeps only those (all when empty)."""
-    from graphmem.errors import InvalidInputError
+    from graphmem import InvalidInputError
 
     wanted = names or CONTEXT_SETS
     unknown = [n for n in wanted if n not in CONTEXT_SETS]

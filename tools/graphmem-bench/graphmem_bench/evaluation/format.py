@@ -23,10 +23,9 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from graphmem._json import json_objects
-from graphmem.errors import BadLinesError, InvalidInputError
-from graphmem.models import AwareDatetime, EpisodeText, Label, describe_validation_error
-from graphmem.models.fields import is_blank
+from graphmem import BadLinesError, InvalidInputError
+from graphmem.models import AwareDatetime, EpisodeText, Label, describe_validation_error, is_blank
+from graphmem.testing import json_objects
 
 ConversationId = Annotated[str, Field(min_length=1, max_length=256)]
 MessageId = Annotated[str, Field(min_length=1, max_length=256)]

@@ -59,6 +59,44 @@ def _by_name(report: EvalReport) -> dict[str, ConfigurationResult]:
     return {c.name: c for c in report.configurations}
 
 
+def _updates_section(report: EvalReport) -> list[str]:
+    """Knowledge updates and contradictions, per configuration."""
+    lines = ["", "## Knowledge updates and contradictions", ""]
+    lines += [
+        "Updated above original: the best-ranked updated message ranks above the best-ranked "
+        "original one (an unlisted message ranks below every listed one), over the questions "
+        "whose updated and original messages differ. Contradictions: at "
+        "least one message of each statement among the top 10.",
+        "",
+    ]
+    rows = []
+    for c in report.configurations:
+        u, x = c.overall.updates, c.overall.contradictions
+        rows.append(
+            [
+                c.name,
+                _share(u.updated_above, u.questions),
+                str(u.original_above),
+                str(u.tie),
+                str(u.both_missing),
+                _share(x.both_in_top10, x.questions),
+            ]
+        )
+    lines += markdown_table(
+        [
+            "configuration",
+            "updated above original",
+            "original above",
+            "tie",
+            "both missing",
+            "contradiction: both in top 10",
+        ],
+        None,
+        rows,
+    )
+    return lines
+
+
 def render_markdown(report: EvalReport) -> str:
     lines = [
         "# graphmem retrieval evaluation",
@@ -115,39 +153,7 @@ def render_markdown(report: EvalReport) -> str:
                 for cat in categories
             ],
         )
-    lines += ["", "## Knowledge updates and contradictions", ""]
-    lines += [
-        "Updated above original: the best-ranked updated message ranks above the best-ranked "
-        "original one (an unlisted message ranks below every listed one), over the questions "
-        "whose updated and original messages differ. Contradictions: at "
-        "least one message of each statement among the top 10.",
-        "",
-    ]
-    rows = []
-    for c in report.configurations:
-        u, x = c.overall.updates, c.overall.contradictions
-        rows.append(
-            [
-                c.name,
-                _share(u.updated_above, u.questions),
-                str(u.original_above),
-                str(u.tie),
-                str(u.both_missing),
-                _share(x.both_in_top10, x.questions),
-            ]
-        )
-    lines += markdown_table(
-        [
-            "configuration",
-            "updated above original",
-            "original above",
-            "tie",
-            "both missing",
-            "contradiction: both in top 10",
-        ],
-        None,
-        rows,
-    )
+    lines += _updates_section(report)
     lines += ["", "## Checks", ""]
     lines += [f"- {line}" for line in checks(report)]
     return "\n".join(lines) + "\n"

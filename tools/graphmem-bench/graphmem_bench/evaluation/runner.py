@@ -34,14 +34,15 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 import numpy as np
 from pydantic import Field
 
-from graphmem import __version__
-from graphmem.core.messages import episode_text
-from graphmem.embed.embedder import EmbedderWrapper
-from graphmem.embed.loading import load_embedder
-from graphmem.errors import DatabaseError, InvalidInputError
+from graphmem import DatabaseError, GraphmemSettings, InvalidInputError, __version__, load_settings
 from graphmem.models import Message
-from graphmem.servers.scratch import Progress, ServerOptions, on_server
-from graphmem.settings import GraphmemSettings, load_settings
+from graphmem.testing import (
+    EmbedderWrapper,
+    Progress,
+    ServerOptions,
+    episode_text,
+    load_embedder,
+)
 from graphmem_bench.evaluation.baselines import BM25, CosineBaseline, rrf
 from graphmem_bench.evaluation.configs import (
     Configuration,
@@ -60,11 +61,11 @@ from graphmem_bench.evaluation.results import (
     SuiteReport,
 )
 from graphmem_bench.evaluation.sets import DataSet, check_names
+from graphmem_bench.run import measuring_run
 
 if TYPE_CHECKING:
-    from graphmem.client import Memory
-    from graphmem.embed.embedder import Embedder, Vectors
-    from graphmem.servers.connection import Neo4jTarget
+    from graphmem import Memory
+    from graphmem.testing import Embedder, Neo4jTarget, Vectors
 
 
 class EvalOptions(ServerOptions):
@@ -277,7 +278,7 @@ def run_sets(
     deleted afterwards; with ``"configured"`` the run writes its ``eval-...`` namespaces into
     ``target`` (default: the Neo4j the settings name), where they stay.
     """
-    from graphmem.client.base import settings_recall_config
+    from graphmem.testing import settings_recall_config
 
     if not sets:
         raise InvalidInputError("no data set to evaluate")
@@ -305,24 +306,14 @@ def run_sets(
         if len(sets) > 1:
             say(f"data set {data.name!r} ({n} of {len(sets)})")
 
-        def run(
-            run_settings: GraphmemSettings,
-            run_target: Neo4jTarget,
-            run_say: Progress,
-            data: DataSet = data,
-            set_prefix: str = set_prefix,
-        ) -> EvalReport:
-            from graphmem.client import Memory
-
-            with Memory(run_settings, target=run_target, embedder=cached) as memory:
-                run_say(f"Neo4j at {run_target.uri}; namespaces {set_prefix}-c*")
-                return _run_set(
-                    data, memory, cached, options, set_prefix, run_say, specs, run_target.uri
-                )
-
         # A scratch server per set: no set shares its indexes (and their statistics, such as
         # the fulltext index's term frequencies) with another.
-        report = on_server(options, settings, target, say, run)
+        with measuring_run(
+            options, settings=settings, target=target, embedder=cached, progress=say
+        ) as run:
+            memory = run.memory()
+            say(f"Neo4j at {run.target.uri}; namespaces {set_prefix}-c*")
+            report = _run_set(data, memory, cached, options, set_prefix, say, specs, run.target.uri)
         reports.append(SetReport(name=data.name, held_out=data.held_out, report=report))
     return SuiteReport(
         graphmem_version=__version__,
@@ -331,6 +322,35 @@ def run_sets(
         wall_seconds=time.perf_counter() - began,
         sets=reports,
     )
+
+
+def _record(q: EvalQuestion) -> QuestionRecord:
+    """The report's record of one question, before any configuration ranked for it."""
+    return QuestionRecord(
+        conversation_id=q.conversation_id,
+        question=q.question,
+        category=q.category or "(none)",
+        gold=q.gold_message_ids,
+    )
+
+
+def _ingest_all(
+    memory: Memory, conversations: Sequence[_Conversation], options: EvalOptions, say: Progress
+) -> tuple[int, int]:
+    """Every conversation ingested twice (all messages, the user's alone): the user's
+    messages, and the messages merged as repeats."""
+    user_messages = merged = 0
+    for conv in conversations:
+        began_conv = time.perf_counter()
+        _, merged_all = _ingest(memory, conv, "all", options.ingest_batch)
+        users, _ = _ingest(memory, conv, "user", options.ingest_batch)
+        user_messages += users
+        merged += merged_all
+        say(
+            f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
+            f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
+        )
+    return user_messages, merged
 
 
 def _run_set(
@@ -347,27 +367,9 @@ def _run_set(
     began = time.perf_counter()
     conversations = _group(data.messages, data.questions, prefix, started, options.time_shift)
     ordered = [q for conv in conversations for q in conv.questions]
-    records = [
-        QuestionRecord(
-            conversation_id=q.conversation_id,
-            question=q.question,
-            category=q.category or "(none)",
-            gold=q.gold_message_ids,
-        )
-        for q in ordered
-    ]
+    records = [_record(q) for q in ordered]
     results: list[ConfigurationResult] = []
-    user_messages = merged = 0
-    for conv in conversations:
-        began_conv = time.perf_counter()
-        _, merged_all = _ingest(memory, conv, "all", options.ingest_batch)
-        users, _ = _ingest(memory, conv, "user", options.ingest_batch)
-        user_messages += users
-        merged += merged_all
-        say(
-            f"ingested conversation {conv.id!r}: {len(conv.messages)} messages "
-            f"({users} from the user) in {time.perf_counter() - began_conv:.1f} s"
-        )
+    user_messages, merged = _ingest_all(memory, conversations, options, say)
     # Untimed recalls first, so the first configuration does not pay for a cold server.
     warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
     for conv, question in warm:

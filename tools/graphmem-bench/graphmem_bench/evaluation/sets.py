@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphmem.errors import InvalidInputError
+from graphmem import InvalidInputError
 from graphmem_bench.evaluation.format import (
     EvalMessage,
     EvalQuestion,
