@@ -146,6 +146,7 @@ ROOMS = (
     "llm",
     "cli",
     "mcp",
+    "edge",
     "service",
     "remote",
     "testing",

@@ -102,7 +102,7 @@ def mcp_command(
         graphmem mcp --transport http --port 8765 --read-only --no-auth
     """
     try:
-        from graphmem.mcp.edge import edge_policy
+        from graphmem.edge.hosts import edge_policy
         from graphmem.mcp.options import McpOptions, tool_selection
         from graphmem.mcp.server import serve
     except ImportError as exc:

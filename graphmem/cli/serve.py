@@ -103,7 +103,7 @@ def serve_command(
         graphmem serve --port 8080
     """
     try:
-        from graphmem.mcp.edge import edge_policy
+        from graphmem.edge.hosts import edge_policy
         from graphmem.mcp.options import tool_selection
         from graphmem.service.app import ServeOptions
         from graphmem.service.run import serve

@@ -1,2 +1,3 @@
-"""Embedding models and tokenizers: the sentence-transformers embedder, its identity, and
-the token counting of context budgets."""
+"""Embedding models and tokenizers: the embedder protocol and its two backends (ONNX and
+sentence-transformers), the identity of their models, and the token counting of context
+budgets."""

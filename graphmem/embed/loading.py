@@ -59,7 +59,7 @@ def embedder_from_settings(settings: GraphmemSettings, *, lazy: bool = False) ->
             "GRAPHMEM_EMBEDDING_PRECISION=int8 needs the ONNX backend; the torch backend "
             "runs the model's own float weights"
         )
-    from graphmem.embed.embedder import SentenceTransformerEmbedder
+    from graphmem.embed.torch_embedder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder.from_settings(settings, lazy=lazy)
 

@@ -2,6 +2,5 @@
 audits as tools for any agent host. :mod:`~graphmem.mcp.options` holds the operator's policy,
 :mod:`~graphmem.mcp.tools` the tools, :mod:`~graphmem.mcp.shape` the compact JSON they return,
 :mod:`~graphmem.mcp.guide` the instructions, prompt and resources, and
-:mod:`~graphmem.mcp.server` the server and its transports; over HTTP, :mod:`~graphmem.mcp.edge`
-checks Host and Origin, and :mod:`~graphmem.mcp.keys` and :mod:`~graphmem.mcp.gate` the API
-keys (``graphmem serve`` puts the same edge in front of its REST API)."""
+:mod:`~graphmem.mcp.server` the server and its transports (over HTTP, behind the same edge as
+``graphmem serve``: :mod:`graphmem.edge`)."""

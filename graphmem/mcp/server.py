@@ -19,13 +19,12 @@ from pydantic import ValidationError
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.core.actor import acting_as
+from graphmem.edge.hosts import EdgePolicy, HostOriginCheck, edge_policy
+from graphmem.edge.keys import SCOPE_KEY, KeyCheck, KeyGate
 from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError
 from graphmem.mcp.base import CALL_KEY
-from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
-from graphmem.mcp.gate import SCOPE_KEY, KeyGate
 from graphmem.mcp.guide import instructions, memory_guidelines, schema_text
-from graphmem.mcp.keys import KeyCheck
 from graphmem.mcp.options import READ_TOOLS, McpOptions, tool_role
 from graphmem.mcp.tools import Tools
 from graphmem.models.keys import ApiKey, Role
@@ -254,7 +253,7 @@ async def serve(
 ) -> None:
     """Serve until the host closes stdio or the HTTP server is stopped. Over HTTP, every
     request's ``Host`` and ``Origin`` are checked against ``edge`` (default: the bound
-    address, :func:`~graphmem.mcp.edge.edge_policy`), and with ``options.keyed`` its API key."""
+    address, :func:`~graphmem.edge.hosts.edge_policy`), and with ``options.keyed`` its API key."""
     server = build_server(memory, options)
     keys = KeyCheck(memory) if options.keyed else None
     async with warm_memory(memory, server):
@@ -274,7 +273,7 @@ async def serve_http(
     keys: KeyCheck | None = None,
 ) -> None:
     """The MCP server's streamable HTTP app behind :class:`HostOriginCheck` (and, given
-    ``keys``, :class:`~graphmem.mcp.gate.KeyGate`), on uvicorn."""
+    ``keys``, :class:`~graphmem.edge.keys.KeyGate`), on uvicorn."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 

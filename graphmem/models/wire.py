@@ -1,8 +1,8 @@
 """How graphmem's errors travel over HTTP, both ways: the server answers an error with its
-status and ``{"error": {"type", "message", ...}}``; the remote clients raise the same error
-class again from it, so that code written against :class:`~graphmem.client.Memory` catches
-the same exceptions from :class:`~graphmem.remote.RemoteMemory`. Nothing here imports the
-web framework."""
+status (:data:`STATUS`, the one table of them) and ``{"error": {"type", "message", ...}}``;
+the remote clients raise the same error class again from it, so that code written against
+:class:`~graphmem.client.Memory` catches the same exceptions from
+:class:`~graphmem.remote.RemoteMemory`. Nothing here imports the web framework."""
 
 from __future__ import annotations
 
@@ -113,6 +113,16 @@ def error_body(error: GraphmemError, message: str | None = None) -> dict[str, An
     return {"error": body}
 
 
+def error_reply(
+    error: GraphmemError, message: str | None = None
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """The status, JSON body and headers that answer ``error`` (``message`` in place of its
+    own words): a 401 asks for a bearer key (``WWW-Authenticate``)."""
+    status = status_of(error)
+    headers = {"www-authenticate": "Bearer"} if status == 401 else {}
+    return status, error_body(error, message), headers
+
+
 def raise_error(status: int, body: Any) -> None:
     """Raise the graphmem error an error answer describes: the class it names when graphmem
     has it (with the extras it carried), else a :class:`~graphmem.errors.ServiceError`."""
@@ -160,6 +170,7 @@ __all__ = [
     "ErrorAnswer",
     "ErrorDetail",
     "error_body",
+    "error_reply",
     "raise_error",
     "status_of",
 ]

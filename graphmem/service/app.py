@@ -19,6 +19,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.client.base import deadline as transaction_deadline
+from graphmem.edge.asgi import Receive, Scope, Send, respond, respond_error
+from graphmem.edge.hosts import EdgePolicy, HostOriginCheck
+from graphmem.edge.keys import KeyCheck, KeyGate
 from graphmem.embed.embedder import load_model
 from graphmem.errors import (
     GraphmemError,
@@ -26,12 +29,9 @@ from graphmem.errors import (
     RequestTooLargeError,
     TransactionTimeoutError,
 )
-from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, Receive, Scope, Send
-from graphmem.mcp.gate import KeyGate, respond
-from graphmem.mcp.keys import KeyCheck
 from graphmem.mcp.options import ALL_TOOLS, McpOptions
 from graphmem.mcp.server import build_server
-from graphmem.models.wire import error_body, status_of
+from graphmem.models.wire import error_body, error_reply, status_of
 from graphmem.ops.table import of_request
 from graphmem.service import routes
 from graphmem.service.outage import Availability, Outage
@@ -62,8 +62,6 @@ class ServeOptions:
 
 def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
     """The whole service for this client and these options."""
-    keys = KeyCheck(memory, cache_seconds=options.key_cache_seconds)
-    availability = Availability()
     mcp = build_server(
         memory,
         McpOptions(
@@ -74,6 +72,8 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
             bounded=False,
         ),
     )
+    keys = KeyCheck(memory, cache_seconds=options.key_cache_seconds)
+    availability = Availability()
     # The SDK's own Host check knows only loopback names: HostOriginCheck below does it instead.
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
@@ -131,17 +131,16 @@ def rest_api(
 def _add_handlers(api: FastAPI) -> None:
     @api.exception_handler(GraphmemError)
     async def graphmem_error(request: Request, exc: GraphmemError) -> JSONResponse:
-        status = status_of(exc)
         message = None
-        if status >= 500:
+        if status_of(exc) >= 500:
             # The server's own failure: its detail (database codes, addresses) goes to the
             # log, the caller learns what failed and where to look.
             logger.error(
                 "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc
             )
             message = f"the server could not complete {request.url.path} (see its log)"
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        return JSONResponse(error_body(exc, message), status_code=status, headers=headers)
+        status, body, headers = error_reply(exc, message)
+        return JSONResponse(body, status_code=status, headers=headers)
 
     @api.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -150,8 +149,8 @@ def _add_handlers(api: FastAPI) -> None:
             where = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"
             message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
             problems.append(f"{where}: {message}")
-        error = InvalidInputError("; ".join(problems))
-        return JSONResponse(error_body(error), status_code=422)
+        status, body, _ = error_reply(InvalidInputError("; ".join(problems)))
+        return JSONResponse(body, status_code=status)
 
     @api.get("/health", tags=["service"])
     async def health() -> dict[str, str]:
@@ -224,7 +223,7 @@ class Limits:
             return
         length = dict(headers).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > limit:
-            await respond(send, 413, self._too_large(limit))
+            await respond_error(send, self._too_large(limit))
             return
         seen, started, refused = 0, False, False
 
@@ -238,7 +237,7 @@ class Limits:
                 refused = True
                 if not started:
                     started = True
-                    await respond(send, 413, self._too_large(limit))
+                    await respond_error(send, self._too_large(limit))
                 return {"type": "http.disconnect"}
             return message
 
@@ -264,16 +263,15 @@ class Limits:
                     f"the request took longer than {self.timeout:g} s (the server's "
                     "--timeout) and was stopped; it only reads, so nothing was written"
                 )
-                await respond(send, 504, error_body(error))
+                await respond_error(send, error)
 
     @staticmethod
-    def _too_large(limit: int) -> dict[str, Any]:
-        error = RequestTooLargeError(
+    def _too_large(limit: int) -> RequestTooLargeError:
+        return RequestTooLargeError(
             f"the request body is larger than {limit:,} bytes (the server's --max-body-mb, "
             "or --max-import-mb for an import): send less in one request",
             limit=limit,
         )
-        return error_body(error)
 
 
 def _framed_twice(headers: Any) -> bool:

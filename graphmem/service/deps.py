@@ -14,9 +14,8 @@ from pydantic import BaseModel
 from graphmem.client.aio import AsyncMemory
 from graphmem.core.actor import acting_as
 from graphmem.core.checks import namespace
+from graphmem.edge.keys import SCOPE_KEY, require
 from graphmem.errors import AuthenticationError
-from graphmem.mcp.gate import SCOPE_KEY
-from graphmem.mcp.keys import require
 from graphmem.models.keys import ApiKey, Role
 
 NsPath = Annotated[str, Path(description="The namespace: a user, agent or tenant.", max_length=128)]

@@ -21,10 +21,8 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
+from graphmem.edge.asgi import ASGIApp, Receive, Scope, Send, respond_error
 from graphmem.errors import Neo4jUnavailableError
-from graphmem.mcp.edge import ASGIApp, Receive, Scope, Send
-from graphmem.mcp.gate import respond
-from graphmem.models.wire import error_body
 from graphmem.servers.connection import Neo4jTarget, open_async_driver
 
 logger = logging.getLogger("graphmem.serve")
@@ -183,7 +181,7 @@ class Outage:
             "Neo4j is unavailable; this server checks it twice a second and serves again as "
             f"soon as it answers: try again in {RETRY_AFTER_SECONDS} s"
         )
-        await respond(send, 503, error_body(error), {"retry-after": str(RETRY_AFTER_SECONDS)})
+        await respond_error(send, error, headers={"retry-after": str(RETRY_AFTER_SECONDS)})
 
 
 __all__ = ["RETRY_AFTER_SECONDS", "Availability", "Outage"]

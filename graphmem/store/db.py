@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import neo4j
 from neo4j.exceptions import (
     AuthError,
+    ClientError,
     DriverError,
     IncompleteCommit,
     Neo4jError,
+    ResultFailedError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -143,6 +145,20 @@ def driver_errors(timeout: float | None = None) -> Iterator[None]:
     except (Neo4jError, DriverError) as exc:
         passed = timeout if timeout and time.monotonic() - started >= timeout else None
         raise map_driver_error(exc, timeout_passed=passed) from exc
+
+
+@contextmanager
+def passing_over(codes: Collection[str]) -> Iterator[None]:
+    """Neo4j client errors of these codes, raised in the block, end it without an error:
+    what failed is already so (an index another process has just created, say). The driver
+    may report one as the failure of its result, from the rollback of the transaction that
+    met it: that one is passed over too."""
+    try:
+        yield
+    except (ClientError, ResultFailedError) as exc:
+        cause = exc if isinstance(exc, ClientError) else exc.__cause__
+        if not isinstance(cause, ClientError) or cause.code not in codes:
+            raise
 
 
 def execute(

@@ -16,9 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
-
-import neo4j
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import SchemaError
 from graphmem.store import db
@@ -38,6 +36,9 @@ from graphmem.store.indexes import (
     other_clashes,
     vector_dimension,
 )
+
+if TYPE_CHECKING:
+    import neo4j
 
 SCHEMA_KEY = "graphmem"
 
@@ -243,12 +244,10 @@ def _run_statements(
     ):
         for entry in statements:
             for statement in entry.split(";"):
-                try:
+                # Another process starting at once may have created the same index first.
+                done_elsewhere = _CREATED_ELSEWHERE if "IF NOT EXISTS" in statement else ()
+                with db.passing_over(done_elsewhere):
                     session.execute_write(_run_statement, statement, dimension)
-                except neo4j.exceptions.ClientError as exc:
-                    # Another process starting at once created the same index first.
-                    if exc.code not in _CREATED_ELSEWHERE or "IF NOT EXISTS" not in statement:
-                        raise
 
 
 _KINDS = ("EquivalentSchemaRule", "Index", "Constraint", "IndexWithName", "ConstraintWithName")

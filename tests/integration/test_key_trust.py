@@ -21,10 +21,9 @@ from graphmem.cli import main
 from graphmem.client import AsyncMemory, Memory
 from graphmem.client.graph import Graph
 from graphmem.core.keys import key_hash
+from graphmem.edge.keys import KeyCheck, KeyGate
 from graphmem.embed.embedder import Embedder
 from graphmem.errors import AuthenticationError
-from graphmem.mcp.gate import KeyGate
-from graphmem.mcp.keys import KeyCheck
 from graphmem.settings import GraphmemSettings
 from tests.helpers import cli_env
 from tests.service import Served, bearer, new_key, serve_process

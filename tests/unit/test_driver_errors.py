@@ -10,6 +10,7 @@ from neo4j.exceptions import (
     ClientError,
     IncompleteCommit,
     Neo4jError,
+    ResultFailedError,
     ServiceUnavailable,
     TransientError,
 )
@@ -21,7 +22,7 @@ from graphmem.errors import (
     TransactionTimeoutError,
     TransientDatabaseError,
 )
-from graphmem.store.db import driver_errors, map_driver_error
+from graphmem.store.db import driver_errors, map_driver_error, passing_over
 
 
 def _server_error(cls: type[Neo4jError], code: str, message: str) -> Neo4jError:
@@ -115,3 +116,31 @@ def test_a_login_refused_for_too_many_wrong_passwords_is_refused_credentials() -
         assert credentials_refused(error)
     assert "too many wrong passwords" in str(_unavailable(target, limited))
     assert not credentials_refused(Neo4jUnavailableError("no Neo4j answers"))
+
+
+def test_passing_over_ends_the_block_only_on_the_codes_it_names() -> None:
+    code = "Neo.ClientError.Schema.IndexWithNameAlreadyExists"
+    ran = []
+    with passing_over({code}):
+        ran.append("before")
+        raise _server_error(ClientError, code, "an index with this name already exists")
+    assert ran == ["before"]
+    with pytest.raises(ClientError), passing_over(()):
+        raise _server_error(ClientError, code, "an index with this name already exists")
+    other = "Neo.ClientError.Statement.SyntaxError"
+    with pytest.raises(ClientError), passing_over({code}):
+        raise _server_error(ClientError, other, "Invalid input")
+
+
+def test_passing_over_reads_a_failed_result_by_the_error_that_failed_it() -> None:
+    # When the work of a managed transaction fails, the driver's rollback can report the
+    # failure as its result's, caused by the server's error.
+    code = "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+    failed = ResultFailedError(None, "The result has failed.")
+    failed.__cause__ = _server_error(ClientError, code, "An equivalent index already exists")
+    with passing_over({code}):
+        raise failed
+    with pytest.raises(ResultFailedError), passing_over({"Neo.ClientError.Other"}):
+        raise failed
+    with pytest.raises(ResultFailedError), passing_over({code}):
+        raise ResultFailedError(None, "The result has failed.")

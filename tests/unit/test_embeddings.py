@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-import graphmem.embed.embedder
 import graphmem.embed.identity
-from graphmem.embed.embedder import SentenceTransformerEmbedder, check_vectors
+import graphmem.embed.torch_embedder
+from graphmem.embed.embedder import check_vectors
 from graphmem.embed.identity import (
     DEFAULT_MODEL_ID,
     DIGEST_CACHE_FILE,
@@ -20,6 +20,7 @@ from graphmem.embed.identity import (
     model_id_for,
     packaged_model_path,
 )
+from graphmem.embed.torch_embedder import SentenceTransformerEmbedder
 from graphmem.errors import EmbeddingError
 
 
@@ -110,7 +111,7 @@ def test_a_lazy_embedder_loads_once_when_threads_race(monkeypatch: pytest.Monkey
         loads.append(source)
         return Model(), 384
 
-    monkeypatch.setattr(graphmem.embed.embedder, "_load_model", load)
+    monkeypatch.setattr(graphmem.embed.torch_embedder, "_load_model", load)
     lazy = SentenceTransformerEmbedder(lazy=True)
     threads = [threading.Thread(target=lazy.embed, args=(["x"],)) for _ in range(8)]
     for thread in threads:
@@ -123,7 +124,7 @@ def test_a_lazy_embedder_loads_once_when_threads_race(monkeypatch: pytest.Monkey
 def test_a_model_whose_files_misstate_its_dimension_is_refused_on_load(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(graphmem.embed.embedder, "_load_model", lambda *_: (object(), 512))
+    monkeypatch.setattr(graphmem.embed.torch_embedder, "_load_model", lambda *_: (object(), 512))
     lazy = SentenceTransformerEmbedder(lazy=True)
     assert lazy.dimension == 384
     with pytest.raises(EmbeddingError, match="produces 512-d vectors, but its files describe 384"):

@@ -13,8 +13,8 @@ import pytest
 
 from graphmem.client.service_secret import service_signer
 from graphmem.core.key_mac import KeySigner
+from graphmem.edge.keys import KeyCheck, KeyIds
 from graphmem.errors import AuthenticationError, ConfigurationError
-from graphmem.mcp.keys import KeyCheck, KeyIds
 from graphmem.settings import load_settings
 
 CURRENT, OLD, OTHER = "c" * 43, "o" * 43, "x" * 43

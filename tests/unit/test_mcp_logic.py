@@ -14,8 +14,8 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import BaseModel
 
+from graphmem.edge.hosts import EdgePolicy, HostOriginCheck, edge_policy
 from graphmem.errors import ClientUsageError, DatabaseError, InvalidInputError
-from graphmem.mcp.edge import EdgePolicy, HostOriginCheck, edge_policy
 from graphmem.mcp.options import (
     ALL_TOOLS,
     CORE_TOOLS,

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.embed.embedder import Embedder, SentenceTransformerEmbedder
+from graphmem.embed.embedder import Embedder
 from graphmem.embed.identity import (
     DEFAULT_MODEL_ID,
     packaged_model_path,
@@ -19,6 +19,7 @@ from graphmem.embed.identity import (
 from graphmem.embed.loading import chosen_backend, embedder_from_settings
 from graphmem.embed.onnx_build import BertPlan, Precision, onnx_plan, read_safetensors
 from graphmem.embed.onnx_embedder import OnnxEmbedder
+from graphmem.embed.torch_embedder import SentenceTransformerEmbedder
 from graphmem.errors import ConfigurationError, EmbedderMismatchError, EmbeddingError
 from graphmem.settings import load_settings
 from graphmem.store.indexes import check_embedder

@@ -11,10 +11,10 @@ from graphmem import errors
 from graphmem.core.forget.plan import ForgetOptions
 from graphmem.core.keys import KEY_PATTERN, key_hash
 from graphmem.core.recall.scope import ContextOptions, RecallOptions
-from graphmem.mcp.keys import bearer, require
+from graphmem.edge.keys import bearer, require
 from graphmem.models.keys import ApiKey
 from graphmem.models.requests import ContextRequest, ForgetRequest, RecallRequest
-from graphmem.models.wire import error_body, raise_error, status_of
+from graphmem.models.wire import error_body, error_reply, raise_error, status_of
 
 
 @pytest.mark.parametrize(
@@ -43,6 +43,15 @@ def test_an_error_crosses_http_as_the_same_class_with_its_details(
     for name in ("ids", "blockers", "ns", "counts"):
         if hasattr(error, name):
             assert getattr(raised.value, name) == getattr(error, name)
+
+
+def test_an_error_reply_asks_for_a_bearer_key_only_on_401() -> None:
+    refused = errors.AuthenticationError("no key")
+    assert error_reply(refused) == (401, error_body(refused), {"www-authenticate": "Bearer"})
+    broken = errors.SchemaError("index 7 is missing")
+    status, body, headers = error_reply(broken, "the server could not complete it")
+    assert (status, headers) == (500, {})
+    assert body == {"error": {"type": "SchemaError", "message": "the server could not complete it"}}
 
 
 def test_an_answer_that_is_not_a_graphmem_error_is_a_service_error() -> None:

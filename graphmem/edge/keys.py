@@ -1,6 +1,7 @@
 """Who may call a graphmem server over HTTP (``graphmem serve``, ``graphmem mcp --transport
 http``): the API key of each request, checked against the graph (the secret's hash, the key
-node's MAC, revocation, expiry), its namespaces and its role.
+node's MAC, revocation, expiry), its namespaces and its role. :class:`KeyGate` checks it in
+front of the REST API and MCP: a request without a good key is answered 401 before it is read.
 
 A key found good is remembered for ``cache_seconds`` (default 5), so a busy server reads a key
 once in a while, not once per request; a revoked or expired key therefore stops working within
@@ -17,14 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from graphmem.client.aio import AsyncMemory
 from graphmem.core.keys import KEY_PATTERN, MAX_KEY_IDS
-from graphmem.errors import AuthenticationError, PermissionDeniedError
+from graphmem.edge.asgi import ASGIApp, Receive, Scope, Send, respond_error
+from graphmem.errors import AuthenticationError, GraphmemError, PermissionDeniedError
 from graphmem.models.keys import ApiKey, Role
+
+#: Where a request's checked API key travels in the ASGI scope, to the routes and MCP tools.
+SCOPE_KEY = "graphmem.api_key"
+logger = logging.getLogger("graphmem.serve")
 
 #: The most keys remembered at once; the oldest go first.
 _CACHE_SIZE = 10_000
@@ -154,6 +161,33 @@ class KeyCheck:
         return found
 
 
+class KeyGate:
+    """ASGI: a request without a good API key is answered 401 before anything reads its body
+    and goes no further; one with a good key carries it in its scope (``graphmem.api_key``)
+    to the routes and the MCP tools."""
+
+    def __init__(self, app: ASGIApp, keys: KeyCheck) -> None:
+        self.app, self.keys = app, keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1")
+                for k, v in scope.get("headers", [])
+            }
+            try:
+                scope[SCOPE_KEY] = await self.keys.key(bearer(headers))
+            except AuthenticationError as exc:
+                await respond_error(send, exc)
+                return
+            except GraphmemError as exc:
+                # The database's own words stay in the log: the caller has no key yet.
+                logger.error("an API key could not be checked: %s: %s", type(exc).__name__, exc)
+                await respond_error(send, exc, "the key could not be checked")
+                return
+        await self.app(scope, receive, send)
+
+
 def require(key: ApiKey, ns: str, role: Role) -> None:
     """Refuse (PermissionDeniedError) a namespace outside the key or a role above it."""
     if not key.opens(ns):
@@ -166,4 +200,4 @@ def require(key: ApiKey, ns: str, role: Role) -> None:
         )
 
 
-__all__ = ["KeyCheck", "KeyCounts", "KeyIds", "bearer", "require"]
+__all__ = ["SCOPE_KEY", "KeyCheck", "KeyCounts", "KeyGate", "KeyIds", "bearer", "require"]

@@ -1,4 +1,4 @@
-"""The HTTP edge of a graphmem server: which ``Host`` and ``Origin`` a request may carry.
+"""Which ``Host`` and ``Origin`` a request to a graphmem server may carry.
 
 A browser page on another site can reach a server on the user's own machine by rebinding its
 own host name to 127.0.0.1 (DNS rebinding); the request then carries that site's name in
@@ -12,16 +12,11 @@ Clients that are not browsers send no ``Origin`` and pass on ``Host`` alone.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from graphmem.edge.asgi import ASGIApp, Receive, Scope, Send
 from graphmem.errors import ConfigurationError
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: Addresses that accept connections on every interface: no one name is "the" server's.
 _WILDCARDS = frozenset({"0.0.0.0", "::", ""})
