@@ -35,7 +35,7 @@ demo: install
 
 ## test: install the dev extras, then the whole suite (the fixtures start a throwaway Neo4j)
 test: install-dev
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=30
 
 unit: install-dev
 	$(BIN)/pytest tests/unit
@@ -51,7 +51,7 @@ integration: install-dev
 # same path on every version and run on 2026.09 only (`make test`). The sync and async clients run
 # the same statements, so here the memory fixture's tests run through the sync client alone.
 integration-5.26: install-dev
-	GRAPHMEM_LOCAL_NEO4J_VERSION=5.26.30 GRAPHMEM_TEST_CLIENTS=sync $(BIN)/pytest tests/integration -m both_versions
+	GRAPHMEM_LOCAL_NEO4J_VERSION=5.26.30 GRAPHMEM_TEST_CLIENTS=sync $(BIN)/pytest tests/integration -m both_versions --durations=15
 
 ## lint: the generated sync code is current (tools/unasync.py), ruff and mypy
 lint: install-dev
