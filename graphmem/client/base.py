@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import neo4j
 
+from graphmem.client.api_sync import AuditAPI, MemoryAPI
 from graphmem.client.graph import AsyncGraph, Graph
 from graphmem.core.checks import checked_flag, resolve_config
 from graphmem.core.consolidate.config import ConsolidationConfig
@@ -405,8 +406,6 @@ def _core_names(call: str, core: str, args: dict[str, Any]) -> dict[str, Any]:
 
 @functools.cache
 def _renames(call: str, core: str) -> dict[str, str]:
-    from graphmem.client.api_sync import AuditAPI, MemoryAPI
-
     api = inspect.signature(
         getattr(AuditAPI if call.startswith("audit.") else MemoryAPI, call.split(".")[-1])
     ).parameters

@@ -111,11 +111,6 @@ class Operation:
         """The names of the path's parameters, in order."""
         return tuple(re.findall(r"\{(\w+)\}", self.path))
 
-    @property
-    def route(self) -> str:
-        """The path under the router's ``/v1`` prefix."""
-        return self.path.removeprefix("/v1")
-
     def matches(self, http: str, path: str) -> bool:
         """Whether a request (its method and path) is one of this operation."""
         return http == self.http and _pattern(self.path).fullmatch(path.rstrip("/")) is not None
