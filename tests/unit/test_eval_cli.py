@@ -423,12 +423,15 @@ class _CountingEmbedder:
         return self.inner.embed(texts)
 
 
-def test_the_warm_up_leaves_every_question_to_be_embedded_in_the_measured_default(
+def test_configurations_run_interleaved_after_a_warm_up_each_on_an_embedded_question(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The default configuration's latency includes the question's embedding for every
-    question, also for those the unmeasured warm-up recalls asked first."""
+    """The first questions go through every configuration unmeasured; then each question
+    through every configuration, the order rotating, so that load and caches fall on all
+    alike; the question is embedded before its configurations run, so no configuration's
+    latency holds the embedding and none is measured apart."""
     counting = _CountingEmbedder()
+    calls: list[tuple[str, tuple[str, ...]]] = []
 
     class FakeMemory:
         def __init__(self, _settings: Any, *, target: Any, embedder: Any) -> None:
@@ -444,7 +447,8 @@ def test_the_warm_up_leaves_every_question_to_be_embedded_in_the_measured_defaul
             self.embedder.embed([m.content for m in messages])
             return SimpleNamespace(created=len(messages), duplicates=())
 
-        def recall(self, text: str, **_options: Any) -> Any:
+        def recall(self, text: str, **options: Any) -> Any:
+            calls.append((text, options["config"].retrievers))
             before = counting.texts
             self.embedder.embed([text])
             embedded = counting.texts > before  # 1 ms when the question was embedded now
@@ -462,10 +466,30 @@ def test_the_warm_up_leaves_every_question_to_be_embedded_in_the_measured_defaul
     report = runner.run_eval(
         messages, questions, options, settings=load_settings(), target=target, embedder=counting
     )
-    default = report.configurations[0]
-    assert default.name == "default" and options.warmup == 10
-    assert default.overall.latency_ms_p50 == 1.0  # no question measured without its embedding
-    assert report.configurations[1].overall.latency_ms_p95 == 0.0  # later ones reuse it
+    assert [c.name for c in report.configurations] == ["default", "vector-only"]
+    assert options.warmup == 10
+    both, vector = ("vector", "fulltext"), ("vector",)
+    warm, measured = calls[:20], calls[20:]
+    assert warm == [
+        (f"Question {n}?", r) for n in range(10) for r in (both, vector)[:: 1 - 2 * (n % 2)]
+    ]
+    assert measured == [
+        (f"Question {n}?", r) for n in range(12) for r in (both, vector)[:: 1 - 2 * (n % 2)]
+    ]
+    for config in report.configurations:  # none measured with the embedding, none without
+        assert config.overall.latency_ms_p95 == 0.0, config.name
+
+
+def test_rotation_gives_each_configuration_each_place() -> None:
+    specs = configurations(RecallConfig())[:3]
+    orders = [[s.name for s in runner.rotated(specs, n)] for n in range(4)]
+    assert orders == [
+        ["default", "vector-only", "fulltext-only"],
+        ["vector-only", "fulltext-only", "default"],
+        ["fulltext-only", "default", "vector-only"],
+        ["default", "vector-only", "fulltext-only"],
+    ]
+    assert runner.rotated([], 3) == []
 
 
 def test_suite_checks_compare_the_default_with_every_ranking_and_the_best_baseline() -> None:

@@ -11,11 +11,19 @@ from click.testing import CliRunner
 from graphmem.cli import main
 from graphmem.errors import InvalidInputError
 from graphmem_bench.evaluation.format import check_dataset
-from graphmem_bench.evaluation.sets import REALMEM_HELD_OUT, development_suite, load_set, parse_spec
+from graphmem_bench.evaluation.sets import (
+    LOCOMO_CATEGORIES,
+    REALMEM_HELD_OUT,
+    development_suite,
+    load_set,
+    parse_spec,
+)
 from graphmem_bench.evaluation.synthetic import generate
 
 
-def _neutral(directory: Path, conversations: list[str], empty: bool = False) -> Path:
+def _neutral(
+    directory: Path, conversations: list[str], empty: bool = False, category: str | None = None
+) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     messages, questions = [], []
     for conv in conversations:
@@ -37,6 +45,7 @@ def _neutral(directory: Path, conversations: list[str], empty: bool = False) -> 
                 "question": "Where did I adopt a parrot?",
                 "question_time": "2024-05-02T10:00:00+00:00",
                 "gold_message_ids": ["m1"],
+                **({"category": category} if category else {}),
             }
         )
     (directory / "conversations.jsonl").write_text(
@@ -108,17 +117,37 @@ def test_the_development_suite_holds_out_three_personas(tmp_path: Path) -> None:
     _neutral(tmp_path / "realmem", ["Anna", *REALMEM_HELD_OUT])
     for chat in range(1, 11):
         _beam_chat(tmp_path / "beam" / "100K" / str(chat))
-    sets = development_suite(tmp_path)
+    with pytest.raises(InvalidInputError, match="locomo-dev"):
+        development_suite(tmp_path)
+    _neutral(tmp_path / "locomo-dev", ["conv-26"], category="5")
     sets = development_suite(tmp_path)
     assert [(s.name, s.held_out) for s in sets] == [
         ("beam-1-10", False),
         ("realmem-dev", False),
         ("synthetic-dev", False),
+        ("locomo-dev", False),
         ("realmem-held-out", True),
         ("synthetic-held-out", True),
     ]
     assert {m.conversation_id for m in sets[1].messages} == {"Anna"}
-    assert {m.conversation_id for m in sets[3].messages} == set(REALMEM_HELD_OUT)
+    assert {m.conversation_id for m in sets[4].messages} == set(REALMEM_HELD_OUT)
+    # LoCoMo's numbered categories are read under their names; gold ids stay as given
+    (question,) = sets[3].questions
+    assert question.category == "adversarial" and question.gold_message_ids == ("m1",)
+
+
+def test_only_a_locomo_directory_has_its_categories_named(tmp_path: Path) -> None:
+    other = load_set(f"x={_neutral(tmp_path / 'other', ['a'], category='5')}")
+    assert other.questions[0].category == "5"
+    locomo = load_set(f"x={_neutral(tmp_path / 'LoCoMo', ['a'], category='2')}@a")
+    assert locomo.questions[0].category == "temporal"
+    assert LOCOMO_CATEGORIES == {
+        "1": "multi-hop",
+        "2": "temporal",
+        "3": "open-domain",
+        "4": "single-hop",
+        "5": "adversarial",
+    }
 
 
 def test_synthetic_sets_are_fixed_by_their_seed() -> None:

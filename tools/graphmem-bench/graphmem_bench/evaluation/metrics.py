@@ -10,10 +10,14 @@ first ``k`` entries ``R_k`` of the list:
   0 whenever ``|G| > k``);
 * ``ndcg@10`` uses binary relevance: ``DCG = sum(1 / log2(i + 1))`` over the ranks ``i <= 10``
   holding a gold message, divided by the ideal ``sum(1 / log2(i + 1))`` for ``i = 1 ..
-  min(|G|, 10)``.
+  min(|G|, 10)``;
+* ``precision@10`` is the share of the returned messages that are gold: ``|R_10 ∩ G| /
+  |R_10|``, where ``R_10`` holds at most 10 messages; a question with gold messages for which
+  nothing was returned scores 0 (it had an answer and got none).
 
 A question without gold messages cannot be scored: it is left out of these averages and
-counted apart, with the share of such questions for which nothing was returned.
+counted apart, with the share of such questions for which nothing was returned
+(``empty on no gold``: the right answer to a question nothing in the conversation answers).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from graphmem_bench.evaluation.format import CONTRADICTION_KEYS, UPDATE_KEYS, EvalQuestion
 from graphmem_bench.evaluation.results import ContradictionFigures, Metrics, UpdateFigures
@@ -62,6 +66,21 @@ def ndcg(ranked: Sequence[str], gold: Iterable[str], k: int = NDCG_K) -> float:
     )
     ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(wanted), k) + 1))
     return dcg / ideal
+
+
+def precision(ranked: Sequence[str], gold: Iterable[str], k: int = NDCG_K) -> float:
+    """The share of the first ``k`` distinct returned ids that are gold; 0.0 when nothing was
+    returned."""
+    wanted = set(gold)
+    if not wanted:
+        raise ValueError("precision needs at least one gold id")
+    top = distinct(ranked)[:k]
+    return sum(item in wanted for item in top) / len(top) if top else 0.0
+
+
+def share(part: int, whole: int) -> float | None:
+    """``part / whole``; None (not 0) when ``whole`` is 0."""
+    return part / whole if whole else None
 
 
 def best_rank(ranked: Sequence[str], ids: Iterable[str]) -> int | None:
@@ -119,6 +138,7 @@ class QuestionScore:
     recall_any: dict[int, float]
     recall_all: dict[int, float]
     ndcg: float
+    precision: float
 
 
 def score_question(ranked: Sequence[str], gold: Sequence[str]) -> QuestionScore | None:
@@ -129,16 +149,20 @@ def score_question(ranked: Sequence[str], gold: Sequence[str]) -> QuestionScore 
         recall_any={k: recall_any(ranked, gold, k) for k in KS},
         recall_all={k: recall_all(ranked, gold, k) for k in KS},
         ndcg=ndcg(ranked, gold, NDCG_K),
+        precision=precision(ranked, gold, NDCG_K),
     )
 
 
 @dataclass
 class Answer:
-    """One configuration's answer to one question: ranked message ids and its latency."""
+    """One configuration's answer to one question: ranked message ids, its latency, and
+    (recall's configurations) each hit's score, breakdown and whether it is gold (see
+    :mod:`graphmem_bench.evaluation.calibration`)."""
 
     ranked: list[str]
     total_ms: float
     db_ms: float | None
+    hits: list[dict[str, Any]] | None = None
 
 
 def summarize(
@@ -181,8 +205,10 @@ def summarize(
         recall_any={k: mean(s.recall_any[k] for s in scores) for k in KS},
         recall_all={k: mean(s.recall_all[k] for s in scores) for k in KS},
         ndcg_at_10=mean(s.ndcg for s in scores),
+        precision_at_10=mean(s.precision for s in scores),
         no_gold=no_gold,
         no_gold_empty=no_gold_empty,
+        empty_on_no_gold=share(no_gold_empty, no_gold),
         latency_ms_p50=percentile(totals, 50),
         latency_ms_p95=percentile(totals, 95),
         db_ms_p50=percentile(dbs, 50) if has_db else None,

@@ -5,19 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from graphmem_bench.evaluation.results import ConfigurationResult, EvalReport, Metrics, SuiteReport
+from graphmem_bench.evaluation.tables import (
+    CALIBRATION_NOTE,
+    calibration_table,
+    category_table,
+    db_time_rows,
+    empty_on_no_gold,
+    set_table,
+)
+from graphmem_bench.evaluation.tables import fmt as _f
+from graphmem_bench.evaluation.tables import ms as _ms
+from graphmem_bench.evaluation.tables import share as _share
 from graphmem_bench.markdown import markdown_table
 
 #: The default configuration should reach at least this share of knowledge updates with the
 #: updated message above the original.
 UPDATE_TARGET = 0.9
-
-
-def _f(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
 
 
 _METRIC_HEADER = [
@@ -29,7 +32,8 @@ _METRIC_HEADER = [
     "all@5",
     "all@10",
     "NDCG@10",
-    "no gold: empty",
+    "precision@10",
+    "empty on no gold",
     "p50 ms",
     "p95 ms",
     "db p50 ms",
@@ -43,16 +47,13 @@ def _metric_cells(m: Metrics) -> list[str]:
         *(_f(m.recall_any[k]) for k in (1, 5, 10)),
         *(_f(m.recall_all[k]) for k in (1, 5, 10)),
         _f(m.ndcg_at_10),
-        f"{m.no_gold_empty}/{m.no_gold}",
+        _f(m.precision_at_10),
+        empty_on_no_gold(m),
         _ms(m.latency_ms_p50),
         _ms(m.latency_ms_p95),
         _ms(m.db_ms_p50),
         _ms(m.db_ms_p95),
     ]
-
-
-def _share(part: int, whole: int) -> str:
-    return f"{part}/{whole} ({part / whole:.0%})" if whole else "-"
 
 
 def _by_name(report: EvalReport) -> dict[str, ConfigurationResult]:
@@ -109,10 +110,13 @@ def render_markdown(report: EvalReport) -> str:
         f"{report.questions} questions, k = {report.k}.",
         "",
         "any@k: at least one gold message among the top k; all@k: every gold message among "
-        "the top k; message granularity (each message once, at its first rank). Questions "
-        "without gold messages are not scored; `no gold: empty` counts those for which "
-        "nothing was returned. Latency: the client's total per recall (baselines: ranking "
-        "time in Python); db: the read transaction.",
+        "the top k; precision@10: the share of the returned messages (at most 10) that are "
+        "gold, a question with nothing returned counting 0; message granularity (each "
+        "message once, at its first rank). Questions without gold messages are not scored; "
+        "`empty on no gold` is the share of them for which nothing was returned. Latency: "
+        "the client's total per recall, the question already embedded (baselines: ranking "
+        "time in Python); db: the read transaction. Recall's configurations ran interleaved, "
+        "each question through all of them in a rotating order, after an untimed warm-up.",
         "",
         "## Configurations",
         "",
@@ -154,6 +158,10 @@ def render_markdown(report: EvalReport) -> str:
             ],
         )
     lines += _updates_section(report)
+    lines += ["", "## Database time: the default against vector-only", ""]
+    lines += db_time_rows([("data", report)])
+    lines += ["", f"## Calibration of hit.score ({default.name})", "", CALIBRATION_NOTE, ""]
+    lines += calibration_table(report.calibration)
     lines += ["", "## Checks", ""]
     lines += [f"- {line}" for line in checks(report)]
     return "\n".join(lines) + "\n"
@@ -198,19 +206,20 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def render_suite(suite: SuiteReport) -> str:
-    """Every data set side by side: any@10 per set and its means (development sets and
-    held-out sets apart), then each set's main figures, per category for the default, and the
-    checks."""
-    names = [c.name for c in suite.sets[0].report.configurations]
-    dev = [s for s in suite.sets if not s.held_out]
-    held = [s for s in suite.sets if s.held_out]
+    """Every data set side by side: each metric per set with its means (development sets and
+    held-out sets apart), the knowledge updates, the default's database time against
+    vector-only's, then each set's own tables (every configuration; the default per
+    category), the calibration of the default's scores, and the checks."""
+    first = suite.sets[0].report
     lines = [
         "# graphmem retrieval evaluation, several data sets",
         "",
         f"graphmem {suite.graphmem_version}, {suite.started_at:%Y-%m-%d %H:%M} UTC, "
-        f"{suite.wall_seconds:.0f} s wall time; embedder {suite.sets[0].report.embedder}; "
-        f"k = {suite.sets[0].report.k}. Each set ran on its own Neo4j"
-        + (" (a scratch server each)." if "scratch" in suite.sets[0].report.server else "."),
+        f"{suite.wall_seconds:.0f} s wall time; embedder {first.embedder}; "
+        f"k = {first.k}. Each set ran on its own Neo4j"
+        + (" (a scratch server each)." if "scratch" in first.server else ".")
+        + " Recall's configurations ran interleaved (each question through all of them, in "
+        "an order rotating from question to question) after an untimed warm-up.",
         "",
         "| data set | role | conversations | messages | questions (scored) |",
         "|---|---|---|---|---|",
@@ -223,6 +232,28 @@ def render_suite(suite: SuiteReport) -> str:
             f"| {s.name} | {'held out' if s.held_out else 'development'} | {r.conversations} | "
             f"{r.messages}{skipped} | {r.questions} ({scored}) |"
         )
+    lines += _side_by_side(suite)
+    lines += ["", "## Database time: the default against vector-only", ""]
+    lines += db_time_rows([(s.name, s.report) for s in suite.sets])
+    for s in suite.sets:
+        role = "held out" if s.held_out else "development"
+        lines += ["", f"## {s.name} ({role})", ""]
+        lines += set_table(s.report)
+        lines += ["", f"Per category ({s.report.configurations[0].name}):", ""]
+        lines += category_table(s.report)
+    lines += _calibration_section(suite)
+    lines += ["", "## Checks", ""]
+    lines += [f"- {line}" for line in suite_checks(suite)]
+    return "\n".join(lines) + "\n"
+
+
+def _side_by_side(suite: SuiteReport) -> list[str]:
+    """Per metric, every configuration against every set with the means; then the knowledge
+    updates per set."""
+    names = [c.name for c in suite.sets[0].report.configurations]
+    dev = [s for s in suite.sets if not s.held_out]
+    held = [s for s in suite.sets if s.held_out]
+    lines = []
     for title, cell in _SUITE_METRICS:
         header = ["configuration", *(s.name for s in suite.sets), "mean (development)"]
         if held:
@@ -257,16 +288,20 @@ def render_suite(suite: SuiteReport) -> str:
             for name in names
         ],
     )
-    default = names[0]
-    lines += ["", f"## recall_any@10 by category ({default})", ""]
-    for s in suite.sets:
-        by_category = _by_name(s.report)[default].by_category
-        overall = _by_name(s.report)[default].overall
-        cells = [f"{cat} {_f(m.recall_any[10])} ({m.scored})" for cat, m in by_category.items()]
-        lines.append(f"- **{s.name}**: overall {_f(overall.recall_any[10])}; " + "; ".join(cells))
-    lines += ["", "## Checks", ""]
-    lines += [f"- {line}" for line in suite_checks(suite)]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _calibration_section(suite: SuiteReport) -> list[str]:
+    """The default's hits by score band: pooled over the development sets and over the
+    held-out ones, then per set."""
+    default = suite.sets[0].report.configurations[0].name
+    lines = ["", f"## Calibration of hit.score ({default})", "", CALIBRATION_NOTE]
+    tables = [(f"{role} sets, pooled", bands) for role, bands in suite.calibration.items()]
+    tables += [(s.name, s.report.calibration) for s in suite.sets]
+    for title, bands in tables:
+        lines += ["", f"**{title}**", ""]
+        lines += calibration_table(bands)
+    return lines
 
 
 _SUITE_METRICS: tuple[tuple[str, Callable[[Metrics], float | None]], ...] = (
@@ -275,6 +310,8 @@ _SUITE_METRICS: tuple[tuple[str, Callable[[Metrics], float | None]], ...] = (
     ("recall_any@5", lambda m: m.recall_any[5]),
     ("recall_all@10", lambda m: m.recall_all[10]),
     ("NDCG@10", lambda m: m.ndcg_at_10),
+    ("precision@10", lambda m: m.precision_at_10),
+    ("empty on no gold", lambda m: m.empty_on_no_gold),
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -40,9 +41,14 @@ class Metrics(BaseModel):
     recall_any: dict[int, float | None]
     recall_all: dict[int, float | None]
     ndcg_at_10: float | None
-    #: Questions without gold ids, and how many of them got no hit at all.
+    #: The share of the returned messages (at most 10) that are gold, averaged over the
+    #: scored questions (a scored question with nothing returned counts 0).
+    precision_at_10: float | None = None
+    #: Questions without gold ids, how many of them got no hit at all, and that share (None
+    #: when there were none).
     no_gold: int
     no_gold_empty: int
+    empty_on_no_gold: float | None = None
     latency_ms_p50: float
     latency_ms_p95: float
     db_ms_p50: float | None = None
@@ -58,6 +64,23 @@ class QuestionRecord(BaseModel):
     gold: tuple[str, ...]
     #: Per configuration: the distinct message ids returned, best first.
     ranked: dict[str, list[str]] = Field(default_factory=dict)
+    #: Per configuration of recall (not the baselines): each hit, best first, as a dict
+    #: with ``kind``, ``ids`` (its message ids), ``gold`` (one of them is a gold message),
+    #: ``score`` (``hit.score``) and ``scores`` (``hit.scores``, the fields that are set);
+    #: :func:`graphmem_bench.evaluation.calibration.hit_rows` flattens them.
+    hits: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+
+
+class Band(BaseModel):
+    """One score band of a calibration table: the hits whose score (clipped to [0, 1]) lies
+    in [low, high) (the last band includes 1.0), their mean clipped score (what the score
+    predicts) and the share of them that are gold (what was observed)."""
+
+    low: float
+    high: float
+    hits: int
+    mean_score: float | None
+    gold_share: float | None
 
 
 class ConfigurationResult(BaseModel):
@@ -85,6 +108,10 @@ class EvalReport(BaseModel):
     questions: int
     configurations: list[ConfigurationResult]
     details: list[QuestionRecord]
+    #: The first configuration's (the default's) hits by score band.
+    calibration: list[Band] = Field(default_factory=list)
+    #: The default's p95 database time over vector-only's (None without both).
+    db_p95_ratio: float | None = None
 
 
 class SetReport(BaseModel):
@@ -104,3 +131,6 @@ class SuiteReport(BaseModel):
     finished_at: datetime
     wall_seconds: float
     sets: list[SetReport]
+    #: The default's hits by score band, pooled over the development sets and over the
+    #: held-out ones (each set's own table is in its report).
+    calibration: dict[str, list[Band]] = Field(default_factory=dict)

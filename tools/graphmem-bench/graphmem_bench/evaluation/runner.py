@@ -26,9 +26,8 @@ from __future__ import annotations
 import secrets
 import time
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import numpy as np
@@ -44,6 +43,7 @@ from graphmem.testing import (
     load_embedder,
 )
 from graphmem_bench.evaluation.baselines import BM25, CosineBaseline, rrf
+from graphmem_bench.evaluation.calibration import calibration, hit_record
 from graphmem_bench.evaluation.configs import (
     Configuration,
     Corpus,
@@ -51,9 +51,11 @@ from graphmem_bench.evaluation.configs import (
     select,
     with_new_names,
 )
+from graphmem_bench.evaluation.conversations import Conversation, asked_at, group
 from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion, check_dataset
 from graphmem_bench.evaluation.metrics import Answer, distinct, summarize
 from graphmem_bench.evaluation.results import (
+    Band,
     ConfigurationResult,
     EvalReport,
     QuestionRecord,
@@ -100,55 +102,8 @@ class CachingEmbedder(EmbedderWrapper):
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.vstack([self._cache[t] for t in texts]).astype(np.float32)
 
-    def forget(self, texts: Iterable[str]) -> None:
-        """Drop these texts' vectors: their next use embeds them again."""
-        for text in texts:
-            self._cache.pop(text, None)
 
-
-@dataclass
-class _Conversation:
-    id: str
-    ns: str
-    messages: list[EvalMessage]
-    questions: list[EvalQuestion]
-    shift: timedelta
-    #: Each message's time, by id.
-    times: dict[str, datetime]
-
-
-def _group(
-    messages: Sequence[EvalMessage],
-    questions: Sequence[EvalQuestion],
-    prefix: str,
-    now: datetime,
-    shift: bool,
-) -> list[_Conversation]:
-    order: dict[str, list[tuple[int, EvalMessage]]] = {}
-    for line, message in enumerate(messages):
-        order.setdefault(message.conversation_id, []).append((line, message))
-    asked: dict[str, list[EvalQuestion]] = {}
-    for question in questions:
-        asked.setdefault(question.conversation_id, []).append(question)
-    out = []
-    for n, (conv, rows) in enumerate(order.items(), start=1):
-        rows.sort(key=lambda pair: (pair[1].time, pair[0]))
-        its = asked.get(conv, [])
-        latest = max((q.question_time for q in its), default=rows[-1][1].time)
-        out.append(
-            _Conversation(
-                id=conv,
-                ns=f"{prefix}-c{n}",
-                messages=[m for _, m in rows],
-                questions=its,
-                shift=(now - latest) if shift else timedelta(0),
-                times={m.message_id: m.time for _, m in rows},
-            )
-        )
-    return out
-
-
-def _ingest(memory: Memory, conv: _Conversation, corpus: Corpus, batch: int) -> tuple[int, int]:
+def _ingest(memory: Memory, conv: Conversation, corpus: Corpus, batch: int) -> tuple[int, int]:
     """Store the corpus's messages; returns (messages given, messages merged into another)."""
     chosen = [m for m in conv.messages if corpus == "all" or m.role == "user"]
     ns = conv.ns if corpus == "all" else f"{conv.ns}-user"
@@ -161,7 +116,7 @@ def _ingest(memory: Memory, conv: _Conversation, corpus: Corpus, batch: int) -> 
                     content=m.text,
                     role=m.role,
                     speaker=m.speaker,
-                    occurred_at=m.time + conv.shift,
+                    occurred_at=conv.times[m.message_id] + conv.shift,
                     external_id=m.message_id,
                     session_id=m.session_id,
                 )
@@ -175,18 +130,11 @@ def _ingest(memory: Memory, conv: _Conversation, corpus: Corpus, batch: int) -> 
     return len(chosen), merged
 
 
-def _asked_at(conv: _Conversation, question: EvalQuestion) -> datetime | None:
-    """When the question was asked within the conversation: the time of the message that asks
-    it (``extra.own_turn_id``), or None when it names none (asked after every message)."""
-    own = (question.extra or {}).get("own_turn_id")
-    return conv.times.get(own) if isinstance(own, str) else None
-
-
 def _recall(
-    memory: Memory, conv: _Conversation, question: EvalQuestion, spec: Configuration, k: int
+    memory: Memory, conv: Conversation, question: EvalQuestion, spec: Configuration, k: int
 ) -> Answer:
     ns = conv.ns if spec.corpus == "all" else f"{conv.ns}-user"
-    asked = _asked_at(conv, question)
+    asked = asked_at(conv, question)
     result = memory.recall(
         question.question,
         ns=ns,
@@ -197,18 +145,28 @@ def _recall(
     )
     hits = spec.rerank(result.hits) if spec.rerank is not None else list(result.hits)
     ids: list[str] = []
+    kept = []
     for hit in hits:
         ids.extend(hit.provenance.external_ids)
-    return Answer(distinct(ids), result.timing.total_ms, result.timing.db_ms)
+        kept.append(
+            hit_record(
+                hit.kind,
+                hit.provenance.external_ids,
+                hit.score,
+                hit.scores.model_dump(),
+                question.gold_message_ids,
+            )
+        )
+    return Answer(distinct(ids), result.timing.total_ms, result.timing.db_ms, kept)
 
 
 def _baseline(
-    embedder: CachingEmbedder, conv: _Conversation, spec: Configuration, k: int
+    embedder: CachingEmbedder, conv: Conversation, spec: Configuration, k: int
 ) -> list[Answer]:
     """The baseline's ranking of each question's messages: those sent before it was asked,
     embedded as graphmem embeds an episode (``speaker: text``)."""
     ids = [m.message_id for m in conv.messages]
-    times = [m.time for m in conv.messages]  # in time order
+    times = [conv.times[m.message_id] for m in conv.messages]  # in time order
     cosine = bm25 = None
     if spec.baseline in ("cosine", "rrf"):
         texts = [episode_text(m.text, m.speaker) for m in conv.messages]
@@ -218,7 +176,7 @@ def _baseline(
     answers = []
     for question in conv.questions:
         began = time.perf_counter()
-        asked = _asked_at(conv, question)
+        asked = asked_at(conv, question)
         visible = len(ids) if asked is None else bisect_left(times, asked)
         rankings = []
         if cosine is not None:
@@ -313,7 +271,8 @@ def run_sets(
         ) as run:
             memory = run.memory()
             say(f"Neo4j at {run.target.uri}; namespaces {set_prefix}-c*")
-            report = _run_set(data, memory, cached, options, set_prefix, say, specs, run.target.uri)
+            server = (run.target.uri, run.settle)
+            report = _run_set(data, memory, cached, options, set_prefix, say, specs, server)
         reports.append(SetReport(name=data.name, held_out=data.held_out, report=report))
     return SuiteReport(
         graphmem_version=__version__,
@@ -321,7 +280,20 @@ def run_sets(
         finished_at=datetime.now(UTC),
         wall_seconds=time.perf_counter() - began,
         sets=reports,
+        calibration=_pooled_calibration(reports, specs[0].name),
     )
+
+
+def _pooled_calibration(reports: Sequence[SetReport], name: str) -> dict[str, list[Band]]:
+    """Configuration ``name``'s hits by score band, pooled over the development sets and over
+    the held-out ones (a group without sets is left out)."""
+    pooled = {}
+    for role, held_out in (("development", False), ("held out", True)):
+        chosen = [s.report for s in reports if s.held_out == held_out]
+        if chosen:
+            hits = (h for r in chosen for record in r.details for h in record.hits.get(name, ()))
+            pooled[role] = calibration(hits)
+    return pooled
 
 
 def _record(q: EvalQuestion) -> QuestionRecord:
@@ -335,7 +307,7 @@ def _record(q: EvalQuestion) -> QuestionRecord:
 
 
 def _ingest_all(
-    memory: Memory, conversations: Sequence[_Conversation], options: EvalOptions, say: Progress
+    memory: Memory, conversations: Sequence[Conversation], options: EvalOptions, say: Progress
 ) -> tuple[int, int]:
     """Every conversation ingested twice (all messages, the user's alone): the user's
     messages, and the messages merged as repeats."""
@@ -353,6 +325,91 @@ def _ingest_all(
     return user_messages, merged
 
 
+def rotated(specs: Sequence[Configuration], n: int) -> list[Configuration]:
+    """The configurations in the order the ``n``-th question (0-based) runs them: the list
+    rotated by ``n``, so that each one comes first, second, ... equally often."""
+    if not specs:
+        return []
+    turn = n % len(specs)
+    return [*specs[turn:], *specs[:turn]]
+
+
+def _measure(
+    memory: Memory,
+    cached: CachingEmbedder,
+    conversations: Sequence[Conversation],
+    specs: Sequence[Configuration],
+    options: EvalOptions,
+    settle: Callable[[str], object],
+    say: Progress,
+) -> dict[str, list[Answer]]:
+    """Every configuration's answer to every question, in question order.
+
+    Recall's configurations run interleaved: each question through every one of them, in an
+    order rotating from question to question, after an untimed warm-up of the first
+    questions through all of them and a wait until the server is idle; the question's
+    vector is computed before its configurations run, so no configuration's latency holds
+    it. The baselines, computed outside Neo4j, run afterwards."""
+    recalls = [spec for spec in specs if spec.baseline is None]
+    asked = [(conv, q) for conv in conversations for q in conv.questions]
+    for n, (conv, question) in enumerate(asked[: options.warmup]):
+        for spec in rotated(recalls, n):
+            _recall(memory, conv, question, spec, options.k)
+    settle("measuring")
+    answers: dict[str, list[Answer]] = {spec.name: [] for spec in specs}
+    began = time.perf_counter()
+    for n, (conv, question) in enumerate(asked):
+        cached.embed([question.question])
+        for spec in rotated(recalls, n):
+            answers[spec.name].append(_recall(memory, conv, question, spec, options.k))
+        if (n + 1) % 100 == 0 or n + 1 == len(asked):
+            say(
+                f"recalled {n + 1} of {len(asked)} questions under {len(recalls)} "
+                f"configurations ({time.perf_counter() - began:.1f} s)"
+            )
+    for spec in specs:
+        if spec.baseline is not None:
+            for conv in conversations:
+                answers[spec.name] += _baseline(cached, conv, spec, options.k)
+    return answers
+
+
+def _result(
+    spec: Configuration,
+    ordered: Sequence[EvalQuestion],
+    records: Sequence[QuestionRecord],
+    answers: Sequence[Answer],
+) -> ConfigurationResult:
+    """One configuration's figures, overall and per category; its ranked lists and hits go
+    into each question's record."""
+    for record, answer in zip(records, answers, strict=True):
+        record.ranked[spec.name] = answer.ranked
+        if answer.hits is not None:
+            record.hits[spec.name] = answer.hits
+    has_db = spec.baseline is None
+    by_category = {
+        cat: summarize(
+            [q for q, r in zip(ordered, records, strict=True) if r.category == cat],
+            [a for a, r in zip(answers, records, strict=True) if r.category == cat],
+            has_db,
+        )
+        for cat in sorted({r.category for r in records})
+    }
+    return ConfigurationResult(
+        name=spec.name,
+        description=spec.description,
+        overall=summarize(ordered, answers, has_db),
+        by_category=by_category,
+    )
+
+
+def _ratio(results: Sequence[ConfigurationResult], top: str, bottom: str) -> float | None:
+    """The p95 database time of configuration ``top`` over ``bottom``'s (None without both)."""
+    named = {r.name: r.overall.db_ms_p95 for r in results}
+    over, under = named.get(top), named.get(bottom)
+    return over / under if over is not None and under else None
+
+
 def _run_set(
     data: DataSet,
     memory: Memory,
@@ -361,53 +418,22 @@ def _run_set(
     prefix: str,
     say: Progress,
     specs: Sequence[Configuration],
-    uri: str,
+    server: tuple[str, Callable[[str], object]],
 ) -> EvalReport:
+    """One set on one server (its uri, and a wait until it is idle): ingest, measure, score."""
+    uri, settle = server
     started = datetime.now(UTC)
     began = time.perf_counter()
-    conversations = _group(data.messages, data.questions, prefix, started, options.time_shift)
+    conversations = group(data.messages, data.questions, prefix, started, options.time_shift)
     ordered = [q for conv in conversations for q in conv.questions]
     records = [_record(q) for q in ordered]
-    results: list[ConfigurationResult] = []
     user_messages, merged = _ingest_all(memory, conversations, options, say)
-    # Untimed recalls first, so the first configuration does not pay for a cold server.
-    warm = [(conv, q) for conv in conversations for q in conv.questions][: options.warmup]
-    for conv, question in warm:
-        _recall(memory, conv, question, specs[0], options.k)
-    # The measured default then embeds these questions too, as it does every other one.
-    cached.forget(question.question for _, question in warm)
-    for spec in specs:
-        answers: list[Answer] = []
-        spec_began = time.perf_counter()
-        for conv in conversations:
-            if spec.baseline is not None:
-                answers += _baseline(cached, conv, spec, options.k)
-            else:
-                answers += [_recall(memory, conv, q, spec, options.k) for q in conv.questions]
-        for record, answer in zip(records, answers, strict=True):
-            record.ranked[spec.name] = answer.ranked
-        categories = sorted({r.category for r in records})
-        has_db = spec.baseline is None
-        by_category = {
-            cat: summarize(
-                [q for q, r in zip(ordered, records, strict=True) if r.category == cat],
-                [a for a, r in zip(answers, records, strict=True) if r.category == cat],
-                has_db,
-            )
-            for cat in categories
-        }
-        result = ConfigurationResult(
-            name=spec.name,
-            description=spec.description,
-            overall=summarize(ordered, answers, has_db),
-            by_category=by_category,
-        )
-        results.append(result)
+    answers = _measure(memory, cached, conversations, specs, options, settle, say)
+    results = [_result(spec, ordered, records, answers[spec.name]) for spec in specs]
+    for result in results:
         any10 = result.overall.recall_any[10]
-        say(
-            f"{spec.name}: recall_any@10 {'-' if any10 is None else f'{any10:.3f}'} "
-            f"({time.perf_counter() - spec_began:.1f} s)"
-        )
+        say(f"{result.name}: recall_any@10 {'-' if any10 is None else f'{any10:.3f}'}")
+    default = specs[0].name
     return EvalReport(
         graphmem_version=__version__,
         started_at=started,
@@ -425,4 +451,6 @@ def _run_set(
         questions=len(ordered),
         configurations=results,
         details=records,
+        calibration=calibration(hit for a in answers[default] for hit in a.hits or ()),
+        db_p95_ratio=_ratio(results, default, "vector-only"),
     )

@@ -9,8 +9,12 @@ A set is given as ``NAME=SOURCE``:
 * ``synthetic:SEED``: the synthetic conversations of :mod:`graphmem_bench.evaluation.synthetic`.
 
 :func:`development_suite` is the fixed set of sets that recall's defaults are chosen on: BEAM
-chats 1-10, seven RealMem personas and the synthetic set of seed 1, beside two sets never used
-to choose anything (three other RealMem personas, synthetic seed 2), reported apart.
+chats 1-10, seven RealMem personas, the synthetic set of seed 1 and five LoCoMo conversations,
+beside two sets never used to choose anything (three other RealMem personas, synthetic seed 2),
+reported apart.
+
+A neutral directory whose name starts with ``locomo`` holds LoCoMo, whose categories are
+numbers: they are read under their names (:data:`LOCOMO_CATEGORIES`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,16 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 #: RealMem personas held out of every choice of default.
 REALMEM_HELD_OUT = ("Ethan_Hunt", "Lin_Wanyu", "Pak_Budi")
+
+#: LoCoMo's question categories as it numbers them. Category 5 (adversarial) asks about
+#: something never said of that person; its gold messages say it of the other speaker.
+LOCOMO_CATEGORIES = {
+    "1": "multi-hop",
+    "2": "temporal",
+    "3": "open-domain",
+    "4": "single-hop",
+    "5": "adversarial",
+}
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,8 @@ def load_set(spec: str, *, held_out: bool = False) -> DataSet:
         skipped: list[int] = []
         messages = read_messages(path / "conversations.jsonl", skipped)
         questions = read_questions(path / "questions.jsonl")
+        if path.resolve().name.lower().startswith("locomo"):
+            questions = named_categories(questions, LOCOMO_CATEGORIES)
         if selection is not None:
             messages, questions = _select(spec, messages, questions, selection)
         return DataSet(name, messages, questions, held_out, skipped)
@@ -84,6 +100,16 @@ def load_set(spec: str, *, held_out: bool = False) -> DataSet:
     chats = parse_chat_selection(selection) if selection is not None else None
     messages, questions = convert(path, chats)
     return DataSet(name, messages, questions, held_out)
+
+
+def named_categories(
+    questions: Sequence[EvalQuestion], names: dict[str, str]
+) -> list[EvalQuestion]:
+    """The questions with each category ``names`` knows replaced by its name."""
+    return [
+        q.model_copy(update={"category": names[q.category]}) if q.category in names else q
+        for q in questions
+    ]
 
 
 def _select(
@@ -109,10 +135,10 @@ def _select(
 
 
 def development_suite(data: Path) -> list[DataSet]:
-    """The development sets under ``data`` (``beam/100K`` and ``realmem``) and the synthetic
-    ones, then the held-out sets."""
-    beam, realmem = data / "beam" / "100K", data / "realmem"
-    missing = [str(p) for p in (beam, realmem) if not p.is_dir()]
+    """The development sets under ``data`` (``beam/100K``, ``realmem`` and ``locomo-dev``)
+    and the synthetic ones, then the held-out sets."""
+    beam, realmem, locomo = data / "beam" / "100K", data / "realmem", data / "locomo-dev"
+    missing = [str(p) for p in (beam, realmem, locomo) if not p.is_dir()]
     if missing:
         raise InvalidInputError(f"the development suite needs {' and '.join(missing)}")
     held = ",".join(REALMEM_HELD_OUT)
@@ -120,6 +146,7 @@ def development_suite(data: Path) -> list[DataSet]:
         load_set(f"beam-1-10={beam}@1-10"),
         load_set(f"realmem-dev={realmem}@-{held}"),
         load_set("synthetic-dev=synthetic:1"),
+        load_set(f"locomo-dev={locomo}"),
         load_set(f"realmem-held-out={realmem}@{held}", held_out=True),
         load_set("synthetic-held-out=synthetic:2", held_out=True),
     ]
