@@ -110,20 +110,22 @@ def print_report(
     out: Path | None,
     stem: str,
     say: Callable[[str], None],
+    indent: int | None = 2,
 ) -> None:
     """Print a run's report (JSON or Markdown), then write ``<stem>.json`` and ``<stem>.md``
     into ``out``. Printed first, a finished run is not lost when ``out`` cannot take it. An
     earlier report of the same name is kept: the new one becomes ``<stem>-2``, ``-3`` and so
-    on (two runs started in the same second would otherwise share a name)."""
+    on (two runs started in the same second would otherwise share a name). ``indent=None``
+    writes the JSON on one line (a large report)."""
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps(data, indent=indent))
     else:
         click.echo(markdown, nl=False)
     if out is None:
         return
     try:
         out.mkdir(parents=True, exist_ok=True)
-        paths = _write_new(out, stem, json.dumps(data, indent=2) + "\n", markdown)
+        paths = _write_new(out, stem, json.dumps(data, indent=indent) + "\n", markdown)
     except OSError as exc:
         raise ConfigurationError(
             f"the report was printed but could not be written to {out} "

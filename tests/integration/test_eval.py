@@ -11,6 +11,7 @@ from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.models import Hit
 from graphmem.settings import GraphmemSettings
+from graphmem_bench.evaluation.calibration import calibration, hit_rows
 from graphmem_bench.evaluation.configs import Configuration
 from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion
 from graphmem_bench.evaluation.report import render_markdown, render_suite
@@ -193,6 +194,85 @@ def test_an_extra_configuration_can_reorder_the_hits(report: EvalReport) -> None
         assert record.ranked["reversed"] == list(reversed(record.ranked["default"]))
 
 
+def test_precision_and_empty_on_no_gold_are_reported(report: EvalReport) -> None:
+    for config in report.configurations:
+        m = config.overall
+        assert m.precision_at_10 is not None and 0.0 < m.precision_at_10 <= 1.0, config.name
+        assert m.empty_on_no_gold == m.no_gold_empty / m.no_gold, config.name
+    by_name = {c.name: c for c in report.configurations}
+    # one gold message and the rest noise: precision is what the gate leaves
+    assert by_name["gate-off"].overall.empty_on_no_gold == 0.0
+    rare = by_name["default"].by_category["rare-words"]
+    ranked = next(r for r in report.details if r.category == "rare-words").ranked["default"]
+    assert rare.precision_at_10 == pytest.approx(1 / len(ranked))
+    text = render_markdown(report)
+    assert "precision@10" in text and "empty on no gold" in text
+    assert "## Calibration of hit.score (default)" in text
+    assert "## Database time: the default against vector-only" in text
+
+
+def test_every_recall_keeps_its_hits_with_their_scores(report: EvalReport) -> None:
+    """Each recall configuration keeps each hit's score, breakdown and gold mark, in the
+    order of its ranked ids; the baselines keep none; the calibration table counts the
+    default's hits."""
+    baselines = {"cosine-exact", "bm25", "rrf-plain"}
+    default_hits = 0
+    for record in report.details:
+        assert set(record.hits) == set(record.ranked) - baselines
+        for name, hits in record.hits.items():
+            ids = [i for hit in hits for i in hit["ids"]]
+            assert list(dict.fromkeys(ids)) == record.ranked[name], name
+            for hit in hits:
+                assert hit["gold"] == bool(set(hit["ids"]) & set(record.gold))
+                assert isinstance(hit["score"], float)
+                assert {"vector", "fused", "final", "lexical"} <= set(hit["scores"])
+        default_hits += len(record.hits["default"])
+    assert sum(band.hits for band in report.calibration) == default_hits > 0
+    rows = hit_rows(report, configuration="default")
+    assert len(rows) == default_hits
+    assert calibration(rows) == report.calibration
+    assert report.db_p95_ratio is not None and report.db_p95_ratio > 0
+
+
+def test_the_same_run_twice_gives_the_same_figures(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
+) -> None:
+    """Two runs of one small set (new namespaces each time) rank every question alike under
+    every configuration and give the same figures."""
+    runs = []
+    try:
+        for _ in range(2):
+            runs.append(
+                run_eval(
+                    _messages("c1", C1) + _messages("c2", C2),
+                    QUESTIONS,
+                    EvalOptions(server="configured", warmup=1, only=("fulltext-only", "bm25")),
+                    settings=test_settings,
+                    target=graph.target,
+                    embedder=embedder,
+                )
+            )
+        first, second = runs
+        assert [r.ranked for r in first.details] == [r.ranked for r in second.details]
+        for a, b in zip(first.configurations, second.configurations, strict=True):
+            assert a.overall.recall_any == b.overall.recall_any
+            assert a.overall.ndcg_at_10 == b.overall.ndcg_at_10
+            assert a.overall.precision_at_10 == b.overall.precision_at_10
+        for a, b in zip(first.details, second.details, strict=True):
+            for name, hits in a.hits.items():
+                again = b.hits[name]
+                assert [h["ids"] for h in hits] == [h["ids"] for h in again]
+                for h, g in zip(hits, again, strict=True):
+                    assert h["scores"]["vector"] == pytest.approx(g["scores"]["vector"])
+    finally:
+        for one in runs:
+            graph.driver.execute_query(
+                "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+                prefix=one.namespace_prefix,
+                database_=graph.database,
+            )
+
+
 # --- several sets, and questions asked at their own turn ---------------------------------------
 PARROT = [
     ("p1", "user", "I adopted a parrot called Kiwi."),
@@ -253,6 +333,12 @@ def test_several_sets_side_by_side_each_question_seeing_only_its_past(
             text
         )
         assert "## Checks" in text and "rrf-plain" in text
+        assert "## precision@10" in text and "## empty on no gold" in text
+        assert "## parrots (held out)" in text and "**development sets, pooled**" in text
+        assert set(suite.calibration) == {"development", "held out"}
+        assert sum(b.hits for b in suite.calibration["held out"]) == sum(
+            len(r.hits["default"]) for r in parrots.details
+        )
     finally:
         for one in suite.sets:
             graph.driver.execute_query(
@@ -260,3 +346,55 @@ def test_several_sets_side_by_side_each_question_seeing_only_its_past(
                 prefix=one.report.namespace_prefix,
                 database_=graph.database,
             )
+
+
+def test_a_session_sharing_one_time_keeps_its_order(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
+) -> None:
+    """Two named speakers in one session that has one time (as LoCoMo dates its sessions): a
+    question asked at its own turn sees the turns before it in the file, and none after."""
+    rows = [
+        ("t1", "Alice", "I adopted a parrot called Kiwi."),
+        ("t2", "Bob", "A parrot! Kiwi is a lovely name."),
+        ("t3", "Alice", "What is my parrot called again?"),
+        ("t4", "Bob", "Your parrot is called Mango now, the kids renamed her."),
+    ]
+    messages = [
+        EvalMessage(
+            conversation_id="pair",
+            session_id="s1",
+            message_id=mid,
+            role="user",
+            speaker=speaker,
+            time=START,
+            text=text,
+        )
+        for mid, speaker, text in rows
+    ]
+    question = EvalQuestion(
+        conversation_id="pair",
+        question="What is Alice's parrot called?",
+        question_time=START,
+        gold_message_ids=("t1",),
+        category="1",
+        extra={"own_turn_id": "t3"},
+    )
+    report = run_eval(
+        messages,
+        [question],
+        EvalOptions(server="configured", warmup=0, only=("vector-only", "bm25")),
+        settings=test_settings,
+        target=graph.target,
+        embedder=embedder,
+    )
+    try:
+        (record,) = report.details
+        for name, ranked in record.ranked.items():
+            assert set(ranked) <= {"t1", "t2"} and "t1" in ranked, (name, ranked)
+        assert report.configurations[0].overall.recall_any[10] == 1.0
+    finally:
+        graph.driver.execute_query(
+            "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+            prefix=report.namespace_prefix,
+            database_=graph.database,
+        )

@@ -149,7 +149,8 @@ def _evaluate(
         text = render_markdown(report)
     else:
         dumped, text = suite.model_dump(mode="json"), render_suite(suite)
-    print_report(dumped, text, as_json=as_json, out=out, stem="results", say=say)
+    # One line: the report keeps every hit of every recall with its score breakdown.
+    print_report(dumped, text, as_json=as_json, out=out, stem="results", say=say, indent=None)
 
 
 @click.group("eval")
@@ -211,9 +212,12 @@ def eval_run(
     (k = 10) under the product default and its ablations (one retriever only, plain RRF,
     linear fusion, no next-message credit, no update order, no recency, the gate per hit or
     off, user messages only), and three baselines run outside Neo4j (exact cosine, BM25,
-    plain RRF of the two). The report gives recall_any@k and recall_all@k (k = 1, 5, 10),
-    NDCG@10 and latency per configuration and per category. Progress goes
-    to stderr; the report (Markdown, or JSON with --json) to stdout.
+    plain RRF of the two). Recall's configurations run interleaved, each question through
+    all of them in a rotating order, after an untimed warm-up. The report gives
+    recall_any@k and recall_all@k (k = 1, 5, 10), NDCG@10, precision@10, the share of
+    questions without gold that got nothing, and latency per configuration and per category,
+    and the calibration of the default's hit scores; results.json keeps every hit's score
+    breakdown. Progress goes to stderr; the report (Markdown, or JSON with --json) to stdout.
 
     With several sets (--set, repeated), each is ingested into a Neo4j of its own and the
     report puts them side by side; a set whose questions name the message that asks them
@@ -245,12 +249,13 @@ def eval_run(
 @click.argument("data", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @_run_options
 def eval_suite(data: Path, **options: Any) -> None:
-    """Evaluate recall on the development suite under DATA (beam/100K and realmem).
+    """Evaluate recall on the development suite under DATA (beam/100K, realmem, locomo-dev).
 
     The sets recall's defaults are chosen on, side by side: BEAM chats 1-10, seven RealMem
-    personas and a synthetic set (seed 1); and, reported apart, the held-out sets never used
-    to choose anything: three other RealMem personas and a synthetic set of seed 2. Each set
-    runs on a scratch Neo4j of its own (with --server configured, all in that one).
+    personas, a synthetic set (seed 1) and five LoCoMo conversations; and, reported apart,
+    the held-out sets never used to choose anything: three other RealMem personas and a
+    synthetic set of seed 2. Each set runs on a scratch Neo4j of its own (with --server
+    configured, all in that one).
 
     Example:
 
