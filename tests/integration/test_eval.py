@@ -61,6 +61,15 @@ def _question(text: str, gold: list[str], category: str, **extra: list[str]) -> 
     )
 
 
+def _delete(graph: Graph, prefix: str) -> None:
+    """Remove a run's namespaces."""
+    graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+        prefix=prefix,
+        database_=graph.database,
+    )
+
+
 def _reverse(hits: Sequence[Hit]) -> list[Hit]:
     return list(reversed(hits))
 
@@ -96,11 +105,7 @@ def report(
     )
     assert any("ingested conversation 'c1'" in line for line in lines)
     yield result
-    graph.driver.execute_query(
-        "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
-        prefix=result.namespace_prefix,
-        database_=graph.database,
-    )
+    _delete(graph, result.namespace_prefix)
 
 
 def test_every_configuration_is_reported(report: EvalReport) -> None:
@@ -254,10 +259,10 @@ def test_the_same_run_twice_gives_the_same_figures(
             )
         first, second = runs
         assert [r.ranked for r in first.details] == [r.ranked for r in second.details]
-        for a, b in zip(first.configurations, second.configurations, strict=True):
-            assert a.overall.recall_any == b.overall.recall_any
-            assert a.overall.ndcg_at_10 == b.overall.ndcg_at_10
-            assert a.overall.precision_at_10 == b.overall.precision_at_10
+        for c1, c2 in zip(first.configurations, second.configurations, strict=True):
+            assert c1.overall.recall_any == c2.overall.recall_any
+            assert c1.overall.ndcg_at_10 == c2.overall.ndcg_at_10
+            assert c1.overall.precision_at_10 == c2.overall.precision_at_10
         for a, b in zip(first.details, second.details, strict=True):
             for name, hits in a.hits.items():
                 again = b.hits[name]
@@ -266,11 +271,7 @@ def test_the_same_run_twice_gives_the_same_figures(
                     assert h["scores"]["vector"] == pytest.approx(g["scores"]["vector"])
     finally:
         for one in runs:
-            graph.driver.execute_query(
-                "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
-                prefix=one.namespace_prefix,
-                database_=graph.database,
-            )
+            _delete(graph, one.namespace_prefix)
 
 
 # --- several sets, and questions asked at their own turn ---------------------------------------
@@ -341,11 +342,7 @@ def test_several_sets_side_by_side_each_question_seeing_only_its_past(
         )
     finally:
         for one in suite.sets:
-            graph.driver.execute_query(
-                "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
-                prefix=one.report.namespace_prefix,
-                database_=graph.database,
-            )
+            _delete(graph, one.report.namespace_prefix)
 
 
 def test_a_session_sharing_one_time_keeps_its_order(
@@ -393,8 +390,4 @@ def test_a_session_sharing_one_time_keeps_its_order(
             assert set(ranked) <= {"t1", "t2"} and "t1" in ranked, (name, ranked)
         assert report.configurations[0].overall.recall_any[10] == 1.0
     finally:
-        graph.driver.execute_query(
-            "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
-            prefix=report.namespace_prefix,
-            database_=graph.database,
-        )
+        _delete(graph, report.namespace_prefix)

@@ -13,6 +13,7 @@ from graphmem_bench.evaluation.calibration import calibration, clip, hit_record,
 from graphmem_bench.evaluation.conversations import spread_ties
 from graphmem_bench.evaluation.format import EvalMessage, EvalQuestion
 from graphmem_bench.evaluation.metrics import Answer, precision, score_question, summarize
+from graphmem_bench.evaluation.report import checks, render_suite, suite_checks
 from graphmem_bench.evaluation.results import (
     ConfigurationResult,
     EvalReport,
@@ -213,3 +214,24 @@ def test_messages_sharing_a_time_are_spread_in_their_order() -> None:
     assert list(times) == [m.message_id for m in messages]
     assert sorted(times.values()) == list(times.values())  # time order is the given order
     assert spread_ties([]) == {}
+
+
+def test_the_database_time_check_reads_the_ratio_to_vector_only() -> None:
+    report = _report(_records())
+    assert not [line for line in checks(report) if "database time" in line]  # no ratio
+    slow = report.model_copy(update={"db_p95_ratio": 2.0})
+    fast = report.model_copy(update={"db_p95_ratio": 1.2})
+    assert checks(slow)[-1].startswith("fail: default p95 database time 2.00x vector-only's")
+    assert checks(fast)[-1].startswith("pass: default p95 database time 1.20x")
+    now = datetime.now(UTC)
+    suite = SuiteReport(
+        graphmem_version="0",
+        started_at=now,
+        finished_at=now,
+        wall_seconds=1.0,
+        sets=[SetReport(name="a", report=slow), SetReport(name="b", report=fast)],
+    )
+    lines = [line for line in suite_checks(suite) if "database time" in line]
+    assert [line.split(" p95")[0] for line in lines] == ["fail: a: default", "pass: b: default"]
+    text = render_suite(suite)
+    assert "| a | 0.5 / 0.5 | - | 2.00x |" in text  # no vector-only in this report

@@ -21,6 +21,8 @@ from graphmem_bench.markdown import markdown_table
 #: The default configuration should reach at least this share of knowledge updates with the
 #: updated message above the original.
 UPDATE_TARGET = 0.9
+#: The default's p95 database time should be at most this many times vector-only's.
+DB_RATIO_TARGET = 1.5
 
 
 _METRIC_HEADER = [
@@ -189,7 +191,20 @@ def checks(report: EvalReport) -> list[str]:
             f"{verdict}: {default.name} updated message above the original in {share:.1%} of "
             f"knowledge updates (target {UPDATE_TARGET:.0%})"
         )
+    out += _db_check(report)
     return out
+
+
+def _db_check(report: EvalReport, label: str = "") -> list[str]:
+    """The default's p95 database time against vector-only's (none without both)."""
+    ratio = report.db_p95_ratio
+    if ratio is None:
+        return []
+    verdict = "pass" if ratio <= DB_RATIO_TARGET else "fail"
+    return [
+        f"{verdict}: {label}{report.configurations[0].name} p95 database time {ratio:.2f}x "
+        f"vector-only's, measured interleaved (target at most {DB_RATIO_TARGET}x)"
+    ]
 
 
 # --- several data sets side by side -------------------------------------------------------------
@@ -350,4 +365,6 @@ def suite_checks(suite: SuiteReport) -> list[str]:
                 f"{verdict}: {group} mean recall_any@10 {mine_mean:.3f} against the best "
                 f"baseline ({best}) {best_mean:.3f}: {gap:+.3f} (target +0.050)"
             )
+    for s in suite.sets:
+        out += _db_check(s.report, f"{s.name}: ")
     return out

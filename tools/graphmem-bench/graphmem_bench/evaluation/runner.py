@@ -18,7 +18,14 @@ trace in the graph; ``k`` hits are asked for, and each hit is mapped to message 
 episode to its ``external_id``, a fact to its provenance's ``external_ids`` (in order), each
 id counted once at its first rank. A question that names its own turn (``extra.own_turn_id``)
 is recalled with ``until`` at that message's time, and the baselines rank only the messages
-sent before it.
+sent before it. Messages that share a time are put apart in their order
+(:func:`~graphmem_bench.evaluation.conversations.spread_ties`).
+
+Recall's configurations are measured interleaved (:func:`_measure`): each question through
+every configuration, in an order that rotates from question to question, after a warm-up
+through all of them, so that load and caches fall on every configuration alike. Each hit is
+kept with its score breakdown and whether it is gold (see
+:mod:`graphmem_bench.evaluation.calibration`).
 """
 
 from __future__ import annotations
@@ -76,7 +83,8 @@ class EvalOptions(ServerOptions):
     pagecache: str = "512m"
     time_shift: bool = True
     ingest_batch: int = Field(default=500, ge=1, le=10_000)
-    #: Unmeasured recalls (the first questions, default configuration) before measuring.
+    #: How many of the first questions are recalled under every configuration, unmeasured,
+    #: before measuring (a warm-up: no configuration pays for a cold server).
     warmup: int = Field(default=10, ge=0)
     #: Extra recall configurations, ``NAME:key=value,...`` (see ``configs.variant``).
     variants: tuple[str, ...] = ()
