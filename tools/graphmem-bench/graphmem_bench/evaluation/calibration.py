@@ -26,17 +26,25 @@ from graphmem_bench.evaluation.results import Band, EvalReport, SuiteReport
 BANDS = 10
 
 
+#: Decimal places a kept score keeps (the report holds every hit of every recall).
+PLACES = 6
+
+
+def _kept(value: Any) -> Any:
+    return round(value, PLACES) if isinstance(value, float) else value
+
+
 def hit_record(
     kind: str, ids: Sequence[str], score: float, scores: Mapping[str, Any], gold: Iterable[str]
 ) -> dict[str, Any]:
     """What a run keeps of one hit: its kind, message ids, score, breakdown (the fields set)
-    and whether one of its messages is gold."""
+    and whether one of its messages is gold; scores to :data:`PLACES` decimal places."""
     return {
         "kind": kind,
         "ids": list(ids),
         "gold": bool(set(ids) & set(gold)),
-        "score": score,
-        "scores": {key: value for key, value in scores.items() if value is not None},
+        "score": _kept(score),
+        "scores": {key: _kept(value) for key, value in scores.items() if value is not None},
     }
 
 
