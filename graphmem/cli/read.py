@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,11 @@ if TYPE_CHECKING:  # for annotations only: the library loads when a command runs
 #: How the recall table marks a hit not matched by the search itself: reached over REFERENCES,
 #: or found through the superseded fact it replaced.
 _VIA_LABELS = {"search": "", "reference": " (ref)", "supersession": " (update)"}
+
+
+#: The API's option names as the read commands name them.
+_FLAGS = {"as_of": "--as-of", "valid_at": "--valid-at", "budget_tokens": "--budget"}
+_OPTION_NAMES = re.compile(r"\b(as_of|valid_at|budget_tokens)\b(=)?")
 
 
 def _recall_table(result: RecallResult) -> str:
@@ -113,8 +119,19 @@ def recall(
         emit(result.model_dump(mode="json"), as_json=True, rows=_hit_rows)
     else:
         click.echo(_recall_table(result))
+    if result.hint is not None:
+        click.echo(f"Hint: {_flags(result.hint)}", err=True)
     if empty:
         nothing(ctx, f"namespace {result.ns!r} holds nothing (is the name right?)")
+
+
+def _flags(message: str) -> str:
+    """``message`` with the names of the API's options (``valid_at=...``, ``as_of``) written
+    as this command line's (``--valid-at ...``, ``--as-of``)."""
+    return _OPTION_NAMES.sub(
+        lambda m: _FLAGS[m[1]] + (" " if m[2] else ""),
+        message,
+    )
 
 
 def _holds_nothing(stats: NamespaceStats) -> bool:
@@ -193,8 +210,8 @@ def context(
         f"{block.omitted} left out",
         err=True,
     )
-    if not block.text and block.omitted:
-        click.echo("Nothing fit in the budget; raise --budget.", err=True)
+    if block.warning is not None:
+        click.echo(f"Warning: {_flags(block.warning)}", err=True)
 
 
 @main.command()

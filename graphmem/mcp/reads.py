@@ -77,7 +77,7 @@ class ReadTools(ToolBase):
         if result.as_of is not None:
             data["as_of"] = result.as_of
         if not result.hits:
-            data["note"] = "nothing found"
+            data["note"] = result.hint or "nothing found"
         return await self._out(data, ns, "results")
 
     @tool
@@ -124,6 +124,8 @@ class ReadTools(ToolBase):
         }
         if budget < budget_tokens:
             data["budget_tokens"] = budget
+        if block.warning is not None:
+            data["warning"] = block.warning
         return await self._out(data, ns)
 
     @tool

@@ -242,6 +242,9 @@ class RecallResult(OutputModel):
     #: True when even that was not enough and exact scoring ran instead.
     exact_fallback: bool = False
     timing: Timing = Timing()
+    #: When a recall at ``as_of`` found nothing but would find something at valid time
+    #: ``as_of`` by what is believed now: says so, and what to ask instead.
+    hint: str | None = None
 
     def __len__(self) -> int:
         return len(self.hits)
@@ -268,6 +271,9 @@ class ContextBlock(OutputModel):
     episode_ids: tuple[str, ...] = ()
     #: Lines that matched but did not fit in the budget, and pinned facts past pinned_limit.
     omitted: int = 0
+    #: Why the block is empty though something matched: a budget too small for the header
+    #: and one line (with the least it would take), or a recall's ``hint``.
+    warning: str | None = None
 
 
 # --- writes, reads and audit --------------------------------------------------------------------

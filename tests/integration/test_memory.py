@@ -2215,6 +2215,7 @@ def test_recall_details_follow_a_fact_superseded_since_the_search(
     params = {
         "ns": ns,
         "fact_ids": [old.id, new.id],
+        "past": [],
         "episode_ids": [],
         "vector": [0.1] * 384,
         "expand": True,
@@ -2235,4 +2236,10 @@ def test_recall_details_follow_a_fact_superseded_since_the_search(
     assert [(f["id"], f["fact"]["id"], f["superseded_match"]) for f in row["facts"]] == [
         (old.id, old.id, None),
         (new.id, new.id, None),
+    ]
+    # A superseded fact recall keeps for a period it was true in is read itself.
+    (row,) = _read_details(graph, {**params, "past": [old.id]})
+    assert [(f["id"], f["fact"]["id"], f["fact"]["status"]) for f in row["facts"]] == [
+        (old.id, old.id, "superseded"),
+        (new.id, new.id, "active"),
     ]

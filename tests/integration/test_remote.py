@@ -206,6 +206,11 @@ def test_the_other_flows_answer_with_the_librarys_models(
         assert (kept.id, gone.status) == (b.id, "superseded")
         block = memory.context("where is the office?", budget_tokens=200)
         assert b.id in block.fact_ids
+        tight = memory.context("where is the office?", budget_tokens=20)
+        assert not tight.text and tight.warning and "too small for one line" in tight.warning
+        assert block.warning is None
+        then = memory.recall("where is the office?", as_of="2020-01-01T00:00:00Z")
+        assert not then.hits and then.hint is not None and "valid_at=" in then.hint
         assert memory.audit.explain(a.id).fact_id == a.id
         assert memory.audit.timeline(a.id).events
         assert memory.audit.beliefs(query="office").facts

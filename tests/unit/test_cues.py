@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphmem.core.recall.cues import Cues, about_the_user, periods
+from graphmem.core.recall.cues import Cues, about_the_user, names_period, past_facts, periods
+from graphmem.core.recall.ranking import Candidate
 
 # A Wednesday afternoon.
 NOW = datetime(2024, 3, 20, 15, 0, tzinfo=UTC)
@@ -86,3 +87,66 @@ def test_the_factor_raises_hits_in_a_named_period_and_users_messages() -> None:
     # A question in the third person raises no speaker.
     third = Cues.read("What did Melanie say yesterday?", NOW)
     assert third.factor(earlier, "user", **weights) == 1.0
+
+
+def _ms(year: int, month: int, day: int = 1) -> int:
+    return int(datetime(year, month, day, tzinfo=UTC).timestamp() * 1000)
+
+
+#: Valid from January to May 2024, from May 2024 on, and no valid time at all.
+JAN_TO_MAY = {"from": _ms(2024, 1, 5), "to": _ms(2024, 5, 1)}
+FROM_MAY = {"from": _ms(2024, 5, 1), "to": None}
+OPEN: dict[str, int | None] = {"from": None, "to": None}
+
+
+def test_a_fact_counts_in_a_period_by_its_valid_time_else_when_it_was_recorded() -> None:
+    march = Cues.read("Where did I work in March?", NOW)  # March 2024
+    recorded_in_march = datetime(2024, 3, 10, tzinfo=UTC)
+    recorded_later = datetime(2024, 6, 1, tzinfo=UTC)
+    assert march.in_period(recorded_later, JAN_TO_MAY)  # true in March, recorded in June
+    assert not march.in_period(recorded_in_march, FROM_MAY)  # recorded in March, true later
+    assert march.in_period(recorded_in_march, OPEN) and not march.in_period(recorded_later, OPEN)
+    assert march.in_period(recorded_later, {"from": None, "to": _ms(2024, 3, 2)})
+    assert not march.in_period(recorded_later, {"from": None, "to": _ms(2024, 3, 1)})
+    weights = {"time_weight": 0.5, "user_weight": 0.0}
+    assert march.factor(recorded_later, None, JAN_TO_MAY, **weights) == pytest.approx(1.5)
+    assert march.factor(recorded_in_march, None, FROM_MAY, **weights) == 1.0
+    assert names_period("Where did I work in March?", NOW, 0.2)
+    assert not names_period("Where did I work in March?", NOW, 0.0)
+    assert not names_period("Where do I work?", NOW, 0.2)
+
+
+def _briefs() -> dict[str, dict[str, object]]:
+    at = _ms(2024, 6, 1)
+    return {
+        "globex": {"at": at, "status": "active", "valid": FROM_MAY},
+        "acme": {"at": at, "status": "superseded", "valid": JAN_TO_MAY},
+        "merged": {"at": at, "status": "merged", "valid": JAN_TO_MAY},
+        "older": {"at": at, "status": "superseded", "valid": {"from": None, "to": _ms(2024, 1)}},
+    }
+
+
+def test_a_superseded_fact_true_in_the_period_becomes_a_candidate_of_its_own() -> None:
+    fused = [Candidate("fact", "globex", fused=0.9), Candidate("episode", "m1", fused=0.5)]
+    through = {"globex": ["acme", "merged", "older"]}
+    march = Cues.read("Where did I work in March?", NOW)
+    out = march.with_past_facts(fused, through, _briefs(), {}, time_weight=0.2)
+    # Only the superseded fact true in March, just before the fact that replaced it, with its
+    # fused score; the rest as they were.
+    assert [(c.kind, c.id) for c in out] == [
+        ("fact", "acme"), ("fact", "globex"), ("episode", "m1"),
+    ]  # fmt: skip
+    assert out[0].fused == 0.9 and out[0].matched is None
+    assert past_facts(["acme", "globex"], through) == ["acme"]
+    # The successor true in the period itself, no period, or no time weight: nothing added.
+    june = Cues.read("Where did I work in June?", NOW.replace(month=7))
+    assert len(june.with_past_facts(fused, through, _briefs(), {}, time_weight=0.2)) == 2
+    plain = Cues.read("Where do I work?", NOW)
+    assert len(plain.with_past_facts(fused, through, _briefs(), {}, time_weight=0.2)) == 2
+    assert len(march.with_past_facts(fused, through, _briefs(), {}, time_weight=0.0)) == 2
+    # A successor found only through what it replaced is judged by its head_valid.
+    briefs = {k: v for k, v in _briefs().items() if k != "globex"}
+    out = march.with_past_facts(fused, through, briefs, {"globex": FROM_MAY}, time_weight=0.2)
+    assert [c.id for c in out][:2] == ["acme", "globex"]
+    during = {"globex": {"from": _ms(2024, 2, 1), "to": None}}
+    assert len(march.with_past_facts(fused, through, briefs, during, time_weight=0.2)) == 2

@@ -173,7 +173,7 @@ def test_speakers_restrict_recall_to_episodes_and_reach_every_episode_filter() -
         {"ns": "n", "vector": [], "pool": 1, **scope.params()}
     )
     query("recall_fact_exact").check_params(
-        {"ns": "n", "vector": [], "pool": 1, **scope.fact_params()}
+        {"ns": "n", "vector": [], "pool": 1, "keep_superseded": False, **scope.fact_params()}
     )
     search = {**scope.search_params(), "schema_key": "k"}
     for name in ("recall_search", "recall_search_filtered"):

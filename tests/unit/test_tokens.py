@@ -190,6 +190,26 @@ def test_build_context_never_exceeds_the_budget(counter: WordPieceBudgetCounter)
     assert build_context(pinned, hits, everything.tokens, counter).omitted == 0
 
 
+def test_a_budget_too_small_for_one_line_warns_with_what_it_needs(
+    counter: WordPieceBudgetCounter,
+) -> None:
+    hits = [_hit(_fact(1, "Alice works at Acme Corp in Berlin.")), _hit(_fact(2, "Bob skis."))]
+    header = counter.count(CONTEXT_HEADER)
+    tight = build_context([], hits, header, counter)
+    assert tight.text == "" and tight.omitted == 2 and tight.warning is not None
+    assert f"budget_tokens={header} is too small for one line" in tight.warning
+    assert f"the header takes {header} tokens" in tight.warning
+    need = int(tight.warning.rsplit(" ", 1)[1])
+    assert need > header
+    # What it names is enough for the shortest line, and one token less is not.
+    enough = build_context([], hits, need, counter)
+    assert enough.fact_ids == ("fact-2",) and enough.warning is None
+    assert build_context([], hits, need - 1, counter).warning is not None
+    # An empty block of nothing found says nothing.
+    assert build_context([], [], 5, counter).warning is None
+    assert build_context([], hits, 10_000, counter).warning is None
+
+
 class _OddCounter:
     """A token counter with no name whose count is whatever it was given."""
 

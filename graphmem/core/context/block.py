@@ -254,7 +254,8 @@ def fit_lines(
     short_ids: Mapping[str, str] | None = None,
 ) -> ContextBlock:
     """The block of ``entries`` (:func:`context_lines`) within ``budget``, each id in the
-    text written as ``short_ids`` gives it (the block's ids stay whole)."""
+    text written as ``short_ids`` gives it (the block's ids stay whole); when not one entry
+    fits, a warning that says so and how many tokens the header and the shortest line take."""
     counter = _CheckedCounter(counter)
     header_line = context_header(zone)
     if short_ids:
@@ -269,8 +270,10 @@ def fit_lines(
     kept: list[tuple[str, str, str]] = []
     omitted = 0
     total = header
+    shortest: int | None = None
     for entry in entries:
         cost = counter.count(entry[2]) + newline
+        shortest = cost if shortest is None else min(shortest, cost)
         if total + cost <= budget:
             kept.append(entry)
             total += cost
@@ -291,6 +294,16 @@ def fit_lines(
         fact_ids=tuple(i for kind, i, _ in kept if kind == "fact"),
         episode_ids=tuple(i for kind, i, _ in kept if kind == "episode"),
         omitted=omitted,
+        warning=None if kept or shortest is None else _too_small(budget, header, shortest),
+    )
+
+
+def _too_small(budget: int, header: int, line: int) -> str:
+    """The warning of a block whose ``budget`` holds not one line: the ``header`` and the
+    shortest ``line`` take that many tokens."""
+    return (
+        f"budget_tokens={budget} is too small for one line: the header takes {header} "
+        f"tokens and the shortest line {line}; raise budget_tokens to at least {header + line}"
     )
 
 

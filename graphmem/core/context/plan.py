@@ -87,6 +87,8 @@ class ContextPlans(RecallPlans):
         unseen = set(row["beyond"]) - {h.id for h in result.hits}
         if unseen:
             block = block.model_copy(update={"omitted": block.omitted + len(unseen)})
+        if not block.text and block.warning is None and result.hint is not None:
+            block = block.model_copy(update={"warning": result.hint})
         if request.track_access and result.as_of is None:
             yield from stamp_access(ns, list(block.fact_ids), list(block.episode_ids))
         return block

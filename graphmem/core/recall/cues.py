@@ -2,15 +2,23 @@
 whether it is about the user.
 
 * **Time.** A question such as "what did I say yesterday?", "what did we decide last week?",
-  "what happened on March 3?" or "what did she tell me 3 days ago?" names a period. The hits
-  sent (a message's ``occurred_at``) or recorded (a fact) within it are raised by
+  "what happened on March 3?" or "what did she tell me 3 days ago?" names a period. The
+  messages sent in it (``occurred_at``) and the facts true in it are raised by
   ``time_weight``: a soft boost, never a filter, since a date in a question may as well be a
   date the conversation talked about ("what do I have on March 3?" asked of a message sent in
-  February). Periods are read from English words: *today*, *yesterday*, *N days/weeks/months
-  ago*, *this/last week*, *this/last month*, *this/last year*, weekday names (*on Monday*, *last
-  Tuesday*: the latest such day before the question), month names (*in March*, the latest
-  March up to the question) and dates (*March 3*, *3 March*, *March 3, 2024*, *2024-03-03*).
-  Relative periods count from the question's time (``as_of``, or now), in UTC.
+  February). A fact is true in a period when its valid time (``valid_from`` to ``valid_to``,
+  as believed at ``as_of``) overlaps it; a fact with no valid time (both ends open) counts
+  by when it was recorded instead. Periods are read from English words: *today*,
+  *yesterday*, *N days/weeks/months ago*, *this/last week*, *this/last month*, *this/last
+  year*, weekday names (*on Monday*, *last Tuesday*: the latest such day before the
+  question), month names (*in March*, the latest March up to the question) and dates (*March
+  3*, *3 March*, *March 3, 2024*, *2024-03-03*). Relative periods count from the question's
+  time (``as_of``, or now), in UTC.
+* **What was true then.** Recall returns the believed fact for a superseded one the search
+  found ("via supersession"). When the question names a period that such a superseded fact
+  was true in and the fact that replaced it was not ("where did I work in March?" after a
+  change of job in May), the superseded fact is a hit itself as well, raised as above: the
+  period acts as a soft ``valid_at``. The fact that replaced it stays a hit too.
 * **The user.** A question in the first person ("what is my sister's name?", "where did I
   say I live?") is about the user, and what the user said about themselves answers it more
   often than what an assistant said back. The user's messages (role ``user``) are raised by
@@ -22,8 +30,12 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from graphmem.core.recall.ranking import Candidate
 
 #: Month numbers by the first three letters of the month's English name.
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -79,6 +91,24 @@ class Period:
 
     def holds(self, when: datetime) -> bool:
         return self.start <= when < self.end
+
+    def overlaps(self, start: datetime | None, end: datetime | None) -> bool:
+        """Whether the interval [``start``, ``end``) (None: open) shares a moment with it."""
+        return (start is None or start < self.end) and (end is None or end > self.start)
+
+
+def _moment(epoch_ms: int | None) -> datetime | None:
+    return None if epoch_ms is None else datetime.fromtimestamp(epoch_ms / 1000, UTC)
+
+
+def valid_time(
+    valid: Mapping[str, int | None] | None,
+) -> tuple[datetime | None, datetime | None] | None:
+    """A fact's valid time from a recall brief's ``valid`` (``fact_valid_time``: ``from`` and
+    ``to`` in epoch ms, None for an open end); None when it has none (both ends open)."""
+    if not valid or (valid.get("from") is None and valid.get("to") is None):
+        return None
+    return _moment(valid.get("from")), _moment(valid.get("to"))
 
 
 def _day(d: date) -> Period:
@@ -164,6 +194,13 @@ def periods(question: str, now: datetime) -> tuple[Period, ...]:
     return tuple(dict.fromkeys(p for p in found if p is not None))
 
 
+def names_period(question: str, now: datetime, time_weight: float) -> bool:
+    """Whether ``question`` names a period that recall weighs (``time_weight`` above 0): then
+    the search keeps the superseded facts it finds beside the facts that replaced them, for
+    :meth:`Cues.with_past_facts`."""
+    return time_weight > 0 and bool(periods(question, now))
+
+
 def about_the_user(question: str) -> bool:
     """Whether ``question`` is in the first person: about the user who asks it."""
     return _FIRST_PERSON.search(question) is not None
@@ -180,20 +217,75 @@ class Cues:
     def read(cls, question: str, now: datetime) -> Cues:
         return cls(periods(question, now), about_the_user(question))
 
+    def in_period(
+        self, when: datetime | None, valid: Mapping[str, int | None] | None = None
+    ) -> bool:
+        """Whether a hit falls in a period the question names: a fact with a valid time
+        (``valid``, as :func:`valid_time` reads it) when that overlaps the period, anything
+        else when it was sent or recorded (``when``) in it."""
+        span = valid_time(valid)
+        if span is not None:
+            return any(p.overlaps(*span) for p in self.periods)
+        return when is not None and any(p.holds(when) for p in self.periods)
+
     def factor(
         self,
         when: datetime | None,
         role: str | None,
+        valid: Mapping[str, int | None] | None = None,
+        /,
         *,
         time_weight: float,
         user_weight: float,
     ) -> float:
-        """What a hit's score is multiplied by: ``1 + time_weight`` when it was sent or
-        recorded (``when``) in a period the question names, times ``1 + user_weight`` for a
-        user's message when the question is about the user."""
+        """What a hit's score is multiplied by: ``1 + time_weight`` when it falls in a period
+        the question names (:meth:`in_period`: by its valid time ``valid`` when it is a fact
+        that has one, else by ``when``), times ``1 + user_weight`` for a user's message when
+        the question is about the user."""
         factor = 1.0
-        if time_weight and when is not None and any(p.holds(when) for p in self.periods):
+        if time_weight and self.in_period(when, valid):
             factor *= 1.0 + time_weight
         if user_weight and self.about_user and role == "user":
             factor *= 1.0 + user_weight
         return factor
+
+    def with_past_facts(
+        self,
+        fused: Sequence[Candidate],
+        through: Mapping[str, Sequence[str]],
+        briefs: Mapping[str, Mapping[str, Any]],
+        head_valid: Mapping[str, Mapping[str, int | None] | None],
+        *,
+        time_weight: float,
+    ) -> list[Candidate]:
+        """``fused`` with, before each fact that replaced superseded facts the search found
+        (``through``: the fact's id -> theirs), a candidate of its own for each of those that
+        was true in a period the question names while the fact that replaced it was not (its
+        valid time read from its brief in ``briefs``, else from ``head_valid``). Recall reads
+        such a fact itself (see :func:`past_facts`); it shares the fused score of the fact
+        that stood for it. Nothing changes without a period or a ``time_weight``."""
+        if not self.periods or not time_weight or not through:
+            return list(fused)
+        out: list[Candidate] = []
+        for cand in fused:
+            olds = through.get(cand.id, ()) if cand.kind == "fact" else ()
+            head = briefs.get(cand.id)
+            own = head["valid"] if head is not None else head_valid.get(cand.id)
+            if olds and not self.in_period(_moment(head["at"]) if head else None, own):
+                out.extend(
+                    replace(cand, id=old, matched=None)
+                    for old in olds
+                    if (brief := briefs.get(old)) is not None
+                    and brief.get("status") == "superseded"
+                    and valid_time(brief.get("valid")) is not None
+                    and self.in_period(None, brief.get("valid"))
+                )
+            out.append(cand)
+        return out
+
+
+def past_facts(facts: Sequence[str], through: Mapping[str, Sequence[str]]) -> list[str]:
+    """Which of ``facts`` (the ids of the candidates kept) are superseded facts a candidate
+    of their own stands for (:meth:`Cues.with_past_facts`): recall reads those themselves."""
+    replaced = {old for olds in through.values() for old in olds}
+    return [i for i in facts if i in replaced]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from graphmem.core.base import CoreBase
 from graphmem.core.checks import QUERY_TEXT, checked_value
-from graphmem.core.plans import LoadModel, Plan, Transaction, VectorParam
+from graphmem.core.plans import LoadModel, Plan, Transaction, VectorParam, Work
 from graphmem.core.recall.ranking import ImportanceWeighing
 from graphmem.core.recall.scope import RecallRequest
 from graphmem.core.recall.search import RecallReads, assemble, recall_reads, stamp_access
@@ -60,6 +61,9 @@ class RecallPlans(CoreBase):
         )
         db_ms = (time.perf_counter() - started) * 1000
         hits = assemble(reads, k, cfg, scope.as_of)
+        hint = None
+        if not hits and scope.as_of is not None:
+            hint = yield from self._as_of_hint(ns, text, vector, request, now)
 
         stamp_ms = 0.0
         if request.track_access and scope.as_of is None:  # as_of: an audit read
@@ -78,10 +82,43 @@ class RecallPlans(CoreBase):
             gated=reads.gated,
             widened=reads.widened,
             exact_fallback=reads.exact,
+            hint=hint,
             timing=Timing(
                 embed_ms=embed_ms,
                 db_ms=db_ms,
                 stamp_ms=stamp_ms,
                 total_ms=(time.perf_counter() - began) * 1000,
             ),
+        )
+
+    def _as_of_hint(
+        self, ns: str, text: str, vector: VectorParam, request: RecallRequest, now: datetime
+    ) -> Plan[str | None]:
+        """For a recall at ``as_of`` that found nothing: what the caller may have meant, when
+        the same search finds something without ``as_of``, at valid time ``as_of`` (or at the
+        ``valid_at`` given). One more read, only in that case."""
+        scope = request.scope
+        assert scope.as_of is not None
+        at = scope.valid_at or scope.as_of
+        other = replace(request, scope=replace(scope, as_of=None, valid_at=at))
+
+        def read() -> Work[RecallReads]:
+            return recall_reads(
+                ns, text, vector, other, now, self._check_state, filtered=self.filtered_search
+            )
+
+        reads: RecallReads = yield Transaction("read", read)
+        if not reads.candidates:
+            return None
+        found = f"{len(reads.candidates)} hit(s)"
+        if scope.valid_at is not None:
+            return (
+                f"nothing was believed at as_of={scope.as_of.isoformat()} (transaction time: "
+                f"what memory held then); without as_of, {found} were true at "
+                f"valid_at={at.isoformat()} by what is believed now: leave as_of out?"
+            )
+        return (
+            f"nothing was believed at as_of={scope.as_of.isoformat()} (transaction time: what "
+            f"memory held then); {found} were true at that time by what is believed now: did "
+            f"you mean valid_at={at.isoformat()}?"
         )

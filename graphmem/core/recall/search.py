@@ -12,7 +12,7 @@ from typing import Any
 
 from graphmem.core.messages import episode_text
 from graphmem.core.plans import Plan, Run, Transaction, Work, single
-from graphmem.core.recall.cues import Cues
+from graphmem.core.recall.cues import Cues, names_period, past_facts
 from graphmem.core.recall.fulltext import lucene_query
 from graphmem.core.recall.ranking import (
     Candidate,
@@ -54,6 +54,8 @@ class RecallReads:
     head_at: dict[str, int] = field(default_factory=dict)
     #: What the importance score of such a fact reads (``fact_use``'s map).
     head_use: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
+    #: And its valid time (``fact_valid_time``'s map).
+    head_valid: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
     widened: bool = False
     exact: bool = False
     seen: int = 0
@@ -126,6 +128,7 @@ def recall_reads(
     statement read."""
     cfg = request.config
     search = SearchStatements(ns, vector, lucene_query(text), request, filtered)
+    search.keep_superseded = names_period(text, now, cfg.time_weight)
     if filtered:
         # SEARCH names its index when the statement is planned, so a re-embedding (which
         # drops the vector indexes) is refused before, not by, the search statement.
@@ -235,6 +238,7 @@ def _ranked(
                 via.append(h["id"])
             reads.head_at[target] = h["head_at"]
             reads.head_use[target] = h.get("head_use")
+            reads.head_valid[target] = h.get("head_valid")
         best[target] = max(score, best.get(target, score))
     return sorted(best.items(), key=lambda x: -x[1])
 
@@ -247,7 +251,7 @@ def _read_details(search: SearchStatements, reads: RecallReads) -> Work[None]:
     for _ in range(DETAIL_READS):
         if not facts and not episodes:
             break
-        (details,) = yield search.details(facts, episodes)
+        (details,) = yield search.details(facts, episodes, past_facts(facts, reads.through))
         reads.facts.update((r["id"], r) for r in details["facts"])  # by the id asked for
         reads.episodes.update((r["episode"]["id"], r) for r in details["episodes"])
         # A fact replaced while the statement walked its chain can come back with nothing (it
@@ -270,6 +274,10 @@ def _gate(
     kept."""
     words = content_words(text)
     cues = Cues.read(text, now) if cfg.time_weight or cfg.user_weight else None
+    if cues is not None:  # a superseded fact true in a period the question names
+        fused = cues.with_past_facts(
+            fused, reads.through, reads.facts, reads.head_valid, time_weight=cfg.time_weight
+        )
     kept: list[Candidate] = []
     gated = 0
     answered = False
@@ -304,8 +312,9 @@ def _gate(
         cand.final = cand.fused * cand.recency
         if cues is not None:
             role = own.get("role") if own is not None and cand.kind == "episode" else None
+            valid = own.get("valid") if own is not None else reads.head_valid.get(cand.id)
             cand.cue = cues.factor(
-                when, role, time_weight=cfg.time_weight, user_weight=cfg.user_weight
+                when, role, valid, time_weight=cfg.time_weight, user_weight=cfg.user_weight
             )
             cand.final *= cand.cue
         if weighing is not None and cand.kind == "fact" and when is not None:

@@ -38,6 +38,9 @@ class SearchStatements:
     request: RecallRequest
     #: Whether the vector indexes filter by namespace inside the index.
     filtered: bool = False
+    #: Whether the question names a period (see :mod:`.cues`): then the superseded facts the
+    #: search finds are kept beside the fact that replaced them, which each stands for.
+    keep_superseded: bool = False
     #: Where they do: how many of the namespace's facts and episodes they hold, counted up to
     #: ``counted_to``, which no filtered read may ask for more than (see search_counts).
     held: tuple[int, int] = (0, 0)
@@ -105,6 +108,7 @@ class SearchStatements:
                 "use_vector": "vector" in retrievers,
                 "use_fulltext": "fulltext" in retrievers,
                 "next_message": cfg.next_credit > 0,
+                "keep_superseded": self.keep_superseded,
             },
         )
 
@@ -115,20 +119,26 @@ class SearchStatements:
             query(f"recall_{kind}_exact"),
             {
                 "ns": self.ns,
-                **(scope.fact_params() if kind == "fact" else scope.params()),
+                **(
+                    {**scope.fact_params(), "keep_superseded": self.keep_superseded}
+                    if kind == "fact"
+                    else scope.params()
+                ),
                 "vector": self.vector,
                 "pool": self.request.config.pool(self.request.k),
             },
         )
 
-    def details(self, facts: list[str], episodes: list[str]) -> Run:
-        """The statement that reads the details of ``facts`` and ``episodes``."""
+    def details(self, facts: list[str], episodes: list[str], past: Sequence[str] = ()) -> Run:
+        """The statement that reads the details of ``facts`` and ``episodes``; a superseded
+        fact among ``past`` is read itself, not the fact that replaced it."""
         return Run(
             query("recall_details"),
             {
                 **self.request.scope.fact_params(),
                 "ns": self.ns,
                 "fact_ids": facts,
+                "past": list(past),
                 "episode_ids": episodes,
                 "vector": self.vector,
                 "expand": self.request.expand_references,

@@ -1,7 +1,7 @@
 // Recall's search, after the vector reads (fv_found, ev): the fulltext reads, superseded
 // candidates paired with their successors, every kept candidate's brief (a fact's with what
-// its importance score reads, fact_use, as is each successor's; an episode's with the next
-// message of its session), and the row
+// its importance score reads, fact_use, and its valid time, fact_valid_time, as is each
+// successor's; an episode's with the next message of its session), and the row
 // recall_search and recall_search_filtered return.
 CALL (has_facts) {
   UNWIND CASE WHEN has_facts AND $facts AND $use_fulltext AND $query IS NOT NULL
@@ -36,7 +36,8 @@ CALL (fv, ff) {
   WITH DISTINCT hit.node AS node
   RETURN collect({id: node.id, text: node.text, at: node.recorded_at.epochMillis,
                   similarity: vector.similarity.cosine(node.embedding, $vector),
-                  use: {{fact_use(node)}}}) AS fact_briefs
+                  use: {{fact_use(node)}}, status: node.status,
+                  valid: {{fact_valid_time(node)}}}) AS fact_briefs
 }
 CALL (ev, ef) {
   UNWIND ev + ef AS hit
@@ -58,10 +59,12 @@ CALL (ev, ef) {
 }
 RETURN schema_state, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
                                head_at: h.head.recorded_at.epochMillis,
-                               head_use: {{fact_use(h.head)}}}] AS fv_hits,
+                               head_use: {{fact_use(h.head)}},
+                               head_valid: {{fact_valid_time(h.head)}}}] AS fv_hits,
        ff_fetched, [h IN ff | {id: h.node.id, score: h.score, head: h.head.id,
                                head_at: h.head.recorded_at.epochMillis,
-                               head_use: {{fact_use(h.head)}}}] AS ff_hits,
+                               head_use: {{fact_use(h.head)}},
+                               head_valid: {{fact_valid_time(h.head)}}}] AS ff_hits,
        ev_fetched, [h IN ev | {id: h.node.id, score: h.score}] AS ev_hits,
        ef_fetched, [h IN ef | {id: h.node.id, score: h.score}] AS ef_hits,
        fact_briefs, episode_briefs,

@@ -1,6 +1,6 @@
 // name: recall_details
 // mode: read
-// params: ns, fact_ids, episode_ids, vector, expand, pairs, as_of, valid_at, include_retired, tags, since, until
+// params: ns, fact_ids, past, episode_ids, vector, expand, pairs, as_of, valid_at, include_retired, tags, since, until
 // returns: facts, episodes
 // What a recall keeps, in one statement: the facts ($fact_ids) with their properties, the
 // episodes they were derived from and (with $expand) the visible facts they reference or that
@@ -12,12 +12,21 @@
 // since the search: one that is no longer visible leads to the fact that replaced it (the
 // nearest, that is the earliest recorded, visible one up its SUPERSEDES chain), returned under
 // the `id` asked for, and so does a referenced fact, so that neither a hit nor a reference is
-// lost when its fact is updated meanwhile.
+// lost when its fact is updated meanwhile. A superseded fact among $past (those true in a
+// period the question names, see graphmem.core.recall.cues) is returned itself.
 CALL () {
   UNWIND $fact_ids AS id
   MATCH (found:Fact {id: id})
   WHERE found.ns = $ns
-  {{fact_head}}
+  CALL (found) {
+    WITH found AS node
+    WHERE node.id IN $past AND node.status = 'superseded'
+    RETURN node
+    UNION
+    WITH found AS old
+    WHERE NOT (old.id IN $past AND old.status = 'superseded')
+    {{fact_head_walk}}
+  }
   WITH id, node AS f, CASE WHEN node <> found THEN found.id END AS superseded_match,
        {{fact_map}} AS fact, {{fact_provenance}} AS provenance
   RETURN collect({

@@ -1,7 +1,7 @@
 // name: recall_fact_exact
 // mode: read
-// params: ns, vector, pool, as_of, valid_at, include_retired, tags, since, until
-// returns: id, score, head, head_at, head_use, brief
+// params: ns, vector, pool, keep_superseded, as_of, valid_at, include_retired, tags, since, until
+// returns: id, score, head, head_at, head_use, head_valid, brief
 // Exact cosine scoring over the namespace: the fallback when the filters hide most of what
 // the vector index returns (for example an old $as_of, or a small namespace beside large ones
 // in the shared index). The best $pool visible facts, and the best $pool superseded ones that
@@ -32,5 +32,7 @@ CALL (visible, superseded) {
 UNWIND {{fact_successors}} AS hit
 RETURN hit.node.id AS id, hit.score AS score, hit.head.id AS head,
        hit.head.recorded_at.epochMillis AS head_at, {{fact_use(hit.head)}} AS head_use,
+       {{fact_valid_time(hit.head)}} AS head_valid,
        {id: hit.node.id, text: hit.node.text, at: hit.node.recorded_at.epochMillis,
-        similarity: hit.score, use: {{fact_use(hit.node)}}} AS brief
+        similarity: hit.score, use: {{fact_use(hit.node)}}, status: hit.node.status,
+        valid: {{fact_valid_time(hit.node)}}} AS brief

@@ -1,6 +1,6 @@
 // name: recall_search
 // mode: read
-// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, next_message, as_of, valid_at, include_retired, tags, since, until, speakers, schema_key
+// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, next_message, keep_superseded, as_of, valid_at, include_retired, tags, since, until, speakers, schema_key
 // returns: schema_state, fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs, fact_nodes, episode_nodes
 // All of recall's index reads in one statement. For facts and episodes ($facts, $episodes),
 // the vector index ($use_vector) and the fulltext index ($use_fulltext, $query: escaped Lucene

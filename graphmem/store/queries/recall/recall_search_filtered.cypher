@@ -1,6 +1,6 @@
 // name: recall_search_filtered
 // mode: read
-// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, next_message, statuses, fact_limit, episode_limit, as_of, valid_at, include_retired, tags, since, until, speakers, schema_key
+// params: ns, vector, query, candidates, pool, facts, episodes, use_vector, use_fulltext, next_message, statuses, fact_limit, episode_limit, keep_superseded, as_of, valid_at, include_retired, tags, since, until, speakers, schema_key
 // returns: schema_state, fv_fetched, fv_hits, ff_fetched, ff_hits, ev_fetched, ev_hits, ef_fetched, ef_hits, fact_briefs, episode_briefs, fact_nodes, episode_nodes
 // recall_search where the vector indexes filter inside the index (Cypher 25's SEARCH, Neo4j
 // 2026.01+): each vector read asks for $candidates entries of the namespace alone, and for
