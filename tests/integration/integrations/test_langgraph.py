@@ -41,7 +41,7 @@ def _calls(memory: Client, store: GraphmemStore) -> Callable[..., Any]:
     )
 
 
-def test_put_get_supersede_and_delete(memory: Client, ns: str) -> None:
+def test_put_get_supersede_and_delete(memory: Client, graph: Graph, ns: str) -> None:
     store = GraphmemStore(memory.raw, prefix=ns, fields=["text"])
     call = _calls(memory, store)
     assert call("get", USER, "food") is None
@@ -65,6 +65,17 @@ def test_put_get_supersede_and_delete(memory: Client, ns: str) -> None:
     assert [(e.actor, e.reason) for e in history.edges] == [
         ("langgraph", "new value for key 'food' (LangGraph put)")
     ]
+
+    # The command line shows the same chain, by the same actor.
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "history", head.id, "--json"],
+        env={**os.environ, **cli_env(graph, gns)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert [e["actor"] for e in json.loads(done.stdout)["edges"]] == ["langgraph"]
 
     call("delete", USER, "food")
     assert call("get", USER, "food") is None
@@ -104,6 +115,18 @@ def test_search_is_recall_with_the_filter_on_the_values(memory: Client, ns: str)
     assert all(i.score is None for i in listed)
     assert [i.key for i in call("search", USER, limit=1, offset=1)] == ["food"]
     assert call("search", ("elsewhere",)) == []
+
+
+def test_get_finds_its_key_among_many_unrelated_facts(memory: Client, ns: str) -> None:
+    store = GraphmemStore(memory.raw, prefix=ns, fields=["text"])
+    gns = graphmem_namespace(ns, USER)
+    memory.remember_many([f"Note {i}: the user mentioned topic {i}" for i in range(300)], ns=gns)
+    call = _calls(memory, store)
+    call("put", USER, "zz-top", {"text": "The user's favourite band plays blues rock"})
+    item = call("get", USER, "zz-top")
+    assert item is not None and item.value["text"].endswith("blues rock")
+    assert call("get", USER, "Note 1") is None  # a fact without the key's tag is no item
+    assert [i.key for i in call("search", USER, query="favourite band")] == ["zz-top"]
 
 
 def test_list_namespaces(memory: Client, ns: str) -> None:
