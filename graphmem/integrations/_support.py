@@ -8,10 +8,19 @@ import asyncio
 import inspect
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.core.actor import acting_as
 from graphmem.errors import ClientUsageError, GraphmemError
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from graphmem.client import AsyncMemory, Memory
+    from graphmem.remote import AsyncRemoteMemory, RemoteMemory
+
+    #: The clients an adapter takes.
+    AnyClient: TypeAlias = Memory | AsyncMemory | RemoteMemory | AsyncRemoteMemory
 
 T = TypeVar("T")
 
