@@ -129,6 +129,43 @@ def test_get_finds_its_key_among_many_unrelated_facts(memory: Client, ns: str) -
     assert [i.key for i in call("search", USER, query="favourite band")] == ["zz-top"]
 
 
+class _Racing:
+    """A sync client through which another writer replaces a key's value just before the
+    store's own supersession of it lands, once."""
+
+    def __init__(self, memory: Memory, rival: GraphmemStore) -> None:
+        self.memory, self.rival, self.raced = memory, rival, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.memory, name)
+
+    def remember(self, text: str, **fields: Any) -> Any:
+        if fields.get("supersedes") and not self.raced:
+            self.raced = True
+            self.rival.put(USER, "job", {"text": "The user works at a rival's guess"})
+        return self.memory.remember(text, **fields)
+
+
+def test_a_put_that_loses_a_race_supersedes_the_winner(
+    client_factory: Callable[..., Client], ns: str
+) -> None:
+    memory = client_factory("sync", ns=ns).raw
+    assert isinstance(memory, Memory)
+    plain = GraphmemStore(memory, prefix=ns, fields=["text"])
+    plain.put(USER, "job", {"text": "The user works at Google"})
+    racing = GraphmemStore(_Racing(memory, plain), prefix=ns, fields=["text"])  # type: ignore[arg-type]
+    racing.put(USER, "job", {"text": "The user works at Microsoft"})
+    item = plain.get(USER, "job")
+    assert item is not None and item.value == {"text": "The user works at Microsoft"}
+    gns = graphmem_namespace(ns, USER)
+    head = memory.recall("Microsoft", ns=gns).hits[0]
+    assert [f.text for f in memory.history(head.id, ns=gns).facts] == [
+        "The user works at Google",
+        "The user works at a rival's guess",
+        "The user works at Microsoft",
+    ]
+
+
 def test_list_namespaces(memory: Client, ns: str) -> None:
     store = GraphmemStore(memory.raw, prefix=ns)
     call = _calls(memory, store)
