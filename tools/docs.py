@@ -149,6 +149,7 @@ ROOMS = (
     "edge",
     "service",
     "remote",
+    "integrations",
     "testing",
 )
 #: The benchmark and evaluation part, a package of its own beside the service.
