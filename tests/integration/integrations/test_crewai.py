@@ -12,6 +12,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,9 +33,12 @@ from graphmem.client import AsyncMemory, Memory  # noqa: E402
 from graphmem.client.graph import Graph  # noqa: E402
 from graphmem.errors import ClientUsageError, InvalidInputError  # noqa: E402
 from graphmem.integrations.crewai import ACTOR, GraphmemStorage  # noqa: E402
+from graphmem.models import Fact  # noqa: E402
 from graphmem.settings import GraphmemSettings  # noqa: E402
 from tests.helpers import cli_env  # noqa: E402
 
+#: crewai.Memory (the main virtualenv, where mypy runs, has no CrewAI to type it with).
+CrewMemory = Any
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guides" / "integrations" / "crewai.md"
 
 
@@ -45,18 +49,18 @@ def storage(admin: Memory) -> GraphmemStorage:
 
 
 @pytest.fixture
-def crew_memory(storage: GraphmemStorage) -> Iterator[crewai.Memory]:
+def crew_memory(storage: GraphmemStorage) -> Iterator[CrewMemory]:
     memory = crewai.Memory(storage=storage, embedder=storage.embedder)
     yield memory
     memory.close()
 
 
-def remember(crew_memory: crewai.Memory, text: str, scope: str, *tags: str) -> object:
+def remember(crew_memory: CrewMemory, text: str, scope: str, *tags: str) -> object:
     return crew_memory.remember(text, scope=scope, categories=list(tags), importance=0.7)
 
 
 def test_crewai_memory_saves_and_searches_through_graphmem(
-    crew_memory: crewai.Memory, storage: GraphmemStorage, admin: Memory
+    crew_memory: CrewMemory, storage: GraphmemStorage, admin: Memory
 ) -> None:
     alpha = remember(
         crew_memory, "Project Alpha ships on the 3rd of March.", "/project/alpha", "dates"
@@ -66,6 +70,7 @@ def test_crewai_memory_saves_and_searches_through_graphmem(
 
     ns = storage.namespace("/project/alpha")
     fact = admin.get(alpha.id.rpartition("/")[2], ns=ns)  # type: ignore[attr-defined]
+    assert isinstance(fact, Fact)
     assert (fact.text, fact.tags, fact.importance) == (
         "Project Alpha ships on the 3rd of March.",
         ("dates",),
@@ -90,7 +95,7 @@ def test_crewai_memory_saves_and_searches_through_graphmem(
 
 
 def test_an_update_supersedes_and_a_forget_retracts(
-    crew_memory: crewai.Memory, storage: GraphmemStorage, admin: Memory
+    crew_memory: CrewMemory, storage: GraphmemStorage, admin: Memory
 ) -> None:
     first = remember(crew_memory, "The client's contact is Ana Silva.", "/clients", "contacts")
     updated = crew_memory.update(first.id, content="The client's contact is Rui Costa.")  # type: ignore[attr-defined]
@@ -108,7 +113,8 @@ def test_an_update_supersedes_and_a_forget_retracts(
 
     assert crew_memory.forget(record_ids=[updated.id]) == 1
     assert storage.count("/clients") == 0
-    assert admin.get(new_id, ns=ns).status == "retracted"  # in the audits still
+    retracted = admin.get(new_id, ns=ns)
+    assert isinstance(retracted, Fact) and retracted.status == "retracted"  # audits keep it
 
 
 def test_bad_scopes_and_clients_are_refused(storage: GraphmemStorage, graph: Graph) -> None:
