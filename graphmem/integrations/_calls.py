@@ -19,11 +19,11 @@ from graphmem.errors import ClientUsageError
 AnyMemory: TypeAlias = MemoryAPI | AsyncMemoryAPI
 
 
-def missing_extra(extra: str, cause: ImportError) -> ImportError:
+def missing_extra(extra: str, framework: str, cause: ImportError) -> ImportError:
     """The error an adapter raises when its framework is not installed: it names the extra."""
     return ImportError(
-        f"this graphmem adapter needs {cause.name or 'its framework'}, which the {extra!r} "
-        f"extra installs: pip install 'graphmem[{extra}]'"
+        f"graphmem's {framework} adapter needs {framework} ({cause.name or cause}): "
+        f"pip install 'graphmem[{extra}]'"
     )
 
 

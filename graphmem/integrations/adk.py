@@ -34,7 +34,7 @@ try:
     from google.adk.memory.memory_entry import MemoryEntry
     from google.genai import types
 except ImportError as exc:  # pragma: no cover - the extra is installed wherever tests run
-    raise missing_extra("google-adk", exc) from exc
+    raise missing_extra("google-adk", "Google ADK", exc) from exc
 
 if TYPE_CHECKING:
     from google.adk.events.event import Event

@@ -46,7 +46,7 @@ from graphmem.models import Episode, Fact
 try:
     from crewai.memory.types import MemoryRecord, ScopeInfo
 except ImportError as exc:  # pragma: no cover - the extra is installed where its tests run
-    raise missing_extra("crewai", exc) from exc
+    raise missing_extra("crewai", "CrewAI", exc) from exc
 
 #: Who the writes made through this adapter are attributed to (through the library).
 ACTOR = "crewai"

@@ -28,7 +28,7 @@ try:
     from agents.memory import Session, SessionSettings
     from agents.tool import default_tool_error_function
 except ImportError as exc:  # pragma: no cover - the extra is installed wherever tests run
-    raise missing_extra("openai-agents", exc) from exc
+    raise missing_extra("openai-agents", "OpenAI Agents SDK", exc) from exc
 
 #: Who the writes made through this adapter are attributed to (through the library).
 ACTOR = "openai-agents"

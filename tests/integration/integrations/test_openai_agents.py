@@ -160,18 +160,26 @@ def test_the_tools_through_graphmem_serve_act_as_the_key(
     assert edge.actor == key.api_key.name  # through serve, the key is the actor
 
 
-def test_without_the_extra_the_import_names_it() -> None:
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [
+        ("openai_agents", "agents", "openai-agents"),
+        ("adk", "google.adk", "google-adk"),
+        ("crewai", "crewai", "crewai"),
+    ],
+)
+def test_without_the_extra_the_import_names_it(module: str, framework: str, extra: str) -> None:
     code = (
-        "import sys; sys.modules['agents'] = None\n"
+        f"import sys; sys.modules[{framework!r}] = None\n"
         "import graphmem, graphmem.integrations\n"
         "try:\n"
-        "    import graphmem.integrations.openai_agents\n"
+        f"    import graphmem.integrations.{module}\n"
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "pip install 'graphmem[openai-agents]'" in done.stdout
+    assert f"pip install 'graphmem[{extra}]'" in done.stdout
 
 
 def test_importing_graphmem_imports_no_framework() -> None:
