@@ -5,7 +5,10 @@ and superseded through it, and deletion."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -26,7 +29,9 @@ from google.adk.sessions import InMemorySessionService, Session
 from google.adk.tools.load_memory_tool import load_memory_tool
 from google.genai import types
 
+from graphmem.client.graph import Graph
 from graphmem.integrations.adk import ACTOR, GraphmemMemoryService
+from tests.helpers import cli_env
 from tests.integration.conftest import Client
 
 APP = "travel"
@@ -134,7 +139,9 @@ def test_an_agent_loads_memory_through_the_service(memory: Client) -> None:
     assert len(responses) == 1 and "I moved to Lisbon last week." in str(responses[0].response)
 
 
-def test_added_memories_supersede_and_deletes_retract_or_erase(memory: Client) -> None:
+def test_added_memories_supersede_and_deletes_retract_or_erase(
+    memory: Client, graph: Graph
+) -> None:
     user = f"u{uuid.uuid4().hex[:8]}"
     ns = f"{APP}:{user}"
     service = GraphmemMemoryService(memory.raw)
@@ -157,6 +164,16 @@ def test_added_memories_supersede_and_deletes_retract_or_erase(memory: Client) -
     assert new.content.parts[0].text == "The user's seat preference is window."
     (edge,) = memory.history(new.id or "", ns=ns).edges
     assert (edge.older_id, edge.actor) == (old.id, ACTOR)
+    shown = subprocess.run(
+        [sys.executable, "-m", "graphmem", "history", new.id or "", "--ns", ns, "--json"],
+        env={**os.environ, **cli_env(graph)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert shown.returncode == 0, shown.stderr
+    (shown_edge,) = json.loads(shown.stdout)["edges"]
+    assert (shown_edge["older_id"], shown_edge["actor"]) == (old.id, ACTOR)
 
     lisbon = next(
         m
