@@ -54,7 +54,10 @@ FILTER_OPTIONS: tuple[FilterOption, ...] = (
         "negated",
     ),
     FilterOption(
-        "--min-score", "min_score", "Cosine similarity every hit needs (quality gate).", "number"
+        "--min-score",
+        "min_score",
+        "Score (0-1, the probability that it answers) every hit needs.",
+        "number",
     ),
 )
 

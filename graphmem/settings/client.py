@@ -110,7 +110,10 @@ class ClientSettings(SettingsBase):
         "relative", description="How the vector and fulltext rankings are combined."
     )
     recall_min_score: float = Field(
-        0.2, ge=-1.0, le=1.0, description="Quality gate: the least cosine similarity a hit needs."
+        0.005,
+        ge=0.0,
+        le=1.0,
+        description="Quality gate: the least score (the probability that it answers) a hit needs.",
     )
     recall_recency_weight: float = Field(
         0.01, ge=0.0, le=1.0, description="Weight of recency in the fused score."

@@ -20,6 +20,9 @@ answers (:mod:`graphmem.testing.llm_stub`). It is the front door of ``graphmem b
   proposer), :func:`import_graphiti`, and :mod:`graphmem.testing.llm_stub`, a local
   OpenAI-compatible server that replays scripted answers, so that the LLM paths run through
   the real clients with no network and no key.
+- **Recall's score**: :class:`Calibration` (the logistic model a hit's score is), its
+  :data:`CALIBRATION_FEATURES` and :func:`calibration_path` (the shipped fit, which
+  ``graphmem eval fit`` replaces).
 - **Recall and messages as the clients see them**: :func:`settings_recall_config`,
   :func:`episode_text`, and :func:`json_objects` (the JSON-lines reader of ``graphmem
   ingest``).
@@ -33,6 +36,9 @@ from graphmem.client.graph import Graph
 from graphmem.core.actor import API_ACTOR
 from graphmem.core.messages import episode_text
 from graphmem.core.plans import VectorParam
+from graphmem.core.recall.calibration import FEATURES as CALIBRATION_FEATURES
+from graphmem.core.recall.calibration import Calibration
+from graphmem.core.recall.calibration import shipped_path as calibration_path
 from graphmem.core.writes import text_hash
 from graphmem.embed.embedder import Embedder, EmbedderWrapper, Vectors
 from graphmem.embed.loading import chosen_backend, embedder_from_settings, load_embedder
@@ -55,7 +61,9 @@ from graphmem.testing.graph import run_query, server_version, stream_query
 
 __all__ = [
     "API_ACTOR",
+    "CALIBRATION_FEATURES",
     "LLM",
+    "Calibration",
     "Embedder",
     "EmbedderWrapper",
     "Graph",
@@ -66,6 +74,7 @@ __all__ = [
     "ServerOptions",
     "VectorParam",
     "Vectors",
+    "calibration_path",
     "chosen_backend",
     "cpu_reader",
     "embedder_from_settings",

@@ -121,7 +121,6 @@ def test_every_configuration_is_reported(report: EvalReport) -> None:
         "recency-off",
         "user-cue-off",
         "time-cue-off",
-        "gate-each-hit",
         "gate-off",
         "user-only",
         "cosine-exact",

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from graphmem import InvalidInputError
 from graphmem.core.recall.ranking import RecallConfig
 from graphmem.models import Hit, Message
 from tests.integration.conftest import Client
@@ -69,7 +70,8 @@ def test_the_newer_message_of_an_update_ranks_first(memory: Client) -> None:
     moved = hits[ranked.index("new")]
     old_hit = hits[ranked.index("old")]
     assert moved.scores.placed_above == old_hit.id
-    assert moved.score > old_hit.score and moved.score == moved.scores.final
+    # It takes the score of the hit it is placed above (scores fall down the list).
+    assert moved.score == old_hit.score and moved.scores.final < old_hit.scores.final
     assert default.update_order is True
 
 
@@ -106,8 +108,11 @@ def test_an_episode_gains_from_the_reply_that_follows_it(memory: Client) -> None
         ],
     )
     question = "tent for hiking in the Dolomites"
-    on = _by_id(memory.recall(question, kinds=["episode"]).hits)
-    off = _by_id(memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits)
+    # min_score 0: the gate would drop the question, which says nothing of the trip.
+    on = _by_id(memory.recall(question, kinds=["episode"], min_score=0).hits)
+    off = _by_id(
+        memory.recall(question, kinds=["episode"], min_score=0, config={"next_credit": 0.0}).hits
+    )
     assert on["ask"].scores.fused == pytest.approx(
         off["ask"].scores.fused + 0.3 * off["reply"].scores.fused
     )
@@ -117,12 +122,11 @@ def test_an_episode_gains_from_the_reply_that_follows_it(memory: Client) -> None
     assert on["reply"].scores.fused == pytest.approx(off["reply"].scores.fused)
 
 
-def test_the_gate_lets_recall_answer_and_keeps_only_hits_above_a_lower_floor(
-    memory: Client,
-) -> None:
-    """One candidate at min_score lets recall answer; then every hit needs hit_min_score
-    (0.1) only. Cosines with all-MiniLM-L6-v2 for the allergy question: peanuts 0.64, the
-    sister 0.13, the cello 0.13; for the door code: the door 0.77, the rest under 0.07."""
+def test_scores_are_probabilities_and_the_gate_drops_noise(memory: Client) -> None:
+    """A hit's score is a probability that falls down the list; the default min_score drops
+    what has nothing to do with the question, a named one every hit under it, and a question
+    nothing is about gets nothing. Cosines with all-MiniLM-L6-v2 for the allergy question:
+    peanuts 0.64, the sister and the cello 0.13, the door code 0.05."""
     memory.remember_many(
         [
             "The user is allergic to peanuts.",
@@ -132,21 +136,44 @@ def test_the_gate_lets_recall_answer_and_keeps_only_hits_above_a_lower_floor(
         ]
     )
     question = "Does the user have any food allergies?"
-    answered = memory.recall(question, kinds=["fact"], config={"min_score": 0.5})
+    answered = memory.recall(question, kinds=["fact"])
     assert answered.hits[0].text == "The user is allergic to peanuts."
-    assert len(answered.hits) == 3 and answered.gated == 1  # the door code is under 0.1
-    each = memory.recall(question, kinds=["fact"], config={"min_score": 0.5, "hit_min_score": 0.5})
-    assert [h.text for h in each.hits] == ["The user is allergic to peanuts."]
-    assert each.gated == 3
+    assert "The front door code is 4711." not in answered.texts and answered.gated >= 1
+    scores = [h.score for h in answered.hits]
+    assert all(0.0 <= s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True)
+    everything = memory.recall(question, kinds=["fact"], min_score=0)
+    assert len(everything.hits) == 4 and everything.gated == 0
     # A threshold named for the call is one every hit must reach.
-    named = memory.recall(question, kinds=["fact"], min_score=0.5)
+    named = memory.recall(question, kinds=["fact"], min_score=scores[0])
     assert [h.text for h in named.hits] == ["The user is allergic to peanuts."]
     door = memory.recall("front door code", kinds=["fact"])
     assert [h.text for h in door.hits] == ["The front door code is 4711."]
-    # Nothing reaches min_score: nothing is returned.
-    nothing = memory.recall("quantum chromodynamics lecture notes", kinds=["fact"])
-    assert nothing.hits == () and nothing.gated >= 1
-    assert (RecallConfig().min_score, RecallConfig().hit_min_score) == (0.2, 0.1)
+    # Nothing is about the question: nothing is returned, not the least bad noise.
+    for unrelated in ("quantum chromodynamics lecture notes", "How tall is Mount Everest?"):
+        nothing = memory.recall(unrelated, kinds=["fact"])
+        assert nothing.hits == () and nothing.gated == 4
+    assert RecallConfig().min_score == 0.005
+    with pytest.raises(InvalidInputError, match="min_score must lie in"):
+        memory.recall(question, min_score=-0.5)
+
+
+def test_the_same_question_twice_gives_the_same_order_and_scores(memory: Client) -> None:
+    """Recall's own access stamps (it counts each hit as accessed) do not move the next
+    call's order or scores, nor does the clock between two calls."""
+    memory.ingest(
+        [
+            Message(content=text, role="user", occurred_at=START + timedelta(hours=i))
+            for i, text in enumerate(
+                ["I ran the half marathon in 1:52.", "I moved to Stuttgart.", *SMALL_TALK]
+            )
+        ]
+    )
+    memory.remember("The user trains for the Berlin marathon.")
+    first = memory.recall("How did my half marathon go?")
+    second = memory.recall("How did my half marathon go?")
+    assert first.hits and [(h.id, h.score) for h in first.hits] == [
+        (h.id, h.score) for h in second.hits
+    ]
 
 
 def test_the_next_message_of_its_session_is_found_past_other_sessions(memory: Client) -> None:
@@ -168,8 +195,11 @@ def test_the_next_message_of_its_session_is_found_past_other_sessions(memory: Cl
     ]
     memory.ingest(rows)
     question = "tent for hiking in the Dolomites"
-    on = _by_id(memory.recall(question, kinds=["episode"]).hits)
-    off = _by_id(memory.recall(question, kinds=["episode"], config={"next_credit": 0.0}).hits)
+    # min_score 0: the gate would drop the question, which says nothing of the trip.
+    on = _by_id(memory.recall(question, kinds=["episode"], min_score=0).hits)
+    off = _by_id(
+        memory.recall(question, kinds=["episode"], min_score=0, config={"next_credit": 0.0}).hits
+    )
     assert on["ask"].scores.fused == pytest.approx(
         off["ask"].scores.fused + 0.3 * off["reply"].scores.fused
     )
@@ -205,9 +235,8 @@ def test_a_period_the_question_names_raises_what_was_sent_in_it(memory: Client) 
     assert hits[0].provenance.external_ids == ("new",)
     assert by_id["new"].scores.cue == pytest.approx(3.0)
     assert by_id["old"].scores.cue == 1.0
-    assert by_id["new"].score == pytest.approx(
-        by_id["new"].scores.fused * by_id["new"].scores.recency * 3.0
-    )
+    new = by_id["new"].scores
+    assert new.final == pytest.approx(new.fused * 3.0 + 0.2 * new.lexical)
 
 
 def test_a_question_about_the_user_raises_the_users_messages(memory: Client) -> None:
@@ -247,3 +276,48 @@ def test_a_fact_the_fulltext_list_cut_off_scores_as_its_last_match(memory: Clien
     assert hit.scores.fulltext is None and hit.scores.vector_rank == 1
     # 0.7 for the best cosine, 0.3 for the list's last (and only, so best) fulltext score.
     assert hit.scores.fused == pytest.approx(1.0)
+
+
+CHAT = [
+    ("user", "Hi! I signed up for a race in October and I'm excited."),
+    ("assistant", "That's great! How many kilometres are you running each week?"),
+    ("user", "About 35 km a week, mostly slow long runs on Sundays."),
+    ("assistant", "Nice base. Remember to include some tempo runs."),
+    ("user", "My sister Ana is coming to visit from Lisbon next month."),
+    ("assistant", "Lovely, do you have plans for her visit?"),
+    ("user", "We'll probably go hiking in the Black Forest."),
+    ("user", "I ran my first half marathon on Sunday: 1:52, and my knees held up fine!"),
+    ("assistant", "Congratulations on finishing in 1:52!"),
+    ("user", "I moved to Stuttgart last week, my new flat is next to a running track."),
+    ("assistant", "How do you like Stuttgart so far?"),
+    ("user", "I started a new job at Bosch as a data engineer."),
+    ("user", "I switched from oat milk to almond milk in my coffee."),
+]
+
+
+def test_in_a_chat_the_message_that_answers_comes_first(memory: Client) -> None:
+    """A newer message about something else is never ranked above the one that answers: a
+    question about an event ("How did ... go?") is not reordered as an update, and one about
+    how things stand puts the change first."""
+    memory.ingest(
+        [
+            Message(
+                content=text,
+                role=role,
+                occurred_at=START + timedelta(days=3 * i),
+                session_id=f"s{i // 4}",
+                external_id=f"m{i}",
+            )
+            for i, (role, text) in enumerate(CHAT)
+        ]
+    )
+    first = {
+        "How did my half marathon go?": "m7",
+        "What milk do I take in my coffee now?": "m12",
+        "Who is coming to visit me?": "m4",
+        "Where do I work?": "m11",
+    }
+    for question, expected in first.items():
+        hits = memory.recall(question).hits
+        assert hits[0].provenance.external_ids == (expected,), question
+        assert hits[0].scores.placed_above is None or expected == "m12"

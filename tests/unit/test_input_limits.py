@@ -91,8 +91,8 @@ def test_a_lone_surrogate_in_metadata_is_named_with_its_position_in_its_own_stri
 @pytest.mark.parametrize(
     ("options", "named"),
     [
-        ({"min_score": 10**5000}, "min_score must lie in [-1, 1], got <an int of about 5000"),
-        ({"min_score": Fraction(10**5000, 3)}, "min_score must lie in [-1, 1], got <Fraction"),
+        ({"min_score": 10**5000}, "min_score must lie in [0, 1], got <an int of about 5000"),
+        ({"min_score": Fraction(10**5000, 3)}, "min_score must lie in [0, 1], got <Fraction"),
         ({"ns": 10**5000}, "namespace <an int of about 5000 digits> is not allowed"),
         ({"ns": "x y" * 1_000_000}, "namespace 'x yx yx y"),
     ],

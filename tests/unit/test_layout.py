@@ -316,6 +316,7 @@ COMMAND_TREE = {
         "--sets",
         "DATA",
     ],
+    "graphmem eval fit": ["--configuration", "--dry-run", "--write", "RESULTS"],
     "graphmem eval run": [
         "--conversations",
         "--heap",

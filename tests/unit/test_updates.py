@@ -63,9 +63,9 @@ def test_a_long_message_needs_the_change_in_a_sentence_about_the_question() -> N
 def test_place_updates_raises_the_moved_hit_just_above_and_names_it() -> None:
     sent = {"old": OLD.at, "new": NEW.at, "x": 1_500}
 
-    def cand(item_id: str, final: float) -> Candidate:
+    def cand(item_id: str, score: float) -> Candidate:
         c = Candidate("episode", item_id, at=sent[item_id])
-        c.final = final
+        c.score = score
         return c
 
     def detail(message: Message, other: str) -> dict[str, object]:
@@ -75,13 +75,13 @@ def test_place_updates_raises_the_moved_hit_just_above_and_names_it() -> None:
         }
 
     fact = Candidate("fact", "f")
-    fact.final = 0.95
+    fact.score = 0.95
     candidates = [fact, cand("old", 0.9), cand("x", 0.85), cand("new", 0.5)]
     episodes = {"old": detail(OLD, "new"), "new": detail(NEW, "old")}
     place_updates("Which city do I live in?", candidates, episodes, 0.4)
     assert [c.id for c in candidates] == ["f", "new", "old", "x"]
-    assert candidates[1].placed_above == "old" and candidates[1].final > 0.9
-    assert candidates[1].final < 0.95
+    assert candidates[1].placed_above == "old" and candidates[1].score == 0.9
+    assert candidates[1].score < 0.95
     # A cosine of 0.3 is (1 + 0.3) / 2 = 0.65 on Neo4j's scale: below the threshold of 0.4.
     for item in episodes.values():
         item["similar"] = [{"id": "x", "similarity": 0.65}]
@@ -89,3 +89,8 @@ def test_place_updates_raises_the_moved_hit_just_above_and_names_it() -> None:
     again = [fact, cand("old", 0.9), cand("x", 0.85), cand("new", 0.5)]
     place_updates("Which city do I live in?", again, episodes, 0.4)
     assert [c.id for c in again] == ["f", "old", "x", "new"]
+    # A question about an event moves nothing: a newer message does not answer it better.
+    events = [fact, cand("old", 0.9), cand("x", 0.85), cand("new", 0.5)]
+    episodes = {"old": detail(OLD, "new"), "new": detail(NEW, "old")}
+    place_updates("When did I move to the city I live in?", events, episodes, 0.4)
+    assert [c.id for c in events] == ["f", "old", "x", "new"]

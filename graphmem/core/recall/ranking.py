@@ -70,6 +70,10 @@ _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)
 _CLITIC = re.compile(r"['\u2019](?:s|m|d|ll|re|ve)$")
 
 
+#: The score every hit needs by default: chosen on the development sets, where the hits below it
+#: were nearly all noise (``docs/evaluation.md``).
+DEFAULT_MIN_SCORE = 0.005
+
 #: The most entries recall may ask one index query for: a bigger request could exhaust the
 #: server's heap (the index collects its hits in memory) for every namespace it serves.
 MAX_INDEX_CANDIDATES = 100_000
@@ -104,11 +108,12 @@ class RecallConfig(BaseModel):
     recency: bool = True
     recency_weight: float = Field(default=0.01, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
-    #: The cosine similarity one candidate needs for recall to answer at all.
-    min_score: float = Field(default=0.2, ge=-1.0, le=1.0)
-    #: The cosine similarity every hit needs once recall answers (at most ``min_score``
-    #: counts: the lower of the two applies).
-    hit_min_score: float = Field(default=0.1, ge=-1.0, le=1.0)
+    #: The score (a probability, :mod:`.calibration`) every hit needs.
+    min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0.0, le=1.0)
+    #: Recall answers only when one candidate reaches this cosine similarity to the question,
+    #: or holds ``min_lexical`` of its content words; otherwise it returns nothing rather than
+    #: the least bad noise.
+    answer_min_cosine: float = Field(default=0.2, ge=-1.0, le=1.0)
     min_lexical: float = Field(default=0.5, gt=0.0, le=1.0)
     #: Candidates kept per retriever and kind: max(pool_min, k * pool_factor).
     pool_factor: int = Field(default=3, ge=1, le=100)
@@ -143,6 +148,9 @@ class RecallConfig(BaseModel):
     #: How much more a user's message counts when the question is in the first person (0:
     #: not at all); see :mod:`.cues`.
     user_weight: float = Field(default=0.5, ge=0.0, le=10.0)
+    #: What the share of the question's content words in a hit adds to its rank score (0:
+    #: nothing); see :mod:`.calibration`.
+    lexical_weight: float = Field(default=0.2, ge=0.0, le=10.0)
 
     def pool(self, k: int) -> int:
         return max(self.pool_min, k * self.pool_factor)
@@ -177,9 +185,15 @@ class Candidate:
     matched: str | None = None
     #: When it was recorded (a fact) or sent (an episode), epoch ms, once the gate read it.
     at: int | None = None
-    #: The score recall ranks by: fused times recency (times the importance factor, when
-    #: recall weighs importance), raised for an update (see updates).
+    #: The rank score within the question: fused times the cue, plus ``lexical_weight`` times
+    #: the share of the question's words (see :mod:`.calibration`).
     final: float = 0.0
+    #: What a fact's importance multiplies the odds of its score by (1.0 unless recall
+    #: weighs importance).
+    weight: float = 1.0
+    #: The calibrated score recall ranks by (:mod:`.calibration`), raised for an update
+    #: (see :mod:`.updates`).
+    score: float = 0.0
     #: The hit this one was placed just above as the newer (or older) message of an update.
     placed_above: str | None = None
 
@@ -302,7 +316,10 @@ def recency_factor(when: datetime | None, now: datetime, config: RecallConfig) -
     """``1 + weight * 0.5 ** (age_days / half_life)``; 1.0 when off or the time is unknown."""
     if not config.recency or when is None or config.recency_weight == 0:
         return 1.0
-    age_days = max((now - when).total_seconds(), 0.0) / 86_400
+    # Ages count from the start of the hour, so that the same question asked twice scores the
+    # same (a message of the last hour is as new as one of this instant).
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    age_days = max((hour - when).total_seconds(), 0.0) / 86_400
     return 1.0 + config.recency_weight * math.pow(0.5, age_days / config.recency_half_life_days)
 
 
@@ -383,14 +400,3 @@ def lexical_coverage(query_words: set[str], text: str) -> float:
     if not query_words:
         return 0.0
     return len(query_words & content_words(text)) / len(query_words)
-
-
-def passes_gate(
-    cosine: float | None, lexical: float, config: RecallConfig, *, hit: bool = False
-) -> bool:
-    """Whether a candidate passes the gate: the query's (``min_score``), or with ``hit`` the
-    lower one every hit needs (``hit_min_score``, at most ``min_score``)."""
-    floor = min(config.hit_min_score, config.min_score) if hit else config.min_score
-    if cosine is not None and cosine >= floor:
-        return True
-    return lexical >= config.min_lexical

@@ -57,9 +57,8 @@ class RecallOptions(TypedDict, total=False):
     until: datetime | str | None
     #: Add facts reached over ``REFERENCES`` from the hits (default True).
     expand_references: bool
-    #: The cosine similarity every hit needs in this call, in [-1, 1] (the quality gate's
-    #: ``min_score`` and ``hit_min_score`` both; a hit may also pass by holding half of the
-    #: query's content words).
+    #: The score every hit needs in this call, in [0, 1]: the probability that it answers the
+    #: question (see ``graphmem.core.recall.calibration``).
     min_score: float | None
     #: The ranking configuration for this call (default: the client's).
     config: RecallConfig | Mapping[str, Any] | None
@@ -237,11 +236,9 @@ class RecallRequest:
         if min_score is not None:
             if isinstance(min_score, bool) or not isinstance(min_score, numbers.Real):
                 raise InvalidInputError(f"min_score must be a number, got {brief(min_score)}")
-            if not -1.0 <= cast(float, min_score) <= 1.0:
-                raise InvalidInputError(f"min_score must lie in [-1, 1], got {brief(min_score)}")
-            # A threshold named for the call is one every hit must reach.
-            threshold = float(min_score)
-            config = config.model_copy(update={"min_score": threshold, "hit_min_score": threshold})
+            if not 0.0 <= cast(float, min_score) <= 1.0:
+                raise InvalidInputError(f"min_score must lie in [0, 1], got {brief(min_score)}")
+            config = config.model_copy(update={"min_score": float(min_score)})
         return cls(scope, k, expand, config, track_access)
 
 

@@ -3,6 +3,7 @@ and the hits assembled from what was read."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -12,6 +13,7 @@ from typing import Any
 
 from graphmem.core.messages import episode_text
 from graphmem.core.plans import Plan, Run, Transaction, Work, single
+from graphmem.core.recall.calibration import shipped
 from graphmem.core.recall.cues import Cues, names_period, past_facts
 from graphmem.core.recall.fulltext import lucene_query
 from graphmem.core.recall.ranking import (
@@ -26,7 +28,6 @@ from graphmem.core.recall.ranking import (
     importance_factor,
     index_score_to_cosine,
     lexical_coverage,
-    passes_gate,
     recency_factor,
 )
 from graphmem.core.recall.scope import RecallRequest
@@ -268,19 +269,18 @@ def _gate(
     cfg: RecallConfig,
     weighing: ImportanceWeighing | None = None,
 ) -> tuple[list[Candidate], int]:
-    """The best ``k`` candidates that pass the gate, with their final scores (a fact's weighed
-    by its importance score with ``weighing``), and how many it dropped: every candidate needs
-    ``hit_min_score`` (or the lexical share), and at least one ``min_score``, or nothing is
-    kept."""
+    """The best ``k`` candidates that reach ``min_score`` (:mod:`.calibration`), and how many
+    it dropped; nothing when no candidate is about the question (``answer_min_cosine``,
+    ``min_lexical``). A fact's odds are weighed by its importance with ``weighing``."""
     words = content_words(text)
     cues = Cues.read(text, now) if cfg.time_weight or cfg.user_weight else None
     if cues is not None:  # a superseded fact true in a period the question names
         fused = cues.with_past_facts(
             fused, reads.through, reads.facts, reads.head_valid, time_weight=cfg.time_weight
         )
+    calibration = shipped()
     kept: list[Candidate] = []
     gated = 0
-    answered = False
     for cand in fused:
         briefs = reads.facts if cand.kind == "fact" else reads.episodes
         own = briefs.get(cand.id)
@@ -288,9 +288,9 @@ def _gate(
         tries = [(own, None), *((briefs.get(old_id), old_id) for old_id in olds)]
         if all(brief is None for brief, _ in tries):  # vanished between the index and the read
             continue
+        _rank_score(cand, own, reads, now, cfg, cues, weighing)
         # The fact itself passes the gate, or else one of the superseded facts the search
         # found, which then stands for it (its scores shown, via "supersession").
-        passed = None
         for brief, matched in tries:
             if brief is None:
                 continue
@@ -298,34 +298,57 @@ def _gate(
             vector = cand.vector if similarity is None else index_score_to_cosine(similarity)
             # An episode's speaker counts as a word of it, as in its embedding.
             lexical = lexical_coverage(words, episode_text(brief["text"], brief.get("speaker")))
-            if passes_gate(vector, lexical, cfg, hit=True):
-                passed = (matched, vector, lexical)
+            final = cand.final + cfg.lexical_weight * lexical
+            features = {"final": final, "cosine": max(vector or 0.0, 0.0), "lexical": lexical}
+            score = calibration.score(features, cand.recency * cand.weight)
+            if score >= cfg.min_score:
+                cand.matched, cand.vector, cand.lexical = matched, vector, lexical
+                cand.final, cand.score = final, score
+                kept.append(cand)
                 break
-        if passed is None:
+        else:
             gated += 1
-            continue
-        answered = answered or passes_gate(passed[1], passed[2], cfg)
-        cand.matched, cand.vector, cand.lexical = passed
-        cand.at = own["at"] if own is not None else reads.head_at.get(cand.id)
-        when = datetime.fromtimestamp(cand.at / 1000, UTC) if cand.at else None
-        cand.recency = recency_factor(when, now, cfg)
-        cand.final = cand.fused * cand.recency
-        if cues is not None:
-            role = own.get("role") if own is not None and cand.kind == "episode" else None
-            valid = own.get("valid") if own is not None else reads.head_valid.get(cand.id)
-            cand.cue = cues.factor(
-                when, role, valid, time_weight=cfg.time_weight, user_weight=cfg.user_weight
-            )
-            cand.final *= cand.cue
-        if weighing is not None and cand.kind == "fact" and when is not None:
-            use = own["use"] if own is not None else reads.head_use.get(cand.id)
-            cand.importance = weighing.score(use, when)
-            cand.final *= importance_factor(cand.importance, weighing.config.default, cfg)
-        kept.append(cand)
-    if not answered:
-        return [], gated + len(kept)
-    kept.sort(key=lambda c: (-c.final, c.kind, c.id))
-    return kept[:k], gated
+    # Ranked by the rank score (times recency and importance, which multiply the odds); a hit's
+    # score is its own probability, or the one above it when that is lower, so that scores
+    # fall down the list.
+    kept.sort(key=lambda c: (-c.final * c.recency * c.weight, c.kind, c.id))
+    for above, below in itertools.pairwise(kept):
+        below.score = min(below.score, above.score)
+    passing = [c for c in kept if c.score >= cfg.min_score]
+    if not any(
+        (c.vector or 0.0) >= cfg.answer_min_cosine or c.lexical >= cfg.min_lexical for c in passing
+    ):
+        return [], gated + len(kept)  # nothing is about the question: no least bad noise
+    return passing[:k], gated + len(kept) - len(passing)
+
+
+def _rank_score(
+    cand: Candidate,
+    own: Mapping[str, Any] | None,
+    reads: RecallReads,
+    now: datetime,
+    cfg: RecallConfig,
+    cues: Cues | None,
+    weighing: ImportanceWeighing | None,
+) -> None:
+    """Set the candidate's time, recency, cue and importance, and its rank score ``final``
+    (fused times its cue); recency and importance are kept apart in ``recency`` and
+    ``weight``, since the score multiplies the odds by them."""
+    cand.at = own["at"] if own is not None else reads.head_at.get(cand.id)
+    when = datetime.fromtimestamp(cand.at / 1000, UTC) if cand.at else None
+    cand.recency = recency_factor(when, now, cfg)
+    cand.final = cand.fused
+    if cues is not None:
+        role = own.get("role") if own is not None and cand.kind == "episode" else None
+        valid = own.get("valid") if own is not None else reads.head_valid.get(cand.id)
+        cand.cue = cues.factor(
+            when, role, valid, time_weight=cfg.time_weight, user_weight=cfg.user_weight
+        )
+        cand.final *= cand.cue
+    if weighing is not None and cand.kind == "fact" and when is not None:
+        use = own["use"] if own is not None else reads.head_use.get(cand.id)
+        cand.importance = weighing.score(use, when)
+        cand.weight = importance_factor(cand.importance, weighing.config.default, cfg)
 
 
 def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | None) -> list[Hit]:
@@ -350,13 +373,12 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
         if key in hits:
             continue
         matched = cand.matched or (detail.get("superseded_match") if fact else None)
-        final = cand.final
         details[key] = detail
         hits[key] = Hit(
             kind=cand.kind,
             id=key[1],
             text=fact.text if fact else episode.content,  # type: ignore[union-attr]
-            score=final,
+            score=cand.score,
             scores=Scores(
                 vector=cand.vector,
                 vector_rank=cand.vector_rank,
@@ -367,7 +389,7 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
                 importance=cand.importance,
                 cue=cand.cue,
                 lexical=cand.lexical,
-                final=final,
+                final=cand.final,
                 placed_above=cand.placed_above,
             ),
             provenance=hit_provenance(detail.get("provenance"), episode),
@@ -401,8 +423,13 @@ def assemble(reads: RecallReads, k: int, cfg: RecallConfig, as_of: datetime | No
                 referenced_from=item_id,
                 superseded_match=ref["superseded_match"],
             )
-    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.via == "reference", h.id))
-    return ranked[:k]
+    # Equal scores keep the candidates' order (an update placed just above its original may
+    # share its score when that one is already 1).
+    place = {key: n for n, key in enumerate(hits)}
+    ranked = sorted(
+        hits.items(), key=lambda item: (-item[1].score, item[1].via == "reference", place[item[0]])
+    )
+    return [hit for _, hit in ranked[:k]]
 
 
 _DIGITS = re.compile(r"(\d+)")

@@ -267,6 +267,44 @@ def eval_suite(data: Path, **options: Any) -> None:
     _evaluate(development_suite(data), **options)
 
 
+@eval_group.command("fit")
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--configuration",
+    default="gate-off",
+    show_default=True,
+    help="Whose hits to fit on (gate-off: the default's hits without the gate).",
+)
+@click.option(
+    "--write",
+    "target",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the fit (default: over the one recall reads).",
+)
+@click.option("--dry-run", is_flag=True, help="Print the fit without writing it.")
+def eval_fit(results: Path, configuration: str, target: Path | None, dry_run: bool) -> None:
+    """Fit recall's score calibration to the hits of an evaluation's results.json.
+
+    A logistic regression of "the hit is gold" on the features the score reads (the rank
+    score, the cosine and the lexical share), every weight at least 0; the development sets'
+    hits only (held-out sets are never fitted on).
+
+    Example:
+
+    \b
+        graphmem eval fit eval-results/suite/results.json
+    """
+    import json
+
+    from graphmem_bench.evaluation.fit import fit_results, write
+
+    calibration = fit_results(json.loads(results.read_text(encoding="utf-8")), configuration)
+    click.echo(json.dumps(calibration.to_json(), indent=2))
+    if not dry_run:
+        click.echo(f"written to {write(calibration, target)}", err=True)
+
+
 def _chat_selection(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> list[range] | None:

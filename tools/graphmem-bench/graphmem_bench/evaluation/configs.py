@@ -134,14 +134,9 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
             change(update={"time_weight": 0.0}),
         ),
         Configuration(
-            "gate-each-hit",
-            "every hit needs min_score (0.2), not only the best one",
-            change(update={"hit_min_score": default.min_score}),
-        ),
-        Configuration(
             "gate-off",
-            "quality gate disabled (min_score -1)",
-            change(update={"min_score": -1.0}),
+            "quality gate disabled (min_score 0)",
+            change(update={"min_score": 0.0}),
         ),
         Configuration(
             "user-only", "product default over the user messages only", default, corpus="user"
