@@ -125,7 +125,9 @@ class ClientSettings(SettingsBase):
         0.0, "Weight of a fact's importance score in recall's ranking (0: off)."
     )
     recall_time_weight: float = weight(
-        0.2, "How much more a hit sent or recorded in a period the question names counts (0: off)."
+        0.2,
+        "How much more a message sent in, or a fact true in, a period the question names counts "
+        "(0: off).",
     )
     recall_user_weight: float = weight(
         0.5, "How much more a user's message counts for a question in the first person (0: off)."

@@ -18,25 +18,26 @@ Nothing here touches the database; the sync and async clients share it.
 * **The next message.** An episode gains ``next_credit`` times the fused score of the message
   that follows it in its session, when that one is a candidate too: a reply that matches the
   query says what the message it answers was about.
-* **Recency.** The fused score is multiplied by ``1 + recency_weight * 0.5 ** (age / half_life)``,
-  age measured from when the fact was recorded or the message was sent to the reference time
-  (``as_of`` or now). With the defaults a brand-new item gains at most 1 %, a tie-breaker.
-* **Importance.** With ``importance_weight`` above 0 (off by default), a fact's score is also
-  multiplied by ``max(0, 1 + importance_weight * (score - default))``, ``score`` being the
-  fact's importance score at the time of the call (:mod:`graphmem.core.importance`) and
-  ``default`` the importance of a fact remembered without one: a fact at the default counts
-  as before, one that matters more rises, one that matters less or has faded sinks. Episodes
-  are not weighed.
-* **Question cues.** A hit sent or recorded in a period the question names ("yesterday",
-  "last week", "on March 3") is multiplied by ``1 + time_weight`` (0.2), and for a question in
-  the first person a user's message by ``1 + user_weight`` (0.5); see :mod:`.cues`.
-* **Quality gate.** A candidate passes if its cosine similarity to the query is at least
-  ``min_score`` or at least half of the query's content words occur in its text (for an
-  episode, ``speaker: content``, as it is embedded). When nothing passes, recall returns
-  nothing rather than the least bad noise. When something does, every hit needs only the
-  lower ``hit_min_score`` (0.1) or the same share of words: a relevant paraphrase can score
-  below any threshold that noise does not also reach (about 0.2 for all-MiniLM-L6-v2), while
-  what has nothing to do with the query stays out.
+* **Recency.** The odds of a hit's score (:mod:`.calibration`) are multiplied by
+  ``1 + recency_weight * 0.5 ** (age / half_life)``, age measured from when the fact was
+  recorded or the message was sent to the start of the hour of the reference time (``as_of``
+  or now), so that the same question asked twice scores the same. With the defaults a
+  brand-new item gains at most 1 %, a tie-breaker.
+* **Importance.** With ``importance_weight`` above 0 (off by default), the odds of a fact's
+  score are also multiplied by ``max(0, 1 + importance_weight * (score - default))``,
+  ``score`` being the fact's importance score at the time of the call
+  (:mod:`graphmem.core.importance`) and ``default`` the importance of a fact remembered
+  without one. Episodes are not weighed.
+* **Question cues.** A message sent in, or a fact true in, a period the question names
+  ("yesterday", "last week", "in March") is multiplied by ``1 + time_weight`` (0.2), and for a
+  question in the first person a user's message by ``1 + user_weight`` (0.5); see :mod:`.cues`.
+* **Rank score and score.** A candidate's rank score (``final``) is its fused score times its
+  cue plus ``lexical_weight`` times the share of the question's content words in its text;
+  its score is the calibrated probability that it answers (:mod:`.calibration`).
+* **Quality gate.** Every hit needs ``min_score``; and recall answers only when some candidate
+  has a cosine similarity of at least ``answer_min_cosine`` or holds ``min_lexical`` of the
+  query's content words (for an episode, ``speaker: content``, as it is embedded): when none
+  does, recall returns nothing rather than the least bad noise.
 """
 
 from __future__ import annotations
@@ -142,8 +143,8 @@ class RecallConfig(BaseModel):
     #: How much a fact's importance score moves its rank (0: not at all); see
     #: :func:`importance_factor`.
     importance_weight: float = Field(default=0.0, ge=0.0, le=10.0)
-    #: How much more a hit sent or recorded in a period the question names counts (0: not
-    #: at all); see :mod:`.cues`.
+    #: How much more a message sent in, or a fact true in, a period the question names counts
+    #: (0: not at all); see :mod:`.cues`.
     time_weight: float = Field(default=0.2, ge=0.0, le=10.0)
     #: How much more a user's message counts when the question is in the first person (0:
     #: not at all); see :mod:`.cues`.
