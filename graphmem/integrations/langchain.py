@@ -11,16 +11,20 @@ through ``graphmem serve`` the actor is the API key's name. See
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.errors import GraphmemError
-from graphmem.integrations._support import Call, Steps, missing_extra, run_async, run_sync
+from graphmem.integrations._support import (
+    AnyClient,
+    Call,
+    Steps,
+    missing_extra,
+    run_async,
+    run_sync,
+)
 from graphmem.models import Hit
-
-if TYPE_CHECKING:
-    from graphmem.integrations._support import AnyClient
 
 try:
     from langchain_core.callbacks import (
@@ -31,7 +35,7 @@ try:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError(missing_extra("langchain", "LangChain")) from exc
+    raise missing_extra("langchain", "LangChain", exc) from exc
 
 ACTOR = "langchain"
 

@@ -29,14 +29,18 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphmem.errors import RetiredFactError
-from graphmem.integrations._support import Call, Steps, missing_extra, run_async, run_sync
+from graphmem.integrations._support import (
+    AnyClient,
+    Call,
+    Steps,
+    missing_extra,
+    run_async,
+    run_sync,
+)
 from graphmem.models import MAX_TEXT_CHARS, Fact
-
-if TYPE_CHECKING:
-    from graphmem.integrations._support import AnyClient
 
 try:
     from langgraph.store.base import (
@@ -55,7 +59,7 @@ try:
         validate_op_namespace,
     )
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError(missing_extra("langgraph", "LangGraph")) from exc
+    raise missing_extra("langgraph", "LangGraph", exc) from exc
 
 #: The tag that names an item's key on its facts.
 KEY_TAG = "key:"
