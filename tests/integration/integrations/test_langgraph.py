@@ -309,18 +309,3 @@ def test_the_store_through_graphmem_serve(
     )
     history = json.loads(done.stdout)
     assert [e["actor"] for e in history["edges"]] == [key.api_key.name]
-
-
-def test_importing_the_package_imports_no_framework() -> None:
-    code = (
-        "import sys, graphmem, graphmem.integrations; "
-        "print([m for m in ('langgraph', 'langchain_core', 'llama_index') if m in sys.modules])"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
-
-
-def test_without_the_extra_the_import_names_it() -> None:
-    code = "import sys; sys.modules['langgraph'] = None; import graphmem.integrations.langgraph"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert "pip install 'graphmem[langgraph]'" in done.stderr
