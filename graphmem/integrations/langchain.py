@@ -11,20 +11,16 @@ through ``graphmem serve`` the actor is the API key's name. See
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.errors import GraphmemError
-from graphmem.integrations._support import (
-    AnyClient,
-    Call,
-    Steps,
-    missing_extra,
-    run_async,
-    run_sync,
-)
+from graphmem.integrations._support import Call, Steps, missing_extra, run_async, run_sync
 from graphmem.models import Hit
+
+if TYPE_CHECKING:
+    from graphmem.integrations._support import AnyClient
 
 try:
     from langchain_core.callbacks import (

@@ -29,18 +29,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import RetiredFactError
-from graphmem.integrations._support import (
-    AnyClient,
-    Call,
-    Steps,
-    missing_extra,
-    run_async,
-    run_sync,
-)
+from graphmem.integrations._support import Call, Steps, missing_extra, run_async, run_sync
 from graphmem.models import MAX_TEXT_CHARS, Fact
+
+if TYPE_CHECKING:
+    from graphmem.integrations._support import AnyClient
 
 try:
     from langgraph.store.base import (
