@@ -48,10 +48,9 @@ demo: install
 ## install-crewai: .venv-crewai with graphmem, the crewai extra and pytest (CrewAI's tests)
 install-crewai: $(CREWAI_STAMP)
 
-## test: install the dev extras, then the whole suite (the fixtures start a throwaway Neo4j), then the CrewAI tests from their virtualenv
+## test: install the dev extras and .venv-crewai, then the whole suite (the fixtures start a throwaway Neo4j; test_crewai_venv.py runs the CrewAI tests from their virtualenv on it)
 test: install-dev install-crewai
 	$(BIN)/pytest --durations=30
-	$(CREWAI_VENV)/bin/pytest tests/integration/integrations/test_crewai.py
 
 ## test-crewai: the CrewAI adapter's tests alone, from .venv-crewai
 test-crewai: install-crewai

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import ForgottenContentError
-from graphmem.integrations._calls import AnyMemory, call_async, check_client, missing_extra
+from graphmem.integrations._support import AnyClient, call_async, check_client, missing_extra
 from graphmem.models import Fact
 from graphmem.models.results import Hit
 
@@ -75,7 +75,7 @@ class GraphmemMemoryService(BaseMemoryService):
 
     def __init__(
         self,
-        memory: AnyMemory,
+        memory: AnyClient,
         *,
         k: int = 10,
         namespace: Callable[[str, str], str] = default_namespace,
@@ -84,8 +84,8 @@ class GraphmemMemoryService(BaseMemoryService):
         self.k = k
         self.namespace = namespace
 
-    async def _call(self, method: str, /, *args: Any, **kwargs: Any) -> Any:
-        return await call_async(self.memory, ACTOR, method, *args, **kwargs)
+    async def _call(self, method: str, /, **kwargs: Any) -> Any:
+        return await call_async(self.memory, ACTOR, method, **kwargs)
 
     async def add_session_to_memory(self, session: Session) -> None:
         """Store the session's events (those with text) as episodes of session ``session.id``."""
@@ -111,7 +111,7 @@ class GraphmemMemoryService(BaseMemoryService):
         ns = self.namespace(app_name, user_id)
         while messages:
             try:
-                await self._call("ingest", messages, ns=ns, session_id=session_id)
+                await self._call("ingest", messages=messages, ns=ns, session_id=session_id)
                 return
             except ForgottenContentError as refused:
                 # delete_memory erased these: like ADK's own services, never store them again
@@ -134,14 +134,16 @@ class GraphmemMemoryService(BaseMemoryService):
                 continue
             supersedes = entry.custom_metadata.get("supersedes") or []
             await self._call(
-                "remember", text, ns=ns, source=entry.author or ACTOR, supersedes=supersedes
+                "remember", text=text, ns=ns, source=entry.author or ACTOR, supersedes=supersedes
             )
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
     ) -> SearchMemoryResponse:
         """Recall over the user's facts and messages, at most ``k`` hits, best first."""
-        result = await self._call("recall", query, ns=self.namespace(app_name, user_id), k=self.k)
+        result = await self._call(
+            "recall", query=query, ns=self.namespace(app_name, user_id), k=self.k
+        )
         return SearchMemoryResponse(memories=[_entry(hit) for hit in result.hits])
 
     async def delete_memory(
@@ -152,12 +154,12 @@ class GraphmemMemoryService(BaseMemoryService):
         if not memory_id:
             return
         ns = self.namespace(app_name, user_id)
-        found = await self._call("get", memory_id, ns=ns)
+        found = await self._call("get", id=memory_id, ns=ns)
         reason = "deleted through Google ADK"
         if isinstance(found, Fact):
-            await self._call("retract", memory_id, ns=ns, reason=reason)
+            await self._call("retract", id=memory_id, ns=ns, reason=reason)
         else:
-            await self._call("forget", [memory_id], ns=ns, reason=reason)
+            await self._call("forget", ids=[memory_id], ns=ns, reason=reason)
 
 
 def _entry(hit: Hit) -> MemoryEntry:

@@ -40,7 +40,7 @@ from typing import Any
 from graphmem.client.api_aio import AsyncMemoryAPI
 from graphmem.client.api_sync import MemoryAPI
 from graphmem.errors import ClientUsageError, InvalidInputError, NotFoundError
-from graphmem.integrations._calls import call_sync, missing_extra
+from graphmem.integrations._support import call_sync, missing_extra
 from graphmem.models import Episode, Fact
 
 try:
@@ -130,8 +130,8 @@ class GraphmemStorage:
             if summary.ns == root or summary.ns.startswith(root + ":")
         ]
 
-    def _call(self, method: str, /, *args: Any, **kwargs: Any) -> Any:
-        return call_sync(self.memory, ACTOR, method, *args, **kwargs)
+    def _call(self, method: str, /, **kwargs: Any) -> Any:
+        return call_sync(self.memory, ACTOR, method, **kwargs)
 
     # --- records and facts --------------------------------------------------------------------
     def _record(self, fact: Fact) -> MemoryRecord:
@@ -198,7 +198,7 @@ class GraphmemStorage:
         for record in records:
             by_ns.setdefault(self.namespace(record.scope), []).append(record)
         for ns, group in by_ns.items():
-            facts = self._call("remember_many", [self._fields(r) for r in group], ns=ns)
+            facts = self._call("remember_many", facts=[self._fields(r) for r in group], ns=ns)
             for record, fact in zip(group, facts, strict=True):
                 record.id = f"{ns}/{fact.id}"
 
@@ -217,7 +217,7 @@ class GraphmemStorage:
         for summary in self._namespaces(scope_prefix):
             result = self._call(
                 "recall",
-                query,
+                query=query,
                 ns=summary.ns,
                 k=max(1, min(limit, 100)),
                 kinds=["fact"],
@@ -252,7 +252,7 @@ class GraphmemStorage:
             and _matches(self._record(fact), metadata_filter)
         ]
         for fact in chosen:
-            self._call("retract", fact.id, ns=fact.ns, reason=f"deleted {_REASON}")
+            self._call("retract", id=fact.id, ns=fact.ns, reason=f"deleted {_REASON}")
         return len(chosen)
 
     def update(self, record: MemoryRecord) -> None:
@@ -260,7 +260,9 @@ class GraphmemStorage:
         ns = self.namespace(record.scope)
         head = self._head(record.id)
         if head is not None and head.ns != ns:
-            self._call("retract", head.id, ns=head.ns, reason=f"moved to {record.scope} {_REASON}")
+            self._call(
+                "retract", id=head.id, ns=head.ns, reason=f"moved to {record.scope} {_REASON}"
+            )
         supersedes = [head.id] if head is not None and head.ns == ns else []
         fact = self._call(
             "remember",

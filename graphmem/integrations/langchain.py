@@ -31,7 +31,7 @@ try:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError(missing_extra("langchain", "LangChain")) from exc
+    raise missing_extra("langchain", "LangChain", exc) from exc
 
 ACTOR = "langchain"
 

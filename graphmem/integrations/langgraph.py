@@ -55,7 +55,7 @@ try:
         validate_op_namespace,
     )
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError(missing_extra("langgraph", "LangGraph")) from exc
+    raise missing_extra("langgraph", "LangGraph", exc) from exc
 
 #: The tag that names an item's key on its facts.
 KEY_TAG = "key:"

@@ -25,7 +25,7 @@ try:
     from llama_index.core.base.llms.types import ChatMessage, TextBlock
     from llama_index.core.memory.memory import BaseMemoryBlock
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError(missing_extra("llama-index", "LlamaIndex")) from exc
+    raise missing_extra("llama-index", "LlamaIndex", exc) from exc
 
 #: LlamaIndex's message roles as graphmem's (user, assistant, system, tool).
 ROLES = {"developer": "system", "function": "tool", "chatbot": "assistant", "model": "assistant"}

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from graphmem.errors import GraphmemError
-from graphmem.integrations._calls import AnyMemory, call_async, check_client, missing_extra
+from graphmem.integrations._support import AnyClient, call_async, check_client, missing_extra
 
 try:
     from agents import RunContextWrapper, SQLiteSession, Tool, function_tool
@@ -37,7 +37,7 @@ _ROLES = frozenset({"user", "assistant", "system", "developer"})
 
 
 def memory_tools(
-    memory: AnyMemory,
+    memory: AnyClient,
     *,
     ns: str | None = None,
     k: int = 5,
@@ -59,7 +59,7 @@ def memory_tools(
             supersedes: Ids (from recall) of facts this one updates or corrects, if any.
         """
         fact = await call_async(
-            client, ACTOR, "remember", text, ns=ns, source=source, supersedes=supersedes or []
+            client, ACTOR, "remember", text=text, ns=ns, source=source, supersedes=supersedes or []
         )
         replaced = f"; it supersedes {', '.join(supersedes)}" if supersedes else ""
         return f"remembered as {fact.id}{replaced}"
@@ -70,7 +70,7 @@ def memory_tools(
         Args:
             query: What to look for, as a question or keywords.
         """
-        result = await call_async(client, ACTOR, "recall", query, ns=ns, k=k)
+        result = await call_async(client, ACTOR, "recall", query=query, ns=ns, k=k)
         if not result.hits:
             return "nothing found"
         return "\n".join(f"[{hit.id}] ({hit.score:.2f}) {hit.text}" for hit in result.hits)
@@ -82,7 +82,7 @@ def memory_tools(
             query: The topic or question the block is for.
         """
         block = await call_async(
-            client, ACTOR, "context", query, ns=ns, budget_tokens=budget_tokens
+            client, ACTOR, "context", query=query, ns=ns, budget_tokens=budget_tokens
         )
         return str(block.text)
 
@@ -129,7 +129,7 @@ class GraphmemSession:
 
     def __init__(
         self,
-        memory: AnyMemory,
+        memory: AnyClient,
         session_id: str,
         *,
         ns: str | None = None,
@@ -170,7 +170,7 @@ class GraphmemSession:
                 self.memory,
                 ACTOR,
                 "ingest",
-                messages,
+                messages=messages,
                 ns=self.ns,
                 session_id=self.session_id,
             )

@@ -3,8 +3,8 @@
 importance, so CrewAI's analysis model is never called), and the guide's example.
 
 CrewAI pins mcp<2, openai<3 and pydantic<2.13, which graphmem's other extras cannot share, so
-this module runs from the virtualenv that ``make test`` builds for it (``.venv-crewai``); in the
-main one it is skipped."""
+this module runs from the virtualenv that ``make test`` builds for it (``.venv-crewai``): in the
+main one it is skipped, and test_crewai_venv.py runs it there on the session's Neo4j."""
 
 from __future__ import annotations
 

@@ -4,8 +4,6 @@ driven by a scripted chat model, remembers, updates, recalls and forgets through
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -129,11 +127,3 @@ def test_an_agent_remembers_updates_recalls_and_forgets_through_the_tools(
     assert tool_answers[0] == "Erased 1 memories."
     assert tool_answers[1].startswith("NotFoundError")
     assert memory.recall("where does the user work?").hits == ()
-
-
-def test_without_the_extra_the_import_names_it() -> None:
-    code = (
-        "import sys; sys.modules['langchain_core'] = None; import graphmem.integrations.langchain"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert "pip install 'graphmem[langchain]'" in done.stderr

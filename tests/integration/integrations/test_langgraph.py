@@ -66,16 +66,16 @@ def test_put_get_supersede_and_delete(memory: Client, graph: Graph, ns: str) -> 
         ("langgraph", "new value for key 'food' (LangGraph put)")
     ]
 
-    # The command line shows the same chain, by the same actor.
-    done = subprocess.run(
-        [sys.executable, "-m", "graphmem", "history", head.id, "--json"],
-        env={**os.environ, **cli_env(graph, gns)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    assert [e["actor"] for e in json.loads(done.stdout)["edges"]] == ["langgraph"]
+    if memory.loop is None:  # the command line shows the same chain, by the same actor
+        done = subprocess.run(
+            [sys.executable, "-m", "graphmem", "history", head.id, "--json"],
+            env={**os.environ, **cli_env(graph, gns)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        assert [e["actor"] for e in json.loads(done.stdout)["edges"]] == ["langgraph"]
 
     call("delete", USER, "food")
     assert call("get", USER, "food") is None
@@ -117,7 +117,11 @@ def test_search_is_recall_with_the_filter_on_the_values(memory: Client, ns: str)
     assert call("search", ("elsewhere",)) == []
 
 
-def test_get_finds_its_key_among_many_unrelated_facts(memory: Client, ns: str) -> None:
+def test_get_finds_its_key_among_many_unrelated_facts(
+    client_factory: Callable[..., Client], ns: str
+) -> None:
+    # The async methods make the same calls as the sync ones (other tests run both).
+    memory = client_factory("sync", ns=ns)
     store = GraphmemStore(memory.raw, prefix=ns, fields=["text"])
     gns = graphmem_namespace(ns, USER)
     memory.remember_many([f"Note {i}: the user mentioned topic {i}" for i in range(300)], ns=gns)
@@ -309,18 +313,3 @@ def test_the_store_through_graphmem_serve(
     )
     history = json.loads(done.stdout)
     assert [e["actor"] for e in history["edges"]] == [key.api_key.name]
-
-
-def test_importing_the_package_imports_no_framework() -> None:
-    code = (
-        "import sys, graphmem, graphmem.integrations; "
-        "print([m for m in ('langgraph', 'langchain_core', 'llama_index') if m in sys.modules])"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
-
-
-def test_without_the_extra_the_import_names_it() -> None:
-    code = "import sys; sys.modules['langgraph'] = None; import graphmem.integrations.langgraph"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert "pip install 'graphmem[langgraph]'" in done.stderr

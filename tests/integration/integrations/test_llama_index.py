@@ -4,8 +4,6 @@ the messages the short-term memory flushes are stored as episodes of its session
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -72,9 +70,3 @@ def test_flushed_messages_are_stored_as_episodes_of_the_session(memory: Client, 
     assert hits and hits[0].episode is not None
     assert hits[0].episode.session_id == session
     assert {h.episode.role for h in hits if h.episode} <= {"user", "assistant"}
-
-
-def test_without_the_extra_the_import_names_it() -> None:
-    code = "import sys; sys.modules['llama_index'] = None; import graphmem.integrations.llama_index"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert "pip install 'graphmem[llama-index]'" in done.stderr

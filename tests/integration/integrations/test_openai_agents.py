@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -51,18 +49,21 @@ def tool_outputs(model: ScriptedModel) -> list[str]:
     ]
 
 
+def supersede_then_recall(text: str, old_id: str, query: str) -> list[list[Any]]:
+    """The model's first two turns: remember ``text`` in place of ``old_id``, then recall."""
+    return [
+        [function_call("remember", {"text": text, "supersedes": [old_id]}, call_id="c1")],
+        [function_call("recall", {"query": query}, call_id="c2")],
+    ]
+
+
 def test_a_scripted_run_remembers_recalls_and_gets_context(memory: Client) -> None:
     old = memory.remember("The user's favourite colour is green.")
     model = ScriptedModel(
         [
-            [
-                function_call(
-                    "remember",
-                    {"text": "The user's favourite colour is blue.", "supersedes": [old.id]},
-                    call_id="c1",
-                )
-            ],
-            [function_call("recall", {"query": "favourite colour"}, call_id="c2")],
+            *supersede_then_recall(
+                "The user's favourite colour is blue.", old.id, "favourite colour"
+            ),
             [function_call("context", {"query": "What colour does the user like?"}, call_id="c3")],
             [assistant_message("Blue.")],
         ]
@@ -140,14 +141,7 @@ def test_the_tools_through_graphmem_serve_act_as_the_key(
         old = remote.remember("The office is in Porto.")
         model = ScriptedModel(
             [
-                [
-                    function_call(
-                        "remember",
-                        {"text": "The office is in Lisbon.", "supersedes": [old.id]},
-                        call_id="c1",
-                    )
-                ],
-                [function_call("recall", {"query": "Where is the office?"}, call_id="c2")],
+                *supersede_then_recall("The office is in Lisbon.", old.id, "Where is the office?"),
                 [assistant_message("Lisbon.")],
             ]
         )
@@ -158,37 +152,6 @@ def test_the_tools_through_graphmem_serve_act_as_the_key(
         assert "Lisbon" in recalled.splitlines()[0]
         (edge,) = remote.history(new_id).edges
     assert edge.actor == key.api_key.name  # through serve, the key is the actor
-
-
-@pytest.mark.parametrize(
-    ("module", "framework", "extra"),
-    [
-        ("openai_agents", "agents", "openai-agents"),
-        ("adk", "google.adk", "google-adk"),
-        ("crewai", "crewai", "crewai"),
-    ],
-)
-def test_without_the_extra_the_import_names_it(module: str, framework: str, extra: str) -> None:
-    code = (
-        f"import sys; sys.modules[{framework!r}] = None\n"
-        "import graphmem, graphmem.integrations\n"
-        "try:\n"
-        f"    import graphmem.integrations.{module}\n"
-        "except ImportError as exc:\n"
-        "    print(exc)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert f"pip install 'graphmem[{extra}]'" in done.stdout
-
-
-def test_importing_graphmem_imports_no_framework() -> None:
-    code = (
-        "import sys, graphmem, graphmem.integrations\n"
-        "print(sorted(m for m in ('agents', 'google.adk', 'crewai') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.stdout.strip() == "[]", done.stderr
 
 
 @pytest.mark.parametrize("bad", ["not a client", None])
