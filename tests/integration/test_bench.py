@@ -226,7 +226,7 @@ def test_the_mcp_benchmark_times_both_paths_on_the_same_questions(
     assert sorted(report.latency) == ["direct", "mcp", "mcp_full_ids"]
     for p in report.latency.values():
         assert 0 < p.p50 <= p.p95 <= p.max
-    assert report.mean_results == 10.0  # k=10 through MCP, as direct
+    assert report.mean_results == report.direct_results > 0  # MCP returns what direct does
     text = render_mcp_markdown(report)
     assert "| search_memories over MCP |" in text and "| AsyncMemory.recall (direct) |" in text
     assert any("timed searches" in line for line in lines)

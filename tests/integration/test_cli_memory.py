@@ -474,7 +474,18 @@ def test_errors_are_json_with_json_and_pinning_needs_a_believed_fact(cli: Invoke
     assert "only believed facts can be pinned" in error["message"]
     assert _stats(cli)["pinned"] == 1  # the Volvo fact, pinned as the update of a pinned fact
     # context takes recall's options too.
-    block = _json(cli("context", "what car?", "--budget", "200", "--include-retired", "--json"))
+    block = _json(
+        cli(
+            "context",
+            "what car?",
+            "--budget",
+            "200",
+            "--include-retired",
+            "--min-score",
+            "0",
+            "--json",
+        )
+    )
     assert old["id"] in block["fact_ids"]
     assert (
         old["id"] not in _json(cli("context", "what car?", "--budget", "200", "--json"))["fact_ids"]

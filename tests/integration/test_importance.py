@@ -210,16 +210,21 @@ def test_recall_weighs_importance_only_when_asked(memory: Client, graph: Graph) 
     assert [h.id for h in on] == [high, low]
     scores = [h.scores.importance for h in on]
     assert scores == [pytest.approx(0.9, abs=1e-4), pytest.approx(0.1, abs=1e-4)]
-    # final = fused * recency * (1 + weight * (score - default)), the default being 0.5.
+
+    # The odds of the score are multiplied by 1 + weight * (score - default), the default
+    # being 0.5.
+    def odds(p: float) -> float:
+        return p / (1 - p)
+
     for hit in on:
         factor = 1 + (hit.scores.importance or 0) - 0.5
-        assert hit.score == pytest.approx(hit.scores.fused * hit.scores.recency * factor)
-        assert hit.scores.final == hit.score
-    # A weight so strong that a factor would go below 0 leaves it at 0.
+        assert odds(hit.score) == pytest.approx(odds(off[0].score) * factor, rel=1e-3)
+    # A weight so strong that a factor would go below 0 leaves it at 0: a score of 0, which
+    # the gate drops.
     strong = memory.recall(
         query, kinds=["fact"], track_access=False, config={"importance_weight": 10.0}
     ).hits
-    assert [h.id for h in strong] == [high, low] and strong[1].score == 0.0
+    assert [h.id for h in strong] == [high]
 
 
 def test_the_setting_turns_the_weighing_on_and_episodes_are_not_weighed(

@@ -877,7 +877,7 @@ def test_a_question_naming_a_speaker_finds_what_that_speaker_said(
         ],
         session_id="D1",
     )
-    hits = memory.recall("What is Melanie's dog called?", kinds=["episode"], k=4).hits
+    hits = memory.recall("What is Melanie's dog called?", kinds=["episode"], k=4, min_score=0).hits
     cosine = {h.provenance.external_ids[0]: h.scores.vector for h in hits}
     assert cosine["D1:3"] is not None and cosine["D1:4"] is not None
     assert cosine["D1:3"] > cosine["D1:4"] + 0.05, cosine
@@ -1191,7 +1191,8 @@ def test_recall_breaks_scores_down_and_stamps_access_once(
     assert hit.scores.vector is not None and hit.scores.vector > 0.5
     assert hit.scores.fulltext is not None and hit.scores.vector_rank == 1
     assert hit.scores.fused > 0 and hit.scores.recency >= 1.0
-    assert hit.score == pytest.approx(hit.scores.fused * hit.scores.recency)
+    assert 0.0 < hit.score <= 1.0  # the calibrated probability
+    assert hit.scores.final == pytest.approx(hit.scores.fused + 0.2 * hit.scores.lexical)
     assert writes == ["write"]  # one batched access stamp for the whole recall
     assert result.timing.embed_ms > 0 and result.timing.db_ms > 0
     stamped = memory.get(fact.id)
@@ -1265,7 +1266,7 @@ def test_lucene_syntax_in_queries_is_plain_text(memory: Client, text: str) -> No
 def test_lucene_operators_in_queries_neither_exclude_nor_widen_matches(memory: Client) -> None:
     lisbon = memory.remember("Ana lives in Lisbon.")
     cheese = memory.remember("Bo likes cheese.")
-    fulltext_only = RecallConfig(retrievers=("fulltext",), min_score=-1.0)
+    fulltext_only = RecallConfig(retrievers=("fulltext",), min_score=0.0, answer_min_cosine=-1.0)
 
     def matched(text: str) -> set[str]:
         return {h.id for h in memory.recall(text, kinds=["fact"], config=fulltext_only).hits}

@@ -58,7 +58,8 @@ class RecallOptions(TypedDict, total=False):
     #: Add facts reached over ``REFERENCES`` from the hits (default True).
     expand_references: bool
     #: The score every hit needs in this call, in [0, 1]: the probability that it answers the
-    #: question (see ``graphmem.core.recall.calibration``).
+    #: question (see ``graphmem.core.recall.calibration``). It is then the whole gate: recall
+    #: answers even when no candidate is close to the question.
     min_score: float | None
     #: The ranking configuration for this call (default: the client's).
     config: RecallConfig | Mapping[str, Any] | None
@@ -238,7 +239,11 @@ class RecallRequest:
                 raise InvalidInputError(f"min_score must be a number, got {brief(min_score)}")
             if not 0.0 <= cast(float, min_score) <= 1.0:
                 raise InvalidInputError(f"min_score must lie in [0, 1], got {brief(min_score)}")
-            config = config.model_copy(update={"min_score": float(min_score)})
+            # A threshold named for the call is the whole gate: every hit needs it, and
+            # nothing else (recall answers even when no candidate is close to the question).
+            config = config.model_copy(
+                update={"min_score": float(min_score), "answer_min_cosine": -1.0}
+            )
         return cls(scope, k, expand, config, track_access)
 
 

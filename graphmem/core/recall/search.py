@@ -289,8 +289,9 @@ def _gate(
         if all(brief is None for brief, _ in tries):  # vanished between the index and the read
             continue
         _rank_score(cand, own, reads, now, cfg, cues, weighing)
-        # The fact itself passes the gate, or else one of the superseded facts the search
-        # found, which then stands for it (its scores shown, via "supersession").
+        # The fact itself, or one of the superseded facts the search found, which then stands
+        # for it (its scores shown, via "supersession"): whichever scores best.
+        best: tuple[float, str | None, float | None, float, float] | None = None
         for brief, matched in tries:
             if brief is None:
                 continue
@@ -301,13 +302,13 @@ def _gate(
             final = cand.final + cfg.lexical_weight * lexical
             features = {"final": final, "cosine": max(vector or 0.0, 0.0), "lexical": lexical}
             score = calibration.score(features, cand.recency * cand.weight)
-            if score >= cfg.min_score:
-                cand.matched, cand.vector, cand.lexical = matched, vector, lexical
-                cand.final, cand.score = final, score
-                kept.append(cand)
-                break
-        else:
+            if best is None or score > best[0]:
+                best = (score, matched, vector, lexical, final)
+        if best is None or best[0] < cfg.min_score:
             gated += 1
+            continue
+        cand.score, cand.matched, cand.vector, cand.lexical, cand.final = best
+        kept.append(cand)
     # Ranked by the rank score (times recency and importance, which multiply the odds); a hit's
     # score is its own probability, or the one above it when that is lower, so that scores
     # fall down the list.

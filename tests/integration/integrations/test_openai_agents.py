@@ -120,7 +120,8 @@ def test_the_session_keeps_the_conversation_as_episodes(memory: Client) -> None:
     items = run_on(memory, session.get_items())
     assert len(items) == 4
 
-    hits = memory.recall("What is the user's name?", kinds=["episode"], k=10).hits
+    # min_score 0: every stored message, not only those about the question
+    hits = memory.recall("What is the user's name?", kinds=["episode"], k=10, min_score=0).hits
     said = {(h.episode.role, h.text) for h in hits if h.episode is not None}
     assert ("user", "My name is Ada.") in said
     assert ("assistant", "Nice to meet you, Ada.") in said

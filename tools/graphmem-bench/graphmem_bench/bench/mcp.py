@@ -56,6 +56,8 @@ class McpBenchReport(BaseModel):
     latency: dict[str, Percentiles]
     #: Mean results per search through MCP (the same queries as the direct recalls).
     mean_results: float
+    #: The same through AsyncMemory.recall: MCP must return what the library does.
+    direct_results: float = 0.0
 
 
 def run_mcp_bench(options: McpBenchOptions | None = None, **on: Unpack[RunOn]) -> McpBenchReport:
@@ -75,7 +77,7 @@ async def _run(options: McpBenchOptions, run: Run) -> McpBenchReport:
     questions = [q.text for q in generate_queries(facts, options.warmup + options.queries)]
     ns = f"bench-mcp-{started:%Y%m%dT%H%M%SZ}"
     timings: dict[str, list[float]] = {"direct": [], "mcp": [], "mcp_full_ids": []}
-    results = 0
+    results = direct = 0
     async with run.async_memory(ns=ns) as memory:
         say(f"storing {len(facts):,} synthetic facts in {ns}")
         ids: dict[int, str] = {}
@@ -106,6 +108,8 @@ async def _run(options: McpBenchOptions, run: Run) -> McpBenchReport:
                     if n < options.warmup:
                         continue
                     timings[name].append(elapsed)
+                    if name == "direct":
+                        direct += len(answer.hits)
                     if name == "mcp":
                         if answer.is_error:
                             raise RuntimeError(f"search_memories failed: {answer.content}")
@@ -118,6 +122,7 @@ async def _run(options: McpBenchOptions, run: Run) -> McpBenchReport:
         machine=machine_info(),
         latency={name: Percentiles.of(values) for name, values in timings.items()},
         mean_results=results / max(options.queries, 1),
+        direct_results=direct / max(options.queries, 1),
     )
 
 

@@ -18,7 +18,7 @@ Then, in the small and in the large namespace, questions about their facts
 (:func:`~graphmem_bench.bench.synthetic.generate_queries`) go to ``Memory.recall(k=10)``
 twice: with the default options (what a caller gets: hybrid search, the quality gate), and
 with the vector index alone and no gate (``config={"retrievers": ("vector",)}``,
-``min_score=-1``), which isolates the index search. Each recall's ten hits are compared with
+``min_score=0``), which isolates the index search. Each recall's ten hits are compared with
 the exact cosine ranking of the namespace's vectors, read back from the database as it stores
 them, against the query's vector (the same embedder; computed here in numpy): the report gives
 the share of queries whose top 10 holds the exact top 5, with recall's database time
@@ -151,7 +151,7 @@ _MODE_OPTIONS: dict[RecallMode, dict[str, Any]] = {
     "vector": {
         "kinds": ("fact",),
         "config": {"retrievers": ("vector",)},
-        "min_score": -1.0,
+        "min_score": 0.0,
         "track_access": False,
     },
 }

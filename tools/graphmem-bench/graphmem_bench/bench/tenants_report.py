@@ -303,7 +303,7 @@ def render_tenants_markdown(report: TenantsReport) -> str:
         f"column is the mean share of those {EXACT_TOP} found.",
         "- default: recall as a caller gets it (vector and fulltext search fused, the quality "
         "gate); vector index only, no gate: `config={'retrievers': ('vector',)}`, "
-        "`min_score=-1`, facts only.",
+        "`min_score=0`, facts only.",
         "- widened / exact scan: recalls whose filters left too few candidates, so that the "
         "index was asked again for more (`RecallResult.widened`), and those that then scored "
         "the namespace exactly (`exact_fallback`).",

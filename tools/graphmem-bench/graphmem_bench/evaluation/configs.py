@@ -135,8 +135,8 @@ def _builtin(default: RecallConfig) -> list[Configuration]:
         ),
         Configuration(
             "gate-off",
-            "quality gate disabled (min_score 0)",
-            change(update={"min_score": 0.0}),
+            "quality gate disabled (min_score 0, recall answers whatever it finds)",
+            change(update={"min_score": 0.0, "answer_min_cosine": -1.0}),
         ),
         Configuration(
             "user-only", "product default over the user messages only", default, corpus="user"
