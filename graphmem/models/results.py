@@ -148,11 +148,12 @@ class Scores(OutputModel):
     ``importance`` a fact's importance score when recall weighs importance (its
     ``importance_weight`` above 0; absent otherwise, and for episodes), ``cue`` the multiplier
     the question's cues applied (a period it names, a question about the user: 1.0 unless
-    ``time_weight`` or ``user_weight`` is above 0), and ``lexical`` the
-    share of the query's words found in the text (used by the quality gate). ``placed_above``
-    names the hit this message was ranked just above as the newer statement of the same thing
-    (or the older one, for a question about the past): its ``final`` score was raised to just
-    above that hit's."""
+    ``time_weight`` or ``user_weight`` is above 0), ``lexical`` the share of the query's words
+    found in the text, and ``final`` the rank score (fused times the cue, plus
+    ``lexical_weight`` times ``lexical``) that the hit's calibrated ``score`` (the probability
+    that it answers, in [0, 1]) is computed from. ``placed_above`` names the hit this message
+    was ranked just above as the newer statement of the same thing (or the older one, for a
+    question about the past): it took that hit's score."""
 
     vector: float | None = None
     vector_rank: int | None = None
