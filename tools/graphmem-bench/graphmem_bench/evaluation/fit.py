@@ -22,6 +22,7 @@ import numpy as np
 from graphmem import InvalidInputError
 from graphmem.testing import CALIBRATION_FEATURES as FEATURES
 from graphmem.testing import Calibration, calibration_path
+from graphmem_bench.evaluation.calibration import hit_rows
 
 #: The features' names in a hit row: the calibration's cosine is the breakdown's ``vector``.
 _COLUMNS = {"final": "final", "cosine": "vector", "lexical": "lexical"}
@@ -87,8 +88,6 @@ def fit_results(results: Mapping[str, Any], configuration: str = "gate-off") -> 
     """The calibration fitted to the hits of ``configuration`` in a run's results (as
     ``results.json`` holds them), the development sets' only: a held-out set is never
     fitted on."""
-    from graphmem_bench.evaluation.calibration import hit_rows
-
     held = {s["name"] for s in results.get("sets", []) if s.get("held_out")}
     rows = [r for r in hit_rows(results, configuration) if r["set"] not in held]
     names = sorted({r["set"] for r in rows})
