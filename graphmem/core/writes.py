@@ -22,6 +22,7 @@ from graphmem.errors import (
     RetiredFactError,
 )
 from graphmem.models import Fact, FactInput
+from graphmem.models.fields import native_time
 from graphmem.store.cypher import query
 
 
@@ -171,8 +172,13 @@ def fact_work(
                 for row in rows
                 for old in row["supersedes"]
             ]
-            yield from flag_changed(
-                ns, "superseded", actor, replaced, exclude=[r["id"] for r in rows]
+            yield from flag_changed(  # at the supersession's time: the new facts' recorded_at
+                ns,
+                "superseded",
+                actor,
+                replaced,
+                exclude=[r["id"] for r in rows],
+                at=native_time(out["recorded_at"]),
             )
         recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
         pinned = set(out["pinned_update"])

@@ -387,6 +387,7 @@ def test_review_flags_appear_and_close(client_factory: Any, ns: str) -> None:
         (badge.id, "superseded", "references", works.id),
     }
     assert all(f.actor == "api" and f.reason == "changed jobs" for f in flags)
+    assert {f.at for f in flags} == {newer.recorded_at}  # the supersession's own time
     assert memory.stats().review_open == 2
     assert newer.id not in {f.flagged_id for f in flags}
     hit = memory.recall("badge door", kinds=["fact"]).hits[0]
@@ -403,8 +404,10 @@ def test_review_flags_appear_and_close(client_factory: Any, ns: str) -> None:
     }
     # Forgetting a fact flags what references it; forgetting the flagged fact closes that.
     note = memory.remember("Door 7 leads to the lab", references=[badge.id])
-    memory.forget(badge.id, reason="asked")
-    assert [(f.flagged_id, f.event) for f in memory.review()] == [(note.id, "forgotten")]
+    erased = memory.forget(badge.id, reason="asked")
+    assert [(f.flagged_id, f.event, f.at) for f in memory.review()] == [
+        (note.id, "forgotten", erased.at)  # made at the erasure's one time
+    ]
     memory.forget(note.id, reason="asked")
     assert memory.review() == []
     with pytest.raises(ForgottenError):

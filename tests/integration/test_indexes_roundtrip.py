@@ -78,24 +78,10 @@ def test_write_then_read_back_through_both_index_procedures(
     )
 
     vector = embedder.embed(["Where does the user work?"])[0].tolist()
-    hits, _, _ = graph.driver.execute_query(
-        "CALL db.index.vector.queryNodes('fact_embedding', 50, $vector) YIELD node, score "
-        "WHERE node.ns = $ns RETURN node.text AS text, score ORDER BY score DESC",
-        vector=vector,
-        ns=ns,
-        database_=graph.database,
-        routing_=neo4j.RoutingControl.READ,
-    )
+    hits = _search(graph, "vector", ns=ns, vector=vector)
     assert hits[0]["text"] == TEXTS[0]
 
-    hits, _, _ = graph.driver.execute_query(
-        "CALL db.index.fulltext.queryNodes('fact_text', $q) YIELD node, score "
-        "WHERE node.ns = $ns RETURN node.text AS text, score ORDER BY score DESC",
-        q=lucene_query("orchestra cellos"),
-        ns=ns,
-        database_=graph.database,
-        routing_=neo4j.RoutingControl.READ,
-    )
+    hits = _search(graph, "fulltext", ns=ns, query=lucene_query("orchestra cellos"))
     assert [h["text"] for h in hits] == [TEXTS[1]]  # "cellos" stems to "cello"
 
 

@@ -22,11 +22,13 @@ def flag_changed(
     exclude: Sequence[str] = (),
     *,
     create: bool = True,
+    at: Any = None,
 ) -> Work[list[dict[str, str]]]:
     """Flags what rested on each of ``changed`` (``id``, optional ``by`` and ``reason``),
     which ``event`` just changed in this transaction, and closes their own open flags. Returns
     the flags made (``flagged``, ``cause`` and ``relation``); with ``create`` false it only
-    closes."""
+    closes. The flags are made and closed at ``at`` where the change has one time for all
+    it writes (an erasure), else at the statement's time."""
     if not changed:
         return []
     rows = [{"id": c["id"], "by": c.get("by"), "reason": c.get("reason")} for c in changed]
@@ -37,6 +39,7 @@ def flag_changed(
         "rows": rows,
         "exclude": list(exclude),
         "create": create,
+        "at": at,
     }
     (out,) = yield Run(query("review_flag"), params)
     flags: list[dict[str, str]] = out["flags"]

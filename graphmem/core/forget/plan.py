@@ -32,6 +32,7 @@ from graphmem.core.forget.scrub import scrubbed
 from graphmem.core.plans import Plan, Progress, Rows, Run, Transaction, Work, single
 from graphmem.errors import DatabaseError, InvalidInputError, NotFoundError, SchemaError
 from graphmem.models.erasure import FlagMade, ForgetResult
+from graphmem.models.fields import native_time
 from graphmem.store.cypher import query
 from graphmem.store.schema import SCHEMA_KEY
 
@@ -279,10 +280,13 @@ def _erase(request: _Request, facts: list[str], episodes: list[str]) -> Work[_Do
     # Neither a target of the call nor a node erased with this unit (a derived fact) is a copy
     # kept: both are gone.
     gone = request.targets | erased
-    flags = yield from _flag(request, nodes, gone)
+    # The erasure's one time, for its flags, records and tombstones (in Python's UTC: written
+    # back as the driver gives it, it would be stored with the zone id UTC).
+    at = native_time(nodes[0]["at"])
+    flags = yield from _flag(request, nodes, gone, at)
     fact_nodes = [n for n in nodes if n["kind"] == "fact"]
-    runs = yield from _scrub(request, [n["id"] for n in fact_nodes])
-    at = yield from _tombstone(request, key, nodes)
+    runs = yield from _scrub(request, [n["id"] for n in fact_nodes], at)
+    yield from _tombstone(request, key, nodes, at)
     # The answers kept for the namespace's retried writes may hold the erased words.
     yield Run(query("request_forget"), {"ns": ns, "prefix": f"request:{ns}:"})
     done = _Done(
@@ -311,14 +315,18 @@ def _erasure_key(ns: str) -> Work[bytes]:
     return namespace_key(keys[0]["erasure_key"], ns)
 
 
-def _flag(request: _Request, nodes: Rows, gone: frozenset[str]) -> Work[list[dict[str, str]]]:
+def _flag(
+    request: _Request, nodes: Rows, gone: frozenset[str], at: Any
+) -> Work[list[dict[str, str]]]:
     """Flags what rested on the unit's ``nodes``, and the copies of their words kept outside
     what is ``gone``; returns the flags made."""
     ns, actor = request.ns, request.actor
     changed = [{"id": n["id"], "reason": request.reason} for n in nodes]
     # A whole namespace leaves nothing to flag, and its exclusions would be every id in it.
     exclude = sorted(gone) if request.flag else []
-    flags = yield from flag_changed(ns, "forgotten", actor, changed, exclude, create=request.flag)
+    flags = yield from flag_changed(
+        ns, "forgotten", actor, changed, exclude, create=request.flag, at=at
+    )
     if request.flag:
         # The same words kept elsewhere (another fact or message with the very same text)
         # are flagged: what was asked to be forgotten is still there.
@@ -328,13 +336,13 @@ def _flag(request: _Request, nodes: Rows, gone: frozenset[str]) -> Work[list[dic
         if copies:
             (made,) = yield Run(
                 query("flag_same_text"),
-                {"ns": ns, "actor": actor, "reason": request.reason, "copies": copies},
+                {"ns": ns, "actor": actor, "reason": request.reason, "copies": copies, "at": at},
             )
             flags += made["flags"]
     return flags
 
 
-def _scrub(request: _Request, facts: list[str]) -> Work[set[str]]:
+def _scrub(request: _Request, facts: list[str], at: Any) -> Work[set[str]]:
     """Scrubs ``facts`` from the consolidation records that show them; returns the runs
     scrubbed."""
     if not facts:
@@ -342,14 +350,19 @@ def _scrub(request: _Request, facts: list[str]) -> Work[set[str]]:
     records = yield Run(query("forget_records"), {"ns": request.ns, "facts": facts})
     if not records:
         return set()
-    scrub = {"ns": request.ns, "actor": request.actor, "records": [scrubbed(r) for r in records]}
+    scrub = {
+        "ns": request.ns,
+        "actor": request.actor,
+        "records": [scrubbed(r) for r in records],
+        "at": at,
+    }
     yield Run(query("forget_scrub"), scrub)
     return {r["run"] for r in records}
 
 
-def _tombstone(request: _Request, key: bytes, nodes: Rows) -> Work[Any]:
-    """Turns the unit's ``nodes`` into tombstones that keep the keyed hashes of their text,
-    source and session; returns when."""
+def _tombstone(request: _Request, key: bytes, nodes: Rows, at: Any) -> Work[None]:
+    """Turns the unit's ``nodes`` into tombstones erased at ``at`` that keep the keyed hashes
+    of their text, source and session."""
 
     def hashed(value: str | None) -> str | None:
         return None if value is None else keyed_hash(key, value)
@@ -373,8 +386,8 @@ def _tombstone(request: _Request, key: bytes, nodes: Rows) -> Work[Any]:
         "reason": request.reason,
         "actor": request.actor,
         "erasure": request.erasure,
+        "at": at,
     }
     (out,) = yield Run(query("forget_erase"), params)
     if out["facts"] != len(params["facts"]) or out["episodes"] != len(params["episodes"]):
         raise DatabaseError("a node to erase changed during its erasure")  # locked: not expected
-    return out["at"]

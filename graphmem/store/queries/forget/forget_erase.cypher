@@ -1,17 +1,18 @@
 // name: forget_erase
 // mode: write
-// params: ns, facts, episodes, reason, actor, erasure
+// params: ns, facts, episodes, reason, actor, erasure, at
 // returns: facts, episodes, at
 // Erases each fact of $facts and episode of $episodes (id, text_hash: the keyed hash of its
 // normalised text, source_hash or session_hash), locked and checked by forget_nodes in this
 // transaction: the node loses its label and every property (text, embedding, tags, metadata,
 // hashes, times of use), so it leaves both indexes, and becomes a :Tombstone holding the
 // namespace, the erased id, the keyed hashes, when it was recorded (and retired), when it was
-// erased, why, by whom and in which erasure. Its relationships stay (the graph's skeleton), but
-// their free text goes: reasons, resolutions and closing reasons on the edges it had, the
-// reasons copied from them (edges a merge carried down its chain of survivors, review flags
-// that name it as the fact that replaced their cause) and the reasons on the consolidation
-// changes that recorded its state (the review flags this erasure made keep its reason).
+// erased ($at, the erasure's time), why, by whom and in which erasure. Its relationships stay
+// (the graph's skeleton), but their free text goes: reasons, resolutions and closing reasons on
+// the edges it had, the reasons copied from them (edges a merge carried down its chain of
+// survivors, review flags that name it as the fact that replaced their cause) and the reasons on
+// the consolidation changes that recorded its state (the review flags this erasure made keep its
+// reason).
 CALL () {
   UNWIND $facts AS row
   MATCH (n:Fact {ns: $ns, id: row.id})
@@ -50,7 +51,7 @@ CALL () {
   REMOVE n:Fact
   SET n = {ns: $ns, kind: 'fact', fact_id: row.id, text_hash: row.text_hash,
            source_hash: row.source_hash, recorded_at: n.recorded_at, retired_at: n.retired_at,
-           status_at_erasure: n.status, at: datetime.statement(), reason: $reason,
+           status_at_erasure: n.status, at: $at, reason: $reason,
            actor: $actor, erasure: $erasure}
   SET n:Tombstone
   RETURN count(n) AS facts
@@ -68,9 +69,9 @@ CALL () {
   REMOVE n:Episode
   SET n = {ns: $ns, kind: 'episode', episode_id: row.id, text_hash: row.text_hash,
            session_hash: row.session_hash, recorded_at: n.recorded_at,
-           occurred_at: n.occurred_at, at: datetime.statement(), reason: $reason,
+           occurred_at: n.occurred_at, at: $at, reason: $reason,
            actor: $actor, erasure: $erasure}
   SET n:Tombstone
   RETURN count(n) AS episodes
 }
-RETURN facts, episodes, datetime.statement() AS at
+RETURN facts, episodes, $at AS at

@@ -1,6 +1,6 @@
 // name: review_flag
 // mode: write
-// params: ns, event, actor, rows, exclude, create
+// params: ns, event, actor, rows, exclude, create, at
 // returns: flags, closed
 // After $event ('forgotten', 'superseded', 'merged' or 'retracted') happened in this
 // transaction to each row's fact or episode (row.id; row.by: the fact that replaced it, if
@@ -11,7 +11,8 @@
 // flagged: row.by, the ids in $exclude (changed by the same operation), and a fact with an
 // open flag for the same cause and event. The changed node's own open flags are closed
 // (closing: $event): it no longer stands as it was flagged. With $create false, only that
-// closing is done (a whole namespace erased: nothing is left to flag).
+// closing is done (a whole namespace erased: nothing is left to flag). Flags are made and
+// closed at $at where the change has one time for all it writes (an erasure), else now.
 UNWIND $rows AS row
 CALL (row) {
   MATCH (c:Fact {id: row.id})
@@ -25,7 +26,7 @@ CALL (row) {
 CALL (c) {
   MATCH (c)-[o:FLAGGED_BY]->()
   WHERE o.closed_at IS NULL
-  SET o.closed_at = datetime.statement(), o.closed_by = $actor, o.closing = $event
+  SET o.closed_at = coalesce($at, datetime.statement()), o.closed_by = $actor, o.closing = $event
   RETURN count(o) AS closed
 }
 CALL (c, row) {
@@ -49,7 +50,7 @@ CALL (c, row) {
   WHERE f.ns = $ns AND f.retired_at IS NULL AND f <> c AND NOT f.id IN $exclude
     AND f.id <> coalesce(row.by, '')
     AND NOT EXISTS { (f)-[o:FLAGGED_BY]->(c) WHERE o.closed_at IS NULL AND o.event = $event }
-  CREATE (f)-[:FLAGGED_BY {ns: $ns, event: $event, relation: relation, at: datetime.statement(),
+  CREATE (f)-[:FLAGGED_BY {ns: $ns, event: $event, relation: relation, at: coalesce($at, datetime.statement()),
                            actor: $actor, reason: row.reason, by: row.by}]->(c)
   RETURN collect({flagged: f.id, cause: row.id, relation: relation}) AS made
 }
