@@ -8,6 +8,7 @@ import asyncio
 import collections
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,7 +21,9 @@ from graphmem.client.base import (
     checked_proposal,
     proposer_method,
     refuse_close_inside_a_call,
+    statement_time,
     time_limited,
+    timing_statements,
 )
 from graphmem.client.graph import AsyncGraph
 from graphmem.client.keys import AsyncKeys
@@ -257,6 +260,7 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
                 except StopIteration as stop:
                     return stop.value  # type: ignore[no-any-return]
                 run.query.check_params(run.params)
+                timed, started = timing_statements(), time.perf_counter()
                 with no_retry_on_memory():
                     result = await tx.run(run.query.text, run.params)
                     rows = (
@@ -264,6 +268,9 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
                         if run.plain_rows
                         else await result.data()
                     )
+                    if timed is not None:
+                        summary = await result.consume()
+                        timed.append(statement_time(run.query.name, started, summary, len(rows)))
 
         timeout = self.settings.neo4j_transaction_timeout
         body = time_limited(body, timeout)
@@ -271,9 +278,14 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
             async with graph.driver.session(
                 database=graph.database, bookmark_manager=graph.bookmarks
             ) as session:
-                if step.mode == "read":
-                    return await session.execute_read(body)
-                return await session.execute_write(body)
+                timed, started = timing_statements(), time.perf_counter()
+                try:
+                    if step.mode == "read":
+                        return await session.execute_read(body)
+                    return await session.execute_write(body)
+                finally:
+                    if timed is not None:
+                        timed.append(statement_time(f"transaction:{step.mode}", started, None, 0))
 
     # --- the local transport ----------------------------------------------------------------
     async def _send(self, op: Operation, args: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import neo4j
@@ -47,6 +48,54 @@ def rows_of(result: neo4j.Result, plain: bool) -> list[dict[str, Any]]:
     """A result's rows as dicts: with ``plain`` as the driver read them (rows of maps, lists and
     plain values, see :class:`~graphmem.core.plans.Run`), else through ``Result.data``."""
     return [dict(record) for record in result] if plain else result.data()
+
+
+@dataclass(frozen=True)
+class StatementTime:
+    """One statement a client ran inside :func:`statement_times`: its query's name, the
+    client's wall time from sending it to its last row (ms), the server's own time for it
+    (``result_available_after + result_consumed_after``, ms) and the rows it returned; or, named
+    ``transaction:read`` / ``transaction:write``, one whole transaction (begin, its statements,
+    commit) as the client timed it, with no server time."""
+
+    name: str
+    client_ms: float
+    server_ms: float | None
+    rows: int
+
+
+_STATEMENTS: ContextVar[list[StatementTime] | None] = ContextVar(
+    "graphmem_statements", default=None
+)
+
+
+@contextmanager
+def statement_times() -> Iterator[list[StatementTime]]:
+    """Within the block, every statement and transaction this thread's (or task's) clients run
+    is timed into the list it yields: where a call's database time goes, statement by statement
+    and round trip by round trip. Outside it nothing is timed."""
+    times: list[StatementTime] = []
+    token = _STATEMENTS.set(times)
+    try:
+        yield times
+    finally:
+        _STATEMENTS.reset(token)
+
+
+def timing_statements() -> list[StatementTime] | None:
+    """The list of the enclosing :func:`statement_times`, if any."""
+    return _STATEMENTS.get()
+
+
+def statement_time(
+    name: str, started: float, summary: neo4j.ResultSummary | None, rows: int
+) -> StatementTime:
+    """A :class:`StatementTime` of a statement sent at ``started`` (``time.perf_counter()``)
+    whose last row has just been read; ``summary`` None for a transaction."""
+    server = None
+    if summary is not None:
+        server = float((summary.result_available_after or 0) + (summary.result_consumed_after or 0))
+    return StatementTime(name, (time.perf_counter() - started) * 1000, server, rows)
 
 
 #: When the request being served must be answered (``time.monotonic()``), if it has a deadline.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,7 +20,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import neo4j
 
 from graphmem.client.api_sync import MemoryAPI
-from graphmem.client.base import ClientBase, refuse_close_inside_a_call, rows_of, time_limited
+from graphmem.client.base import (
+    ClientBase,
+    refuse_close_inside_a_call,
+    rows_of,
+    statement_time,
+    time_limited,
+    timing_statements,
+)
 from graphmem.client.graph import Graph
 from graphmem.client.keys import Keys
 from graphmem.client.service_secret import service_signer
@@ -204,8 +212,14 @@ class Memory(MemoryAPI, ClientBase):
                 except StopIteration as stop:
                     return stop.value  # type: ignore[no-any-return]
                 run.query.check_params(run.params)
+                timed, started = timing_statements(), time.perf_counter()
                 with no_retry_on_memory():
-                    rows = rows_of(tx.run(run.query.text, run.params), run.plain_rows)
+                    result = tx.run(run.query.text, run.params)
+                    rows = rows_of(result, run.plain_rows)
+                    if timed is not None:
+                        timed.append(
+                            statement_time(run.query.name, started, result.consume(), len(rows))
+                        )
 
         timeout = self.settings.neo4j_transaction_timeout
         body = time_limited(body, timeout)
@@ -218,9 +232,14 @@ class Memory(MemoryAPI, ClientBase):
                 bookmark_manager=graph.driver.execute_query_bookmark_manager,
             ) as session,
         ):
-            if step.mode == "read":
-                return session.execute_read(body)
-            return session.execute_write(body)
+            timed, started = timing_statements(), time.perf_counter()
+            try:
+                if step.mode == "read":
+                    return session.execute_read(body)
+                return session.execute_write(body)
+            finally:
+                if timed is not None:
+                    timed.append(statement_time(f"transaction:{step.mode}", started, None, 0))
 
     # --- the local transport ----------------------------------------------------------------
     def _send(self, op: Operation, args: dict[str, Any]) -> Any:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BeforeValidator,
+    Field,
 )
 
 from graphmem.models.fields import (
@@ -242,6 +243,13 @@ class RecallResult(OutputModel):
     widened: bool = False
     #: True when even that was not enough and exact scoring ran instead.
     exact_fallback: bool = False
+    #: How the first read of each kind's vector list went: ``exact`` (the namespace held no
+    #: more entries than the read asked for, so each was scored), ``filtered`` (the index
+    #: searched the namespace alone, Neo4j 2026.01+) or ``unfiltered`` (the whole index,
+    #: filtered after); a kind not searched by vector is left out.
+    vector_paths: dict[str, Literal["exact", "filtered", "unfiltered"]] = Field(
+        default_factory=dict
+    )
     timing: Timing = Timing()
     #: When a recall at ``as_of`` found nothing but would find something at valid time
     #: ``as_of`` by what is believed now: says so, and what to ask instead.

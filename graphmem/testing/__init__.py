@@ -23,6 +23,9 @@ answers (:mod:`graphmem.testing.llm_stub`). It is the front door of ``graphmem b
 - **Recall's score**: :class:`Calibration` (the logistic model a hit's score is), its
   :data:`CALIBRATION_FEATURES` and :func:`calibration_path` (the shipped fit, which
   ``graphmem eval fit`` replaces).
+- **Where a call's database time goes**: :func:`statement_times` (every statement and
+  transaction the clients run inside it, timed by the client and by the server) and
+  :class:`StatementTime`.
 - **Recall and messages as the clients see them**: :func:`settings_recall_config`,
   :func:`episode_text`, and :func:`json_objects` (the JSON-lines reader of ``graphmem
   ingest``).
@@ -31,7 +34,7 @@ answers (:mod:`graphmem.testing.llm_stub`). It is the front door of ``graphmem b
 from __future__ import annotations
 
 from graphmem._json import json_objects
-from graphmem.client.base import settings_recall_config
+from graphmem.client.base import StatementTime, settings_recall_config, statement_times
 from graphmem.client.graph import Graph
 from graphmem.core.actor import API_ACTOR
 from graphmem.core.messages import episode_text
@@ -72,6 +75,7 @@ __all__ = [
     "Progress",
     "ServerMode",
     "ServerOptions",
+    "StatementTime",
     "VectorParam",
     "Vectors",
     "calibration_path",
@@ -90,6 +94,7 @@ __all__ = [
     "server_version",
     "settings_recall_config",
     "settle",
+    "statement_times",
     "stream_query",
     "text_hash",
 ]

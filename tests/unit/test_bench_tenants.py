@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
+from graphmem.testing import StatementTime
 from graphmem_bench.bench import tenants
 from graphmem_bench.bench.report import (
     EmbedderInfo,
@@ -21,16 +22,19 @@ from graphmem_bench.bench.report import (
     ServerInfo,
     Throughput,
 )
-from graphmem_bench.bench.tenants import perturbed, pool_facts
+from graphmem_bench.bench.tenants import perturbed, pool_facts, statement_figures
 from graphmem_bench.bench.tenants_report import (
     RECALL_HEADER,
     NamespaceFigures,
     RecallFigures,
+    TenantsComparison,
     TenantsOptions,
     TenantsReport,
+    comparison_targets,
     exact_rankings,
     exact_top_share,
     recall_rows,
+    render_comparison_markdown,
     render_tenants_markdown,
     tenant_targets,
 )
@@ -216,7 +220,7 @@ def test_the_markdown_names_the_server_the_data_and_each_recall() -> None:
     assert "1,100,050 facts in 2,200 s, 500 facts/s" in text
     assert (
         "| 5.26.30 | small | 50 | default (hybrid, gated) | 30.0 | 60.0 | 90.0 | 60.0 | 120 "
-        "| 92.0% | 96.0% | 7 / 3 | 10.0 |"
+        "| 92.0% | 96.0% | 7 / 3 | - | 10.0 |"
     ) in text
     assert "| 5.26.30 | large | 100,000 | vector index only, no gate | 8.0 | 16.0 | 24.0 |" in text
     assert "| 97.5% | 98.8% |" in text
@@ -290,3 +294,53 @@ def test_the_command_refuses_a_bad_shape_before_it_runs(
     assert result.exit_code == 2, result.output
     assert re.search(re.escape(message), result.output), result.output
     assert "Traceback" not in result.output
+
+
+# --- where the time goes, and two servers compared ------------------------------------------
+def test_statement_figures_sum_each_statement_within_a_recall() -> None:
+    recalls = [
+        [
+            StatementTime("recall_search_filtered", 10.0, 6.0, 1),
+            StatementTime("recall_details", 4.0, 2.0, 1),
+            StatementTime("recall_details", 2.0, 1.0, 1),
+            StatementTime("transaction:read", 20.0, None, 0),
+        ],
+        [
+            StatementTime("recall_search_filtered", 12.0, 8.0, 1),
+            StatementTime("transaction:read", 15.0, None, 0),
+        ],
+    ]
+    figures = {f.name: f for f in statement_figures(recalls)}
+    assert list(figures) == ["recall_search_filtered", "recall_details", "transaction:read"]
+    assert figures["recall_details"].per_recall == 1.0  # twice in one recall, none in the other
+    details = figures["recall_details"]
+    assert details.client_ms.p50 == 6.0 and details.server_ms is not None
+    assert details.server_ms.max == 3.0
+    assert figures["transaction:read"].server_ms is None
+    assert figures["recall_search_filtered"].client_ms.mean == 11.0
+
+
+def test_the_comparison_holds_the_newer_server_to_the_older_and_to_vector_only() -> None:
+    old, new = _report("5.26.30", large_db=10.0), _report("2026.09.0", large_db=9.0)
+    targets = {t.name: t for t in comparison_targets([new, old])}
+    assert targets["large namespace: db p95 on 2026.09.0 / on 5.26.30"].status == "pass"
+    assert targets["small namespace: db p95 on 2026.09.0 / on 5.26.30"].status == "pass"
+    # default 9 ms p95 against vector-only 8 ms: 1.125x, under 1.3x
+    vector_ratio = targets["large namespace on 2026.09.0: db p95 default / vector only"]
+    assert vector_ratio.measured == pytest.approx(1.125) and vector_ratio.status == "pass"
+    slower = comparison_targets([_report("2026.09.0", large_db=12.0), old])
+    assert {t.name: t.status for t in slower}[
+        "large namespace: db p95 on 2026.09.0 / on 5.26.30"
+    ] == "fail"
+    comparison = TenantsComparison(runs=[new, old], targets=comparison_targets([new, old]))
+    text = render_comparison_markdown(comparison)
+    assert text.startswith("# graphmem bench --tenants on 2 Neo4j versions")
+    assert "| 2026.09.0 | large | 100,000 |" in text and "| 5.26.30 | large | 100,000 |" in text
+    assert "# The run on Neo4j 5.26.30" in text and "## Where the time goes" in text
+
+
+def test_versions_run_on_throwaway_servers_only() -> None:
+    with pytest.raises(ValidationError, match="--server configured"):
+        TenantsOptions(versions=("2026.09.0",), server="configured")
+    with pytest.raises(ValidationError, match="twice"):
+        TenantsOptions(versions=("5.26.30", "5.26.30"))

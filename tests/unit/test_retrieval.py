@@ -20,9 +20,12 @@ from graphmem.errors import InvalidInputError
 
 
 def _search_row() -> dict[str, Any]:
-    """recall_search's row: one fact, found by the vector index only, which ran out."""
+    """recall_search's row: one fact, found by an unfiltered read of the vector index only,
+    which ran out."""
     return {
         "schema_state": None,
+        "fact_path": "unfiltered",
+        "episode_path": None,
         "fact_briefs": [
             {"id": "a", "text": "The user's favourite colour is blue.", "at": 0, "similarity": 0.9}
         ],

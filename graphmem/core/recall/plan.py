@@ -13,6 +13,7 @@ from graphmem.core.plans import LoadModel, Plan, Transaction, VectorParam, Work
 from graphmem.core.recall.ranking import ImportanceWeighing
 from graphmem.core.recall.scope import RecallRequest
 from graphmem.core.recall.search import RecallReads, assemble, recall_reads, stamp_access
+from graphmem.errors import GraphmemError
 from graphmem.models import RecallResult, Timing
 
 
@@ -46,19 +47,27 @@ class RecallPlans(CoreBase):
         if cfg.importance_weight > 0:
             weighing = ImportanceWeighing(self.importance, clock)
         started = time.perf_counter()
-        reads: RecallReads = yield Transaction(
-            "read",
-            lambda: recall_reads(
-                ns,
-                text,
-                vector,
-                request,
-                now,
-                check_state=self._check_state,
-                filtered=self.filtered_search,
-                weighing=weighing,
-            ),
-        )
+        try:
+            reads: RecallReads = yield Transaction(
+                "read",
+                lambda: recall_reads(
+                    ns,
+                    text,
+                    vector,
+                    request,
+                    now,
+                    check_state=self._check_state,
+                    filtered=self.filtered_search,
+                    weighing=weighing,
+                ),
+            )
+        except GraphmemError:
+            if self.filtered_search:
+                # SEARCH names its index when the statement is planned: while a re-embedding
+                # has dropped the vector indexes, the search fails before it can read the
+                # graph's state, so the state is read on its own to say why.
+                yield Transaction("read", self._guard)
+            raise
         db_ms = (time.perf_counter() - started) * 1000
         hits = assemble(reads, k, cfg, scope.as_of)
         hint = None
@@ -82,6 +91,7 @@ class RecallPlans(CoreBase):
             gated=reads.gated,
             widened=reads.widened,
             exact_fallback=reads.exact,
+            vector_paths=reads.paths,
             hint=hint,
             timing=Timing(
                 embed_ms=embed_ms,

@@ -31,11 +31,10 @@ from graphmem.core.recall.ranking import (
     recency_factor,
 )
 from graphmem.core.recall.scope import RecallRequest
-from graphmem.core.recall.statements import SearchStatements
+from graphmem.core.recall.statements import KINDS, SearchStatements
 from graphmem.core.recall.updates import place_updates
 from graphmem.models import Episode, Fact, Hit, Kind, Provenance, Scores, SourceMessage
 from graphmem.store.cypher import query
-from graphmem.store.schema import SCHEMA_KEY
 
 #: How many times recall reads a kept fact's details before it gives up on it (a fact erased
 #: since the search has none), when a concurrent update made a read come back without it.
@@ -59,6 +58,8 @@ class RecallReads:
     head_valid: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
     widened: bool = False
     exact: bool = False
+    #: The path each kind's first vector read took (RecallResult.vector_paths).
+    paths: dict[str, Any] = field(default_factory=dict)
     seen: int = 0
     gated: int = 0
 
@@ -102,14 +103,17 @@ def _exact_cosine(hit: Mapping[str, Any], briefs: Mapping[str, Mapping[str, Any]
     return index_score_to_cosine(hit["score"] if similarity is None else similarity)
 
 
-def _ran_out(retriever: str, fetched: int, asked: int, nodes: int, *, filtered: bool) -> bool:
-    """Whether an index asked for ``asked`` entries returned all it holds (``fetched`` of
-    them, the index covering ``nodes``): a fulltext index returns every match up to the number
-    asked, and so does a vector index that filters inside itself (``filtered``: it searches on
-    until it has found as many of the namespace's entries as asked, or scores all of them),
-    while a vector index's unfiltered approximate search may return fewer than asked though it
-    holds more (its graph loses the links that ran through deleted nodes)."""
-    return fetched >= nodes if retriever == "vector" and not filtered else fetched < asked
+def _ran_out(retriever: str, fetched: int, asked: int, nodes: int, path: str | None) -> bool:
+    """Whether a read that asked for ``asked`` entries returned all the index holds for it
+    (``fetched`` of them, the vector index covering ``nodes``): a fulltext index returns every
+    match up to the number asked, and so do an exact scan of the namespace and a vector index
+    that filters inside itself (``path`` ``exact`` and ``filtered``: it searches on until it has
+    found as many of the namespace's entries as asked, or scores all of them), while a vector
+    index's unfiltered approximate search may return fewer than asked though it holds more (its
+    graph loses the links that ran through deleted nodes)."""
+    if retriever == "vector" and path == "unfiltered":
+        return fetched >= nodes
+    return fetched < asked
 
 
 def recall_reads(
@@ -126,20 +130,16 @@ def recall_reads(
     """The search for ``text`` in ``ns``, widened or done exactly where the filters left too
     few candidates, fused, gated (facts weighed by importance with ``weighing``), and the
     details of what passed; ``check_state`` checks the graph's embedder state that the search
-    statement read."""
+    statement read (when SEARCH fails to plan because a re-embedding dropped the vector
+    indexes, the recall plan reads the state in a transaction of its own)."""
     cfg = request.config
     search = SearchStatements(ns, vector, lucene_query(text), request, filtered)
     search.keep_superseded = names_period(text, now, cfg.time_weight)
-    if filtered:
-        # SEARCH names its index when the statement is planned, so a re-embedding (which
-        # drops the vector indexes) is refused before, not by, the search statement.
-        state = yield Run(query("schema_state"), {"key": SCHEMA_KEY})
-        check_state(state[0] if state else None)
-    yield from _count(search, search.candidates)
     found = yield search.run(search.candidates, request.scope.kinds, search.retrievers())
     row = found[0]
     check_state(row["schema_state"])
     reads = RecallReads(candidates=[])
+    reads.paths = {k: row[f"{k}_path"] for k in KINDS if row.get(f"{k}_path") is not None}
     reads.add_briefs(row)
     lists: list[tuple[str, Kind, list[tuple[str, float]]]] = []
     for kind, retriever in search.lists():
@@ -157,14 +157,6 @@ def recall_reads(
     if cfg.update_order:
         place_updates(text, reads.candidates, reads.episodes, cfg.update_similarity)
     return reads
-
-
-def _count(search: SearchStatements, asked: int) -> Work[None]:
-    """Where the vector indexes filter inside the index, how many entries of the namespace a
-    read asking for ``asked`` may ask them for, counted unless already known."""
-    if search.filtered and (counts := search.counts(asked)) is not None:
-        (row,) = yield counts
-        search.counted(row, asked)
 
 
 def _index_hits(
@@ -203,22 +195,22 @@ def _widened(
     cfg, k = search.request.config, search.request.k
     key = f"{kind[0]}{retriever[0]}"
     hits, fetched, asked = row[f"{key}_hits"], row[f"{key}_fetched"], search.candidates
-    nodes = row[f"{kind}_nodes"]
+    nodes, path = row[f"{kind}_nodes"], row[f"{kind}_path"]
     for factor in cfg.vector_widen if retriever == "vector" else cfg.fulltext_widen:
-        if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes, filtered=search.filtered):
+        if len(hits) >= k or _ran_out(retriever, fetched, asked, nodes, path):
             break  # enough visible candidates, or the index has no more
         # The filters hid most of what the index returned: ask for more.
         asked = search.candidates * factor
-        yield from _count(search, asked)
         wider = yield search.run(asked, (kind,), (retriever,))
-        hits, fetched, nodes = (
+        hits, fetched, nodes, path = (
             _merged(wider[0][f"{key}_hits"], followed),
             wider[0][f"{key}_fetched"],
             wider[0][f"{kind}_nodes"],
+            wider[0][f"{kind}_path"],
         )
         reads.add_briefs(wider[0])
         reads.widened = True
-    return hits, _ran_out(retriever, fetched, asked, nodes, filtered=search.filtered)
+    return hits, _ran_out(retriever, fetched, asked, nodes, path)
 
 
 def _ranked(

@@ -57,7 +57,7 @@ CALL (ev, ef) {
                         }) END})
          AS episode_briefs
 }
-RETURN schema_state, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
+RETURN schema_state, fact_path, episode_path, fv_fetched, [h IN fv | {id: h.node.id, score: h.score, head: h.head.id,
                                head_at: h.head.recorded_at.epochMillis,
                                head_use: {{fact_use(h.head)}},
                                head_valid: {{fact_valid_time(h.head)}}}] AS fv_hits,

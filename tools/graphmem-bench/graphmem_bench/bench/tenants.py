@@ -10,9 +10,11 @@ that a fact of the small namespace has copies in many tenants. The pool's texts 
 once; each stored copy keeps its pool text verbatim and gets the pool vector plus a small
 seeded perturbation of its own (``noise``: relative size of a Gaussian step, cosine about
 ``1 / sqrt(1 + noise**2)`` to the pool vector), so that copies are near-identical, not equal.
-Everything is written through ``Memory.remember_many(..., vectors=...)``, in batches of
-``batch_size``: the small namespace, then the large one, then the tenants; the load is timed
-as the main benchmark times its writes.
+Everything is written with its vectors through the main benchmark's bare statement
+(``bench_bare_create``: the nodes and properties ``remember_many`` writes, without its checks),
+in batches of ``batch_size``, one transaction each: the small namespace, then the large one,
+then the tenants. Writes are measured by the main benchmark; the load is timed here only to
+say how long it took.
 
 Then, in the small and in the large namespace, questions about their facts
 (:func:`~graphmem_bench.bench.synthetic.generate_queries`) go to ``Memory.recall(k=10)``
@@ -29,18 +31,21 @@ back to exact scoring (``RecallResult.widened`` and ``exact_fallback``).
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import random
 import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
 from graphmem import DatabaseError, __version__
-from graphmem.testing import Progress, run_query, stream_query
+from graphmem.testing import Progress, StatementTime, run_query, statement_times, stream_query
 from graphmem_bench.bench.report import Percentiles, Throughput
 from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
@@ -48,13 +53,14 @@ from graphmem_bench.bench.tenants_report import (
     NamespaceFigures,
     RecallFigures,
     RecallMode,
+    StatementFigures,
     TenantsOptions,
     TenantsReport,
     exact_rankings,
     exact_top_share,
     tenant_targets,
 )
-from graphmem_bench.bench.timing import Meter, chunks, ticker
+from graphmem_bench.bench.timing import Meter, chunks, ticker, write_bare
 from graphmem_bench.run import Run, RunOn, measuring_run
 
 if TYPE_CHECKING:
@@ -127,7 +133,8 @@ def _write(
     batch_size: int,
     meter: Meter,
 ) -> int:
-    """Write ``target``'s facts through remember_many with their vectors; its batches."""
+    """Write ``target``'s facts with their vectors through the bare statement, one transaction
+    per batch; its batches."""
     batches = 0
     for chunk in chunks(len(target.members), batch_size):
         items = [
@@ -136,10 +143,7 @@ def _write(
         ]
         rows = target.vectors[chunk.start : chunk.stop]
         with meter.timing():
-            created = memory.remember_many(items, ns=target.ns, vectors=rows)
-        if len(created) != len(items):
-            raise DatabaseError(f"{target.ns}: wrote {len(created)} of {len(items)} facts")
-        target.ids += [fact.id for fact in created]
+            target.ids += write_bare(memory, target.ns, items, rows, target.ns)
         batches += 1
     return batches
 
@@ -184,14 +188,19 @@ def _recalls(
         timings: dict[str, list[float]] = {"db": [], "client": [], "embed": []}
         shares: list[float] = []
         hits = widened = fallbacks = 0
+        paths: collections.Counter[str] = collections.Counter()
+        statements: list[list[StatementTime]] = []
         tick = ticker(say, f"recall, {target.name}, {mode}", options.queries, "queries")
         began = time.perf_counter()
         for done, (question, wanted) in enumerate(
             zip(questions[options.warmup :], exact, strict=True), start=1
         ):
             started = time.perf_counter()
-            result = memory.recall(question, ns=target.ns, k=options.k, **extra)
+            with statement_times() as timed:
+                result = memory.recall(question, ns=target.ns, k=options.k, **extra)
             timings["client"].append((time.perf_counter() - started) * 1000)
+            statements.append(timed)
+            paths[result.vector_paths.get("fact", "none")] += 1
             timings["db"].append(result.timing.db_ms)
             timings["embed"].append(result.timing.embed_ms)
             found = [hit.id for hit in result.hits if hit.kind == "fact"]
@@ -213,11 +222,40 @@ def _recalls(
                 mean_hits=hits / options.queries,
                 widened=widened,
                 exact_fallbacks=fallbacks,
+                paths=dict(paths),
+                statements=statement_figures(statements),
             )
         )
     return NamespaceFigures(
         name=target.name, ns=target.ns, facts=len(target.members), recalls=recalls
     )
+
+
+def statement_figures(recalls: Sequence[Sequence[StatementTime]]) -> list[StatementFigures]:
+    """Where ``recalls`` (each one's timed statements) spent their time: per statement name,
+    in the order first run, its runs per recall and its times summed within each recall."""
+    names = list(dict.fromkeys(t.name for timed in recalls for t in timed))
+    figures = []
+    for name in names:
+        client: list[float] = []
+        server: list[float] = []
+        runs = 0
+        for timed in recalls:
+            mine = [t for t in timed if t.name == name]
+            runs += len(mine)
+            if mine:
+                client.append(sum(t.client_ms for t in mine))
+                if all(t.server_ms is not None for t in mine):
+                    server.append(sum(t.server_ms or 0.0 for t in mine))
+        figures.append(
+            StatementFigures(
+                name=name,
+                per_recall=runs / len(recalls),
+                client_ms=Percentiles.of(client),
+                server_ms=Percentiles.of(server) if server else None,
+            )
+        )
+    return figures
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -238,7 +276,9 @@ def _run(options: TenantsOptions, run: Run) -> TenantsReport:
     texts = max(shared, options.large)
     pool = pool_facts(texts, options.seed)
     say(f"embedding the pool: {texts:,} distinct synthetic facts")
-    pool_embedding, pool_vectors = _embed(embedder, [f.text for f in pool], options.batch_size, say)
+    pool_embedding, pool_vectors = _embed(
+        embedder, [f.text for f in pool], options.batch_size, say, run.settings.cache_dir
+    )
     seed = options.seed
     small = _members(shared, options.small, (seed, "small"))
     large = list(range(options.large))
@@ -297,8 +337,21 @@ def _run(options: TenantsOptions, run: Run) -> TenantsReport:
 
 
 def _embed(
-    embedder: Embedder, texts: Sequence[str], batch_size: int, say: Progress
+    embedder: Embedder, texts: Sequence[str], batch_size: int, say: Progress, cache: Path
 ) -> tuple[Throughput, Vectors]:
+    """The pool's vectors, embedded in batches (and kept under ``cache``/bench, keyed by the
+    model and every text, so that the next run of the same pool, on another server too,
+    reads them back: its throughput is then the first run's)."""
+    digest = hashlib.sha256(
+        "\n".join([str(embedder.model_id), str(embedder.dimension), *texts]).encode()
+    ).hexdigest()[:24]
+    kept = cache / "bench" / f"tenants-pool-{digest}.npz"
+    if kept.exists():
+        with np.load(kept) as stored:
+            say(f"  the pool's vectors, embedded before: {kept}")
+            seconds, batches = float(stored["seconds"]), int(stored["batches"])
+            vectors: Vectors = stored["vectors"]
+            return Throughput(items=len(texts), seconds=seconds, batches=batches), vectors
     meter = Meter(None)
     parts = []
     tick = ticker(say, "embedding", len(texts), "texts")
@@ -307,6 +360,10 @@ def _embed(
             parts.append(embedder.embed(list(texts[chunk.start : chunk.stop])))
         tick(chunk.stop, meter.seconds)
     vectors = np.vstack(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_suffix(".partial.npz")
+    np.savez(partial, vectors=vectors, seconds=meter.seconds, batches=len(parts))
+    partial.replace(kept)
     return meter.throughput(len(texts), len(parts)), vectors
 
 

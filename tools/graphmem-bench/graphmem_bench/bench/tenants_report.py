@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
+from graphmem.settings import LocalNeo4jVersion
 from graphmem.testing import ServerOptions
 from graphmem_bench.bench.render import format_count, format_ms, targets_table
 from graphmem_bench.bench.report import (
@@ -55,6 +56,19 @@ class TenantsOptions(ServerOptions):
     seed: int = 0
     #: Size of each stored copy's perturbation of its pool vector, relative to the vector.
     noise: float = Field(default=0.1, ge=0.0, le=1.0)
+    #: The throwaway local Neo4j versions to run on, one after the other (none: the configured
+    #: local version); more than one makes a comparison (:class:`TenantsComparison`).
+    versions: tuple[LocalNeo4jVersion, ...] = ()
+
+    @model_validator(mode="after")
+    def _versions_need_scratch(self) -> TenantsOptions:
+        if self.versions and self.server != "scratch":
+            raise ValueError(
+                "--neo4j runs on throwaway local servers: not with --server configured"
+            )
+        if len(set(self.versions)) != len(self.versions):
+            raise ValueError("--neo4j names a version twice")
+        return self
 
     @property
     def pool_size(self) -> int:
@@ -74,6 +88,18 @@ MODE_LABELS: dict[str, str] = {
     "default": "default (hybrid, gated)",
     "vector": "vector index only, no gate",
 }
+
+
+class StatementFigures(BaseModel):
+    """One statement (or whole transaction) of the recalls of one namespace and mode: how
+    many times each recall ran it, the client's wall time for it (sent to last row) and the
+    server's own (``result_available_after + result_consumed_after``), in ms; a transaction
+    (``transaction:read``, ``transaction:write``) has no server time."""
+
+    name: str
+    per_recall: float
+    client_ms: Percentiles
+    server_ms: Percentiles | None = None
 
 
 class RecallFigures(BaseModel):
@@ -96,6 +122,10 @@ class RecallFigures(BaseModel):
     mean_hits: float
     widened: int
     exact_fallbacks: int
+    #: How the first vector read of facts went, in how many recalls (RecallResult.vector_paths).
+    paths: dict[str, int] = Field(default_factory=dict)
+    #: Where each recall's time went, statement by statement (summed per recall).
+    statements: list[StatementFigures] = Field(default_factory=list)
 
 
 class NamespaceFigures(BaseModel):
@@ -125,7 +155,7 @@ class TenantsReport(BaseModel):
     #: Distinct pool texts embedded (the shared pool, or the large namespace when larger).
     pool_texts: int
     pool_embedding: Throughput
-    #: Every fact written (tenants, small and large namespaces) through remember_many.
+    #: Every fact written (tenants, small and large namespaces) through the bare statement.
     load: Throughput
     #: Facts in the whole database while the recalls ran (all namespaces).
     graph_facts: int
@@ -141,6 +171,75 @@ class TenantsReport(BaseModel):
     def passed(self) -> bool:
         """No target failed (targets that do not apply do not count)."""
         return all(t.status != "fail" for t in self.targets)
+
+
+class TenantsComparison(BaseModel):
+    """The same run on several Neo4j versions (``--neo4j`` given more than once): each run's
+    report, and the targets that compare them (:func:`comparison_targets`)."""
+
+    runs: list[TenantsReport]
+    targets: list[TargetResult]
+
+    @property
+    def started_at(self) -> datetime:
+        return self.runs[0].started_at
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        return all(t.status != "fail" for t in self.targets) and all(r.passed for r in self.runs)
+
+
+#: The default recall's database p95 may be at most this many times the vector-only one's.
+DEFAULT_OVER_VECTOR = 1.3
+
+
+def comparison_targets(runs: Sequence[TenantsReport]) -> list[TargetResult]:
+    """For each namespace of the newest server's run: its default recall's db p95 at most
+    each older server's (same namespace), and at most :data:`DEFAULT_OVER_VECTOR` times its
+    own vector-only recall's."""
+    if not runs:
+        return []
+    ordered = sorted(runs, key=lambda r: _version_key(r.server.neo4j_version))
+    newest, older = ordered[-1], ordered[:-1]
+    targets = []
+    for figures in newest.namespaces:
+        default, vector = figures.mode("default"), figures.mode("vector")
+        if default is None:
+            continue
+        for other in older:
+            theirs = next((n for n in other.namespaces if n.name == figures.name), None)
+            mode = None if theirs is None else theirs.mode("default")
+            if mode is None:
+                continue
+            targets.append(
+                TargetResult.check(
+                    f"{figures.name} namespace: db p95 on {newest.server.neo4j_version} / "
+                    f"on {other.server.neo4j_version}",
+                    figures.facts,
+                    default.db_ms.p95 / mode.db_ms.p95 if mode.db_ms.p95 else 0.0,
+                    1.0,
+                    "<=",
+                    "x",
+                )
+            )
+        if vector is not None and vector.db_ms.p95:
+            targets.append(
+                TargetResult.check(
+                    f"{figures.name} namespace on {newest.server.neo4j_version}: db p95 "
+                    "default / vector only",
+                    figures.facts,
+                    default.db_ms.p95 / vector.db_ms.p95,
+                    DEFAULT_OVER_VECTOR,
+                    "<=",
+                    "x",
+                )
+            )
+    return targets
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
 
 
 def exact_top_share(
@@ -219,10 +318,48 @@ def recall_rows(report: TenantsReport) -> list[list[str]]:
                     _share(r.exact_top_all),
                     _share(r.exact_top_mean),
                     f"{r.widened} / {r.exact_fallbacks}",
+                    ", ".join(f"{p} {n}" for p, n in sorted(r.paths.items())) or "-",
                     f"{r.mean_hits:.1f}",
                 ]
             )
     return rows
+
+
+def statement_rows(report: TenantsReport) -> list[list[str]]:
+    """The rows of the table of where recall's time goes: one per namespace, mode and
+    statement, the Neo4j version first."""
+    rows = []
+    for figures in report.namespaces:
+        for r in figures.recalls:
+            for st in r.statements:
+                server = st.server_ms
+                rows.append(
+                    [
+                        report.server.neo4j_version,
+                        figures.name,
+                        MODE_LABELS[r.mode],
+                        f"`{st.name}`",
+                        f"{st.per_recall:.2f}",
+                        format_ms(st.client_ms.p50),
+                        format_ms(st.client_ms.p95),
+                        "-" if server is None else format_ms(server.p50),
+                        "-" if server is None else format_ms(server.p95),
+                    ]
+                )
+    return rows
+
+
+STATEMENT_HEADER = [
+    "Neo4j",
+    "namespace",
+    "recall",
+    "statement",
+    "per recall",
+    "client p50",
+    "client p95",
+    "server p50",
+    "server p95",
+]
 
 
 RECALL_HEADER = [
@@ -238,6 +375,7 @@ RECALL_HEADER = [
     f"exact top {EXACT_TOP} in top {WITHIN}",
     f"of the exact top {EXACT_TOP} found",
     "widened / exact scan",
+    "path",
     "hits",
 ]
 
@@ -284,14 +422,14 @@ def render_tenants_markdown(report: TenantsReport) -> str:
         "",
         f"- pool embedded once: {report.pool_texts:,} texts, "
         f"{format_count(embedding.per_second)} texts/s",
-        f"- loaded through remember_many(vectors=...): {load.items:,} facts in "
+        f"- loaded through the bare statement (bench_bare_create): {load.items:,} facts in "
         f"{load.seconds:,.0f} s, {format_count(load.per_second)} facts/s{cpu_text}",
         "",
         f"## Recall (k={o.k}; {o.queries} queries after {o.warmup} warm-up ones per namespace "
         "and mode; ms)",
         "",
     ]
-    lines += markdown_table(RECALL_HEADER, "llrlrrrrrrrrr", recall_rows(report))
+    lines += markdown_table(RECALL_HEADER, "llrlrrrrrrrrlr", recall_rows(report))
     lines += [
         "",
         "- db: recall's read transaction (`RecallResult.timing.db_ms`), as the main benchmark "
@@ -307,6 +445,21 @@ def render_tenants_markdown(report: TenantsReport) -> str:
         "- widened / exact scan: recalls whose filters left too few candidates, so that the "
         "index was asked again for more (`RecallResult.widened`), and those that then scored "
         "the namespace exactly (`exact_fallback`).",
+        "- path: how the first vector read of facts went, in how many recalls "
+        "(`RecallResult.vector_paths`): exact (the namespace scored in full), filtered "
+        "(`SEARCH` inside the namespace) or unfiltered (the whole index, filtered after).",
+        "",
+        "## Where the time goes (ms; per recall, summed over a statement's runs in it)",
+        "",
+    ]
+    lines += markdown_table(STATEMENT_HEADER, "llllrrrrr", statement_rows(report))
+    lines += [
+        "",
+        "- client: from sending the statement to reading its last row, as the client timed "
+        "it; server: Neo4j's own time for it (`result_available_after + "
+        "result_consumed_after`). `transaction:*`: the whole transaction as the client timed it "
+        "(begin, statements, commit), so its gap to the statements is the round trips' and "
+        "the driver's share.",
         "",
         "## Targets",
         "",
@@ -323,19 +476,62 @@ def render_tenants_markdown(report: TenantsReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_comparison_markdown(comparison: TenantsComparison) -> str:
+    """The runs' reports one after the other, after one table of every run's recalls, one of
+    where their time went, and the targets that compare them."""
+    runs = comparison.runs
+    o = runs[0].options
+    lines = [
+        f"# graphmem bench --tenants on {len(runs)} Neo4j versions "
+        f"({comparison.started_at:%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"{o.namespaces:,}x{o.facts:,} tenants, small {o.small:,}, large {o.large:,}; the same "
+        "data and questions on each server, one run after the other on this machine "
+        "(load averages: "
+        + "; ".join(
+            f"{r.server.neo4j_version} {r.load_average[0]:.1f} to {r.load_average[1]:.1f}"
+            for r in runs
+            if r.load_average
+        )
+        + ").",
+        "",
+        "## Recall (ms)",
+        "",
+    ]
+    lines += markdown_table(
+        RECALL_HEADER, "llrlrrrrrrrrlr", [row for r in runs for row in recall_rows(r)]
+    )
+    lines += ["", "## Where the time goes (ms)", ""]
+    lines += markdown_table(
+        STATEMENT_HEADER, "llllrrrrr", [row for r in runs for row in statement_rows(r)]
+    )
+    lines += ["", "## Targets", ""]
+    lines += targets_table(comparison.targets) if comparison.targets else ["(none applies)"]
+    for run in runs:
+        body = render_tenants_markdown(run).split("\n", 1)[1]
+        lines += ["", f"# The run on Neo4j {run.server.neo4j_version}", body.rstrip()]
+    return "\n".join(lines) + "\n"
+
+
 __all__ = [
     "EXACT_TOP",
     "MODE_LABELS",
     "RECALL_HEADER",
+    "STATEMENT_HEADER",
     "WITHIN",
     "NamespaceFigures",
     "RecallFigures",
     "RecallMode",
+    "StatementFigures",
+    "TenantsComparison",
     "TenantsOptions",
     "TenantsReport",
+    "comparison_targets",
     "exact_rankings",
     "exact_top_share",
     "recall_rows",
+    "render_comparison_markdown",
     "render_tenants_markdown",
+    "statement_rows",
     "tenant_targets",
 ]

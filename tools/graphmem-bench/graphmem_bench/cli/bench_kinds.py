@@ -65,10 +65,25 @@ def _mcp(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
 
 def _tenants(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
     from graphmem_bench.bench.tenants import run_tenants_bench
-    from graphmem_bench.bench.tenants_report import render_tenants_markdown
+    from graphmem_bench.bench.tenants_report import (
+        TenantsComparison,
+        comparison_targets,
+        render_comparison_markdown,
+        render_tenants_markdown,
+    )
 
-    report = run_tenants_bench(options, settings=settings, progress=say)
-    return report, render_tenants_markdown(report)
+    reports = []
+    for version in options.versions or (None,):
+        on = (
+            settings
+            if version is None
+            else settings.model_copy(update={"local_neo4j_version": version})
+        )
+        reports.append(run_tenants_bench(options, settings=on, progress=say))
+    if len(reports) == 1:
+        return reports[0], render_tenants_markdown(reports[0])
+    comparison = TenantsComparison(runs=reports, targets=comparison_targets(reports))
+    return comparison, render_comparison_markdown(comparison)
 
 
 def _serve(options: Any, runs: int, settings: Any) -> tuple[Any, str]:

@@ -239,7 +239,15 @@ def startup(runs: int, out: Path | None, fail_on_miss: bool, as_json: bool, **gi
 @bench.command("tenants")
 @click.argument("shape", metavar="NxM", callback=shape_param)
 @options(
-    "large", "small", "pool", "queries", "warmup", "batch_size", "seed", defaults={"queries": 100}
+    "large",
+    "small",
+    "pool",
+    "queries",
+    "warmup",
+    "batch_size",
+    "seed",
+    "versions",
+    defaults={"queries": 100},
 )
 def tenants(
     shape: tuple[int, int],
@@ -251,18 +259,21 @@ def tenants(
     """Recall among many tenants that hold near-identical facts.
 
     N tenant namespaces of M facts, a small namespace (--small) and a large one (--large) are
-    written through remember_many with precomputed vectors, every fact drawn from one pool of
-    distinct synthetic facts (--pool), embedded once, each stored copy's vector perturbed a
-    little. Questions about the small and the large namespace's facts then go to recall
-    (k=10) twice, with the default options and with the vector index alone and no gate; the
+    written through a bare bulk statement with precomputed vectors, every fact drawn from one
+    pool of distinct synthetic facts (--pool), embedded once, each stored copy's vector
+    perturbed a little. Questions about the small and the large namespace's facts then go to
+    recall (k=10) twice, with the default options and with the vector index alone and no gate; the
     report gives database and client time percentiles, the share of queries whose top 10
     holds the top 5 of an exact cosine ranking of that namespace alone, how many recalls
-    widened their search or scored exactly, and the Neo4j version.
+    widened their search or scored exactly, where each recall's time went statement by
+    statement, and the Neo4j version. With --neo4j given twice, the run is made on each
+    version and the report compares them.
 
     Example:
 
     \b
         graphmem bench tenants 1000x1000 --large 100000 --queries 100 --out bench-results
+        graphmem bench tenants 300x1000 --neo4j 2026.09.0 --neo4j 5.26.30 --out bench-results
     """
     from pydantic import ValidationError
 
