@@ -220,7 +220,7 @@ def comparison_targets(runs: Sequence[TenantsReport]) -> list[TargetResult]:
                     default.db_ms.p95 / mode.db_ms.p95 if mode.db_ms.p95 else 0.0,
                     1.0,
                     "<=",
-                    "x",
+                    "ratio",
                 )
             )
         if vector is not None and vector.db_ms.p95:
@@ -232,7 +232,7 @@ def comparison_targets(runs: Sequence[TenantsReport]) -> list[TargetResult]:
                     default.db_ms.p95 / vector.db_ms.p95,
                     DEFAULT_OVER_VECTOR,
                     "<=",
-                    "x",
+                    "ratio",
                 )
             )
     return targets
