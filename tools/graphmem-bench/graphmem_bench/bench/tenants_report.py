@@ -349,6 +349,10 @@ def statement_rows(report: TenantsReport) -> list[list[str]]:
     return rows
 
 
+#: The alignment of each column of the statement and recall tables.
+STATEMENT_ALIGN = "llllrrrrr"
+RECALL_ALIGN = "llrlrrrrrrrrlr"
+
 STATEMENT_HEADER = [
     "Neo4j",
     "namespace",
@@ -429,7 +433,7 @@ def render_tenants_markdown(report: TenantsReport) -> str:
         "and mode; ms)",
         "",
     ]
-    lines += markdown_table(RECALL_HEADER, "llrlrrrrrrrrlr", recall_rows(report))
+    lines += markdown_table(RECALL_HEADER, RECALL_ALIGN, recall_rows(report))
     lines += [
         "",
         "- db: recall's read transaction (`RecallResult.timing.db_ms`), as the main benchmark "
@@ -452,7 +456,7 @@ def render_tenants_markdown(report: TenantsReport) -> str:
         "## Where the time goes (ms; per recall, summed over a statement's runs in it)",
         "",
     ]
-    lines += markdown_table(STATEMENT_HEADER, "llllrrrrr", statement_rows(report))
+    lines += markdown_table(STATEMENT_HEADER, STATEMENT_ALIGN, statement_rows(report))
     lines += [
         "",
         "- client: from sending the statement to reading its last row, as the client timed "
@@ -499,11 +503,11 @@ def render_comparison_markdown(comparison: TenantsComparison) -> str:
         "",
     ]
     lines += markdown_table(
-        RECALL_HEADER, "llrlrrrrrrrrlr", [row for r in runs for row in recall_rows(r)]
+        RECALL_HEADER, RECALL_ALIGN, [row for r in runs for row in recall_rows(r)]
     )
     lines += ["", "## Where the time goes (ms)", ""]
     lines += markdown_table(
-        STATEMENT_HEADER, "llllrrrrr", [row for r in runs for row in statement_rows(r)]
+        STATEMENT_HEADER, STATEMENT_ALIGN, [row for r in runs for row in statement_rows(r)]
     )
     lines += ["", "## Targets", ""]
     lines += targets_table(comparison.targets) if comparison.targets else ["(none applies)"]
