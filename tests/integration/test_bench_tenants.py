@@ -105,7 +105,11 @@ def test_the_report_describes_the_run_and_its_server(report: TenantsReport) -> N
 
 
 def test_each_namespace_reports_both_recalls(report: TenantsReport) -> None:
-    assert [(n.name, n.facts) for n in report.namespaces] == [("small", 50), ("large", 200)]
+    assert [(n.name, n.facts) for n in report.namespaces] == [
+        ("small", 50),
+        ("large", 200),
+        ("tenant", 20),
+    ]
     for figures in report.namespaces:
         assert figures.ns.startswith(report.namespace_prefix)
         assert [r.mode for r in figures.recalls] == ["default", "vector"]
@@ -116,16 +120,27 @@ def test_each_namespace_reports_both_recalls(report: TenantsReport) -> None:
             assert 0.0 <= r.exact_top_all <= r.exact_top_mean <= 1.0
             assert 0 < r.mean_hits <= 10
             assert 0 <= r.exact_fallbacks <= r.queries and 0 <= r.widened <= r.queries
+            # How each recall's first fact read went, and where its time went.
+            assert sum(r.paths.values()) == r.queries
+            names = [st.name for st in r.statements]
+            assert names[0].startswith("recall_search") and "recall_details" in names
+            assert "transaction:read" in names
+            assert all(st.per_recall > 0 and st.client_ms.p50 >= 0 for st in r.statements)
         # Without the gate the vector search returns ten facts, re-ranked by exact cosine.
         vector = figures.mode("vector")
         assert vector is not None and vector.mean_hits == 10.0
+    # A namespace that holds no more facts than the read asks for (60 at k=10) is scored
+    # exactly; the large one (200) is read through the index.
+    paths = {n.name: set(n.recalls[1].paths) for n in report.namespaces}
+    assert paths["small"] == paths["tenant"] == {"exact"}
+    assert paths["large"] in ({"filtered"}, {"exact"})  # exact where the server cannot filter
 
 
 def test_the_exact_top_five_figures_are_the_queries_own(
     report: TenantsReport, calls: list[tuple[list[str], list[str], float]]
 ) -> None:
     # One comparison per measured query, namespace and mode, in the order of the report.
-    assert len(calls) == 2 * 2 * 5
+    assert len(calls) == 3 * 2 * 5
     for n, figures in enumerate(report.namespaces):
         for m, r in enumerate(figures.recalls):
             shares = [share for _, _, share in calls[(2 * n + m) * 5 : (2 * n + m + 1) * 5]]

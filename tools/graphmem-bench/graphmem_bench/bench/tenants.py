@@ -16,7 +16,7 @@ in batches of ``batch_size``, one transaction each: the small namespace, then th
 then the tenants. Writes are measured by the main benchmark; the load is timed here only to
 say how long it took.
 
-Then, in the small and in the large namespace, questions about their facts
+Then, in the small namespace, the large one and the first tenant's, questions about their facts
 (:func:`~graphmem_bench.bench.synthetic.generate_queries`) go to ``Memory.recall(k=10)``
 twice: with the default options (what a caller gets: hybrid search, the quality gate), and
 with the vector index alone and no gate (``config={"retrievers": ("vector",)}``,
@@ -306,6 +306,8 @@ def _run(options: TenantsOptions, run: Run) -> TenantsReport:
         batches += _write(memory, tenant, pool, options.batch_size, meter)
         written += options.facts
         tick(written, meter.seconds)
+        if t == 0:  # measured too: a namespace of M facts among the others
+            named.append(tenant)
     load = meter.throughput(written, batches)
     (counts,) = run_query(memory, "graph_size")
     run.settle("timing recall")

@@ -261,13 +261,13 @@ def tenants(
     N tenant namespaces of M facts, a small namespace (--small) and a large one (--large) are
     written through a bare bulk statement with precomputed vectors, every fact drawn from one
     pool of distinct synthetic facts (--pool), embedded once, each stored copy's vector
-    perturbed a little. Questions about the small and the large namespace's facts then go to
-    recall (k=10) twice, with the default options and with the vector index alone and no gate; the
-    report gives database and client time percentiles, the share of queries whose top 10
-    holds the top 5 of an exact cosine ranking of that namespace alone, how many recalls
-    widened their search or scored exactly, where each recall's time went statement by
-    statement, and the Neo4j version. With --neo4j given twice, the run is made on each
-    version and the report compares them.
+    perturbed a little. Questions about the facts of the small and the large namespace and of
+    one tenant then go to recall (k=10) twice, with the default options and with the vector
+    index alone and no gate; the report gives database and client time percentiles, the share
+    of queries whose top 10 holds the top 5 of an exact cosine ranking of that namespace alone,
+    how many recalls widened their search or scored exactly, where each recall's time went
+    statement by statement, and the Neo4j version. With --neo4j given twice, the run is made on
+    each version and the report compares them.
 
     Example:
 
