@@ -42,7 +42,8 @@ OPTIONS: dict[str, Any] = {
 
 def _filler(count: int, dimension: int, seed: int) -> np.ndarray:
     rows = np.random.default_rng(seed).standard_normal((count, dimension))
-    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    unit: np.ndarray = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    return unit
 
 
 def test_a_namespace_crossing_the_exact_cap_switches_path_and_keeps_its_hits(
