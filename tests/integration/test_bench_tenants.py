@@ -129,6 +129,12 @@ def test_each_namespace_reports_both_recalls(report: TenantsReport) -> None:
         # Without the gate the vector search returns ten facts, re-ranked by exact cosine.
         vector = figures.mode("vector")
         assert vector is not None and vector.mean_hits == 10.0
+        # The bare vector read beside it, asking for no more than the namespace holds.
+        assert figures.bare is not None and figures.bare.db_ms.p50 > 0
+        assert figures.bare.statement in ("bench_bare_search", "bench_bare_vector")
+        assert figures.bare.k == (
+            min(60, figures.facts) if figures.bare.statement == "bench_bare_search" else 60
+        )
     # A namespace that holds no more facts than the read asks for (60 at k=10) is scored
     # exactly; the large one (200) is read through the index.
     paths = {n.name: set(n.recalls[1].paths) for n in report.namespaces}

@@ -25,11 +25,13 @@ from graphmem_bench.bench.report import (
 from graphmem_bench.bench.tenants import perturbed, pool_facts, statement_figures
 from graphmem_bench.bench.tenants_report import (
     RECALL_HEADER,
+    BareRead,
     NamespaceFigures,
     RecallFigures,
     TenantsComparison,
     TenantsOptions,
     TenantsReport,
+    bare_rows,
     comparison_targets,
     exact_rankings,
     exact_top_share,
@@ -344,3 +346,15 @@ def test_versions_run_on_throwaway_servers_only() -> None:
         TenantsOptions(versions=("2026.09.0",), server="configured")
     with pytest.raises(ValidationError, match="twice"):
         TenantsOptions(versions=("5.26.30", "5.26.30"))
+
+
+def test_recall_is_read_as_a_ratio_to_the_bare_read_beside_it() -> None:
+    report = _report()
+    large = report.namespaces[1]
+    report.namespaces[1] = large.model_copy(
+        update={"bare": BareRead(statement="bench_bare_vector", k=60, db_ms=_p(4.0))}
+    )
+    (row,) = bare_rows(report)  # the small namespace has no bare read here
+    # vector-only p95 16 ms and default p95 20 ms against the bare read's 8 ms
+    assert row == ["5.26.30", "large", "`bench_bare_vector` (k=60)", "4.0", "8.0", "2.00", "2.50"]
+    assert "## Beside a bare vector read (ms)" in render_tenants_markdown(report)

@@ -44,12 +44,20 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from graphmem import DatabaseError, __version__
-from graphmem.testing import Progress, StatementTime, run_query, statement_times, stream_query
+from graphmem import DatabaseError, RecallConfig, __version__
+from graphmem.testing import (
+    Progress,
+    StatementTime,
+    VectorParam,
+    run_query,
+    statement_times,
+    stream_query,
+)
 from graphmem_bench.bench.report import Percentiles, Throughput
 from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.synthetic import SyntheticFact, generate_facts, generate_queries
 from graphmem_bench.bench.tenants_report import (
+    BareRead,
     NamespaceFigures,
     RecallFigures,
     RecallMode,
@@ -182,6 +190,12 @@ def _recalls(
     rankings = exact_rankings(stored, vectors[options.warmup :])
     exact = [[ids[i] for i in ranking] for ranking in rankings]
     recalls = []
+    bare_ms: list[float] = []
+    filtered = memory.graph.schema.filtered_search
+    bare = "bench_bare_search" if filtered else "bench_bare_vector"
+    # SEARCH asks for no more than the namespace holds (see recall_search_filtered).
+    candidates = RecallConfig().candidates(options.k)  # what recall asks the index for
+    bare_k = min(candidates, len(target.members)) if filtered else candidates
     for mode, extra in _MODE_OPTIONS.items():
         for question in questions[: options.warmup]:
             memory.recall(question, ns=target.ns, k=options.k, **extra)
@@ -201,6 +215,11 @@ def _recalls(
             timings["client"].append((time.perf_counter() - started) * 1000)
             statements.append(timed)
             paths[result.vector_paths.get("fact", "none")] += 1
+            if mode == "vector":  # the bare vector read, beside it, with the same vector
+                vector = VectorParam(vectors[options.warmup + done - 1].tolist())
+                started = time.perf_counter()
+                run_query(memory, bare, ns=target.ns, vector=vector, k=bare_k)
+                bare_ms.append((time.perf_counter() - started) * 1000)
             timings["db"].append(result.timing.db_ms)
             timings["embed"].append(result.timing.embed_ms)
             found = [hit.id for hit in result.hits if hit.kind == "fact"]
@@ -227,7 +246,11 @@ def _recalls(
             )
         )
     return NamespaceFigures(
-        name=target.name, ns=target.ns, facts=len(target.members), recalls=recalls
+        name=target.name,
+        ns=target.ns,
+        facts=len(target.members),
+        recalls=recalls,
+        bare=BareRead(statement=bare, k=bare_k, db_ms=Percentiles.of(bare_ms)),
     )
 
 

@@ -128,14 +128,26 @@ class RecallFigures(BaseModel):
     statements: list[StatementFigures] = Field(default_factory=list)
 
 
+class BareRead(BaseModel):
+    """The bare vector read timed beside each vector-only recall, with the same vector: its
+    statement (``bench_bare_search``, or ``bench_bare_vector`` where the index cannot filter),
+    the entries it asked for, and its time as the client saw it (ms, one statement in its own
+    transaction), so that recall's time can be read as a ratio to it on a loaded machine."""
+
+    statement: str
+    k: int
+    db_ms: Percentiles
+
+
 class NamespaceFigures(BaseModel):
-    """One measured namespace: its name in the report, its namespace and size, and its recalls
-    in each mode."""
+    """One measured namespace: its name in the report, its namespace and size, its recalls in
+    each mode, and the bare vector read beside them."""
 
     name: str
     ns: str
     facts: int
     recalls: list[RecallFigures]
+    bare: BareRead | None = None
 
     def mode(self, mode: RecallMode) -> RecallFigures | None:
         return next((r for r in self.recalls if r.mode == mode), None)
@@ -325,6 +337,44 @@ def recall_rows(report: TenantsReport) -> list[list[str]]:
     return rows
 
 
+def bare_rows(report: TenantsReport) -> list[list[str]]:
+    """The rows of the table of the bare vector read beside recall: per namespace, its time
+    and vector-only and default recall's db p95 as ratios to its p95."""
+    rows = []
+    for figures in report.namespaces:
+        bare = figures.bare
+        if bare is None:
+            continue
+        ratios = []
+        for mode in ("vector", "default"):
+            r = figures.mode(mode)
+            ratio = r.db_ms.p95 / bare.db_ms.p95 if r is not None and bare.db_ms.p95 else None
+            ratios.append("-" if ratio is None else f"{ratio:.2f}")
+        rows.append(
+            [
+                report.server.neo4j_version,
+                figures.name,
+                f"`{bare.statement}` (k={bare.k})",
+                format_ms(bare.db_ms.p50),
+                format_ms(bare.db_ms.p95),
+                *ratios,
+            ]
+        )
+    return rows
+
+
+BARE_HEADER = [
+    "Neo4j",
+    "namespace",
+    "bare read",
+    "db p50",
+    "db p95",
+    "vector-only recall p95 / bare",
+    "default recall p95 / bare",
+]
+BARE_ALIGN = "lllrrrr"
+
+
 def statement_rows(report: TenantsReport) -> list[list[str]]:
     """The rows of the table of where recall's time goes: one per namespace, mode and
     statement, the Neo4j version first."""
@@ -453,6 +503,16 @@ def render_tenants_markdown(report: TenantsReport) -> str:
         "(`RecallResult.vector_paths`): exact (the namespace scored in full), filtered "
         "(`SEARCH` inside the namespace) or unfiltered (the whole index, filtered after).",
         "",
+        "## Beside a bare vector read (ms)",
+        "",
+    ]
+    lines += markdown_table(BARE_HEADER, BARE_ALIGN, bare_rows(report))
+    lines += [
+        "",
+        "- the bare read ran after each vector-only recall, with its question's vector, in a "
+        "transaction of its own: the namespace's nearest facts and nothing else. The ratios "
+        "hold on a loaded machine, where the times alone do not.",
+        "",
         "## Where the time goes (ms; per recall, summed over a statement's runs in it)",
         "",
     ]
@@ -505,6 +565,8 @@ def render_comparison_markdown(comparison: TenantsComparison) -> str:
     lines += markdown_table(
         RECALL_HEADER, RECALL_ALIGN, [row for r in runs for row in recall_rows(r)]
     )
+    lines += ["", "## Beside a bare vector read (ms)", ""]
+    lines += markdown_table(BARE_HEADER, BARE_ALIGN, [row for r in runs for row in bare_rows(r)])
     lines += ["", "## Where the time goes (ms)", ""]
     lines += markdown_table(
         STATEMENT_HEADER, STATEMENT_ALIGN, [row for r in runs for row in statement_rows(r)]
@@ -518,11 +580,13 @@ def render_comparison_markdown(comparison: TenantsComparison) -> str:
 
 
 __all__ = [
+    "BARE_HEADER",
     "EXACT_TOP",
     "MODE_LABELS",
     "RECALL_HEADER",
     "STATEMENT_HEADER",
     "WITHIN",
+    "BareRead",
     "NamespaceFigures",
     "RecallFigures",
     "RecallMode",
@@ -530,6 +594,7 @@ __all__ = [
     "TenantsComparison",
     "TenantsOptions",
     "TenantsReport",
+    "bare_rows",
     "comparison_targets",
     "exact_rankings",
     "exact_top_share",
