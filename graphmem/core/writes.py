@@ -172,14 +172,8 @@ def fact_work(
                 for row in rows
                 for old in row["supersedes"]
             ]
-            yield from flag_changed(  # at the supersession's time: the new facts' recorded_at
-                ns,
-                "superseded",
-                actor,
-                replaced,
-                exclude=[r["id"] for r in rows],
-                at=native_time(out["recorded_at"]),
-            )
+            exclude, at = [r["id"] for r in rows], native_time(out["recorded_at"])
+            yield from flag_changed(ns, "superseded", actor, replaced, exclude, at=at)
         recorded_at, from_update = out["recorded_at"], set(out["valid_from_update"])
         pinned = set(out["pinned_update"])
         if contradicted or out["forgotten"]:  # read back their contradictions and flags

@@ -5,8 +5,9 @@ answers (:mod:`graphmem.testing.llm_stub`). It is the front door of ``graphmem b
 ``graphmem eval`` (tools/graphmem-bench), which import nothing else of graphmem but
 :mod:`graphmem`, :mod:`graphmem.models` and :mod:`graphmem.cli.plugins`.
 
-- **Neo4j for a run**: :class:`ServerOptions` (a throwaway local server or the configured
-  one), :func:`run_server` and :func:`on_server` (that Neo4j for a block, or for a function),
+- **Neo4j for a run**: :class:`ServerOptions` (a throwaway local server, of a
+  :data:`LocalNeo4jVersion`, or the configured one), :func:`run_server` and :func:`on_server`
+  (that Neo4j for a block, or for a function),
   :func:`scratch_neo4j` (a local server in a temporary home, deleted afterwards),
   :class:`Neo4jTarget`, and :func:`settle` / :func:`scratch_server_pid` / :func:`cpu_reader`
   (waiting until a throwaway server is idle between timed phases).
@@ -60,6 +61,7 @@ from graphmem.servers.scratch import (
     scratch_server_pid,
     settle,
 )
+from graphmem.settings import LocalNeo4jVersion
 from graphmem.testing.graph import run_query, server_version, stream_query
 
 __all__ = [
@@ -71,6 +73,7 @@ __all__ = [
     "EmbedderWrapper",
     "Graph",
     "LLMProposer",
+    "LocalNeo4jVersion",
     "Neo4jTarget",
     "Progress",
     "ServerMode",

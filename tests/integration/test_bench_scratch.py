@@ -173,7 +173,7 @@ def test_the_tenants_bench_waits_for_its_server_then_deletes_it(
     assert report.server.mode == "scratch" and not report.server.kept
     assert report.load.items == 60 and report.load.cpu is not None
     assert report.load.cpu.server_seconds is not None and report.load.cpu.server_seconds > 0
-    assert [n.facts for n in report.namespaces] == [10, 30]
+    assert [n.facts for n in report.namespaces] == [10, 30, 10]  # small, large, a tenant
     _assert_server_gone(lines)
 
 

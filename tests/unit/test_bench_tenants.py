@@ -22,24 +22,27 @@ from graphmem_bench.bench.report import (
     ServerInfo,
     Throughput,
 )
-from graphmem_bench.bench.tenants import perturbed, pool_facts, statement_figures
+from graphmem_bench.bench.tenants import perturbed, pool_facts
+from graphmem_bench.bench.tenants_compare import (
+    TenantsComparison,
+    comparison_targets,
+    render_comparison_markdown,
+)
 from graphmem_bench.bench.tenants_report import (
     RECALL_HEADER,
     BareRead,
     NamespaceFigures,
     RecallFigures,
-    TenantsComparison,
     TenantsOptions,
     TenantsReport,
     bare_rows,
-    comparison_targets,
     exact_rankings,
     exact_top_share,
     recall_rows,
-    render_comparison_markdown,
     render_tenants_markdown,
     tenant_targets,
 )
+from graphmem_bench.bench.tenants_statements import statement_figures
 from graphmem_bench.cli.benchmark import bench as bench_command
 
 

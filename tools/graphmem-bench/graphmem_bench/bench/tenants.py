@@ -61,13 +61,13 @@ from graphmem_bench.bench.tenants_report import (
     NamespaceFigures,
     RecallFigures,
     RecallMode,
-    StatementFigures,
     TenantsOptions,
     TenantsReport,
     exact_rankings,
     exact_top_share,
     tenant_targets,
 )
+from graphmem_bench.bench.tenants_statements import statement_figures
 from graphmem_bench.bench.timing import Meter, chunks, ticker, write_bare
 from graphmem_bench.run import Run, RunOn, measuring_run
 
@@ -169,6 +169,30 @@ _MODE_OPTIONS: dict[RecallMode, dict[str, Any]] = {
 }
 
 
+class _BareTimer:
+    """Times the bare vector read beside recall in one namespace: through SEARCH where the
+    index filters inside itself (asking for no more than the namespace holds, see
+    recall_search_filtered), else the whole index filtered after; as many entries as recall
+    asks the index for."""
+
+    def __init__(self, memory: Memory, target: _Namespace, k: int) -> None:
+        filtered = memory.graph.schema.filtered_search
+        candidates = RecallConfig().candidates(k)
+        self.memory, self.ns = memory, target.ns
+        self.statement = "bench_bare_search" if filtered else "bench_bare_vector"
+        self.k = min(candidates, len(target.members)) if filtered else candidates
+        self.ms: list[float] = []
+
+    def time(self, vector: Vectors) -> None:
+        param = VectorParam(vector.tolist())
+        started = time.perf_counter()
+        run_query(self.memory, self.statement, ns=self.ns, vector=param, k=self.k)
+        self.ms.append((time.perf_counter() - started) * 1000)
+
+    def figures(self) -> BareRead:
+        return BareRead(statement=self.statement, k=self.k, db_ms=Percentiles.of(self.ms))
+
+
 def _recalls(
     memory: Memory,
     embedder: Embedder,
@@ -190,12 +214,7 @@ def _recalls(
     rankings = exact_rankings(stored, vectors[options.warmup :])
     exact = [[ids[i] for i in ranking] for ranking in rankings]
     recalls = []
-    bare_ms: list[float] = []
-    filtered = memory.graph.schema.filtered_search
-    bare = "bench_bare_search" if filtered else "bench_bare_vector"
-    # SEARCH asks for no more than the namespace holds (see recall_search_filtered).
-    candidates = RecallConfig().candidates(options.k)  # what recall asks the index for
-    bare_k = min(candidates, len(target.members)) if filtered else candidates
+    bare = _BareTimer(memory, target, options.k)
     for mode, extra in _MODE_OPTIONS.items():
         for question in questions[: options.warmup]:
             memory.recall(question, ns=target.ns, k=options.k, **extra)
@@ -216,10 +235,7 @@ def _recalls(
             statements.append(timed)
             paths[result.vector_paths.get("fact", "none")] += 1
             if mode == "vector":  # the bare vector read, beside it, with the same vector
-                vector = VectorParam(vectors[options.warmup + done - 1].tolist())
-                started = time.perf_counter()
-                run_query(memory, bare, ns=target.ns, vector=vector, k=bare_k)
-                bare_ms.append((time.perf_counter() - started) * 1000)
+                bare.time(vectors[options.warmup + done - 1])
             timings["db"].append(result.timing.db_ms)
             timings["embed"].append(result.timing.embed_ms)
             found = [hit.id for hit in result.hits if hit.kind == "fact"]
@@ -250,35 +266,8 @@ def _recalls(
         ns=target.ns,
         facts=len(target.members),
         recalls=recalls,
-        bare=BareRead(statement=bare, k=bare_k, db_ms=Percentiles.of(bare_ms)),
+        bare=bare.figures(),
     )
-
-
-def statement_figures(recalls: Sequence[Sequence[StatementTime]]) -> list[StatementFigures]:
-    """Where ``recalls`` (each one's timed statements) spent their time: per statement name,
-    in the order first run, its runs per recall and its times summed within each recall."""
-    names = list(dict.fromkeys(t.name for timed in recalls for t in timed))
-    figures = []
-    for name in names:
-        client: list[float] = []
-        server: list[float] = []
-        runs = 0
-        for timed in recalls:
-            mine = [t for t in timed if t.name == name]
-            runs += len(mine)
-            if mine:
-                client.append(sum(t.client_ms for t in mine))
-                if all(t.server_ms is not None for t in mine):
-                    server.append(sum(t.server_ms or 0.0 for t in mine))
-        figures.append(
-            StatementFigures(
-                name=name,
-                per_recall=runs / len(recalls),
-                client_ms=Percentiles.of(client),
-                server_ms=Percentiles.of(server) if server else None,
-            )
-        )
-    return figures
 
 
 # --- the run --------------------------------------------------------------------------------------

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from graphmem.settings import LocalNeo4jVersion
-from graphmem.testing import ServerOptions
+from graphmem.testing import LocalNeo4jVersion, ServerOptions
 from graphmem_bench.bench.render import format_count, format_ms, targets_table
 from graphmem_bench.bench.report import (
     DB_P95_MIN_FACTS,
@@ -23,6 +22,15 @@ from graphmem_bench.bench.report import (
     TargetResult,
     Throughput,
     per_item_ms,
+)
+from graphmem_bench.bench.tenants_statements import (
+    MODE_LABELS,
+    STATEMENT_ALIGN,
+    STATEMENT_HEADER,
+    STATEMENT_NOTES,
+    RecallMode,
+    StatementFigures,
+    statement_rows,
 )
 from graphmem_bench.markdown import markdown_table
 
@@ -82,26 +90,6 @@ class TenantsOptions(ServerOptions):
 
 
 # --- the report -----------------------------------------------------------------------------------
-RecallMode = Literal["default", "vector"]
-#: How the report names each way recall is called.
-MODE_LABELS: dict[str, str] = {
-    "default": "default (hybrid, gated)",
-    "vector": "vector index only, no gate",
-}
-
-
-class StatementFigures(BaseModel):
-    """One statement (or whole transaction) of the recalls of one namespace and mode: how
-    many times each recall ran it, the client's wall time for it (sent to last row) and the
-    server's own (``result_available_after + result_consumed_after``), in ms; a transaction
-    (``transaction:read``, ``transaction:write``) has no server time."""
-
-    name: str
-    per_recall: float
-    client_ms: Percentiles
-    server_ms: Percentiles | None = None
-
-
 class RecallFigures(BaseModel):
     """One namespace's recalls in one mode: timings in ms, and how they compare with the exact
     ranking."""
@@ -183,75 +171,6 @@ class TenantsReport(BaseModel):
     def passed(self) -> bool:
         """No target failed (targets that do not apply do not count)."""
         return all(t.status != "fail" for t in self.targets)
-
-
-class TenantsComparison(BaseModel):
-    """The same run on several Neo4j versions (``--neo4j`` given more than once): each run's
-    report, and the targets that compare them (:func:`comparison_targets`)."""
-
-    runs: list[TenantsReport]
-    targets: list[TargetResult]
-
-    @property
-    def started_at(self) -> datetime:
-        return self.runs[0].started_at
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def passed(self) -> bool:
-        return all(t.status != "fail" for t in self.targets) and all(r.passed for r in self.runs)
-
-
-#: The default recall's database p95 may be at most this many times the vector-only one's.
-DEFAULT_OVER_VECTOR = 1.3
-
-
-def comparison_targets(runs: Sequence[TenantsReport]) -> list[TargetResult]:
-    """For each namespace of the newest server's run: its default recall's db p95 at most
-    each older server's (same namespace), and at most :data:`DEFAULT_OVER_VECTOR` times its
-    own vector-only recall's."""
-    if not runs:
-        return []
-    ordered = sorted(runs, key=lambda r: _version_key(r.server.neo4j_version))
-    newest, older = ordered[-1], ordered[:-1]
-    targets = []
-    for figures in newest.namespaces:
-        default, vector = figures.mode("default"), figures.mode("vector")
-        if default is None:
-            continue
-        for other in older:
-            theirs = next((n for n in other.namespaces if n.name == figures.name), None)
-            mode = None if theirs is None else theirs.mode("default")
-            if mode is None:
-                continue
-            targets.append(
-                TargetResult.check(
-                    f"{figures.name} namespace: db p95 on {newest.server.neo4j_version} / "
-                    f"on {other.server.neo4j_version}",
-                    figures.facts,
-                    default.db_ms.p95 / mode.db_ms.p95 if mode.db_ms.p95 else 0.0,
-                    1.0,
-                    "<=",
-                    "ratio",
-                )
-            )
-        if vector is not None and vector.db_ms.p95:
-            targets.append(
-                TargetResult.check(
-                    f"{figures.name} namespace on {newest.server.neo4j_version}: db p95 "
-                    "default / vector only",
-                    figures.facts,
-                    default.db_ms.p95 / vector.db_ms.p95,
-                    DEFAULT_OVER_VECTOR,
-                    "<=",
-                    "ratio",
-                )
-            )
-    return targets
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".") if part.isdigit())
 
 
 def exact_top_share(
@@ -375,46 +294,8 @@ BARE_HEADER = [
 BARE_ALIGN = "lllrrrr"
 
 
-def statement_rows(report: TenantsReport) -> list[list[str]]:
-    """The rows of the table of where recall's time goes: one per namespace, mode and
-    statement, the Neo4j version first."""
-    rows = []
-    for figures in report.namespaces:
-        for r in figures.recalls:
-            for st in r.statements:
-                server = st.server_ms
-                rows.append(
-                    [
-                        report.server.neo4j_version,
-                        figures.name,
-                        MODE_LABELS[r.mode],
-                        f"`{st.name}`",
-                        f"{st.per_recall:.2f}",
-                        format_ms(st.client_ms.p50),
-                        format_ms(st.client_ms.p95),
-                        "-" if server is None else format_ms(server.p50),
-                        "-" if server is None else format_ms(server.p95),
-                    ]
-                )
-    return rows
-
-
-#: The alignment of each column of the statement and recall tables.
-STATEMENT_ALIGN = "llllrrrrr"
+#: The alignment of each column of the recall table.
 RECALL_ALIGN = "llrlrrrrrrrrlr"
-
-STATEMENT_HEADER = [
-    "Neo4j",
-    "namespace",
-    "recall",
-    "statement",
-    "per recall",
-    "client p50",
-    "client p95",
-    "server p50",
-    "server p95",
-]
-
 
 RECALL_HEADER = [
     "Neo4j",
@@ -434,19 +315,49 @@ RECALL_HEADER = [
 ]
 
 
+#: What the report says under its recall and bare-read tables.
+RECALL_NOTES = [
+    "- db: recall's read transaction (`RecallResult.timing.db_ms`), as the main benchmark "
+    "reports it; client: the wall time of the `recall` call, the query's embedding "
+    "included.",
+    f"- exact top {EXACT_TOP} in top {WITHIN}: the share of queries whose first {WITHIN} "
+    f"hits hold all {EXACT_TOP} facts that an exact cosine ranking of the namespace's "
+    "vectors, as the database stores them, against the query's vector puts first; the next "
+    f"column is the mean share of those {EXACT_TOP} found.",
+    "- default: recall as a caller gets it (vector and fulltext search fused, the quality "
+    "gate); vector index only, no gate: `config={'retrievers': ('vector',)}`, "
+    "`min_score=0`, facts only.",
+    "- widened / exact scan: recalls whose filters left too few candidates, so that the "
+    "index was asked again for more (`RecallResult.widened`), and those that then scored "
+    "the namespace exactly (`exact_fallback`).",
+    "- path: how the first vector read of facts went, in how many recalls "
+    "(`RecallResult.vector_paths`): exact (the namespace scored in full), filtered "
+    "(`SEARCH` inside the namespace) or unfiltered (the whole index, filtered after).",
+]
+BARE_NOTES = [
+    "- the bare read ran after each vector-only recall, with its question's vector, in a "
+    "transaction of its own: the namespace's nearest facts and nothing else. The ratios "
+    "hold on a loaded machine, where the times alone do not.",
+]
+
+
+def _cpu_text(load: Throughput) -> str:
+    """The load's CPU per fact, client and server, in brackets; empty where unknown."""
+    cpu = load.cpu
+    if cpu is None:
+        return ""
+    server_ms = per_item_ms(cpu.server_seconds, load.items) if cpu.server_seconds else "-"
+    return (
+        f" (CPU per fact: client {per_item_ms(cpu.client_seconds, load.items)}, server {server_ms})"
+    )
+
+
 def render_tenants_markdown(report: TenantsReport) -> str:
     """The report as Markdown: set-up, how the data was made and loaded, recall, targets."""
     o, server, machine, embedder = report.options, report.server, report.machine, report.embedder
     load, embedding = report.load, report.pool_embedding
     copies = o.namespaces * o.facts / o.pool_size
-    cpu = load.cpu
-    cpu_text = ""
-    if cpu is not None:
-        server_ms = per_item_ms(cpu.server_seconds, load.items) if cpu.server_seconds else "-"
-        cpu_text = (
-            f" (CPU per fact: client {per_item_ms(cpu.client_seconds, load.items)}, "
-            f"server {server_ms})"
-        )
+    cpu_text = _cpu_text(load)
     lines = [
         f"# graphmem bench --tenants ({report.started_at:%Y-%m-%d %H:%M} UTC)",
         "",
@@ -486,22 +397,7 @@ def render_tenants_markdown(report: TenantsReport) -> str:
     lines += markdown_table(RECALL_HEADER, RECALL_ALIGN, recall_rows(report))
     lines += [
         "",
-        "- db: recall's read transaction (`RecallResult.timing.db_ms`), as the main benchmark "
-        "reports it; client: the wall time of the `recall` call, the query's embedding "
-        "included.",
-        f"- exact top {EXACT_TOP} in top {WITHIN}: the share of queries whose first {WITHIN} "
-        f"hits hold all {EXACT_TOP} facts that an exact cosine ranking of the namespace's "
-        "vectors, as the database stores them, against the query's vector puts first; the next "
-        f"column is the mean share of those {EXACT_TOP} found.",
-        "- default: recall as a caller gets it (vector and fulltext search fused, the quality "
-        "gate); vector index only, no gate: `config={'retrievers': ('vector',)}`, "
-        "`min_score=0`, facts only.",
-        "- widened / exact scan: recalls whose filters left too few candidates, so that the "
-        "index was asked again for more (`RecallResult.widened`), and those that then scored "
-        "the namespace exactly (`exact_fallback`).",
-        "- path: how the first vector read of facts went, in how many recalls "
-        "(`RecallResult.vector_paths`): exact (the namespace scored in full), filtered "
-        "(`SEARCH` inside the namespace) or unfiltered (the whole index, filtered after).",
+        *RECALL_NOTES,
         "",
         "## Beside a bare vector read (ms)",
         "",
@@ -509,9 +405,7 @@ def render_tenants_markdown(report: TenantsReport) -> str:
     lines += markdown_table(BARE_HEADER, BARE_ALIGN, bare_rows(report))
     lines += [
         "",
-        "- the bare read ran after each vector-only recall, with its question's vector, in a "
-        "transaction of its own: the namespace's nearest facts and nothing else. The ratios "
-        "hold on a loaded machine, where the times alone do not.",
+        *BARE_NOTES,
         "",
         "## Where the time goes (ms; per recall, summed over a statement's runs in it)",
         "",
@@ -519,11 +413,7 @@ def render_tenants_markdown(report: TenantsReport) -> str:
     lines += markdown_table(STATEMENT_HEADER, STATEMENT_ALIGN, statement_rows(report))
     lines += [
         "",
-        "- client: from sending the statement to reading its last row, as the client timed "
-        "it; server: Neo4j's own time for it (`result_available_after + "
-        "result_consumed_after`). `transaction:*`: the whole transaction as the client timed it "
-        "(begin, statements, commit), so its gap to the statements is the round trips' and "
-        "the driver's share.",
+        *STATEMENT_NOTES,
         "",
         "## Targets",
         "",
@@ -540,67 +430,22 @@ def render_tenants_markdown(report: TenantsReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_comparison_markdown(comparison: TenantsComparison) -> str:
-    """The runs' reports one after the other, after one table of every run's recalls, one of
-    where their time went, and the targets that compare them."""
-    runs = comparison.runs
-    o = runs[0].options
-    lines = [
-        f"# graphmem bench --tenants on {len(runs)} Neo4j versions "
-        f"({comparison.started_at:%Y-%m-%d %H:%M} UTC)",
-        "",
-        f"{o.namespaces:,}x{o.facts:,} tenants, small {o.small:,}, large {o.large:,}; the same "
-        "data and questions on each server, one run after the other on this machine "
-        "(load averages: "
-        + "; ".join(
-            f"{r.server.neo4j_version} {r.load_average[0]:.1f} to {r.load_average[1]:.1f}"
-            for r in runs
-            if r.load_average
-        )
-        + ").",
-        "",
-        "## Recall (ms)",
-        "",
-    ]
-    lines += markdown_table(
-        RECALL_HEADER, RECALL_ALIGN, [row for r in runs for row in recall_rows(r)]
-    )
-    lines += ["", "## Beside a bare vector read (ms)", ""]
-    lines += markdown_table(BARE_HEADER, BARE_ALIGN, [row for r in runs for row in bare_rows(r)])
-    lines += ["", "## Where the time goes (ms)", ""]
-    lines += markdown_table(
-        STATEMENT_HEADER, STATEMENT_ALIGN, [row for r in runs for row in statement_rows(r)]
-    )
-    lines += ["", "## Targets", ""]
-    lines += targets_table(comparison.targets) if comparison.targets else ["(none applies)"]
-    for run in runs:
-        body = render_tenants_markdown(run).split("\n", 1)[1]
-        lines += ["", f"# The run on Neo4j {run.server.neo4j_version}", body.rstrip()]
-    return "\n".join(lines) + "\n"
-
-
 __all__ = [
     "BARE_HEADER",
     "EXACT_TOP",
     "MODE_LABELS",
     "RECALL_HEADER",
-    "STATEMENT_HEADER",
     "WITHIN",
     "BareRead",
     "NamespaceFigures",
     "RecallFigures",
     "RecallMode",
-    "StatementFigures",
-    "TenantsComparison",
     "TenantsOptions",
     "TenantsReport",
     "bare_rows",
-    "comparison_targets",
     "exact_rankings",
     "exact_top_share",
     "recall_rows",
-    "render_comparison_markdown",
     "render_tenants_markdown",
-    "statement_rows",
     "tenant_targets",
 ]

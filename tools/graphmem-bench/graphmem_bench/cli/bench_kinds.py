@@ -65,12 +65,12 @@ def _mcp(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
 
 def _tenants(options: Any, runs: int, settings: Any) -> tuple[Any, str]:
     from graphmem_bench.bench.tenants import run_tenants_bench
-    from graphmem_bench.bench.tenants_report import (
+    from graphmem_bench.bench.tenants_compare import (
         TenantsComparison,
         comparison_targets,
         render_comparison_markdown,
-        render_tenants_markdown,
     )
+    from graphmem_bench.bench.tenants_report import render_tenants_markdown
 
     reports = []
     for version in options.versions or (None,):
