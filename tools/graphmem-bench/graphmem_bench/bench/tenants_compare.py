@@ -19,12 +19,9 @@ from graphmem_bench.bench.tenants_report import (
     bare_rows,
     recall_rows,
     render_tenants_markdown,
-)
-from graphmem_bench.bench.tenants_statements import (
-    STATEMENT_ALIGN,
-    STATEMENT_HEADER,
     statement_rows,
 )
+from graphmem_bench.bench.tenants_statements import STATEMENT_ALIGN, STATEMENT_HEADER
 from graphmem_bench.markdown import markdown_table
 
 

@@ -30,7 +30,6 @@ from graphmem_bench.bench.tenants_statements import (
     STATEMENT_NOTES,
     RecallMode,
     StatementFigures,
-    statement_rows,
 )
 from graphmem_bench.markdown import markdown_table
 
@@ -294,6 +293,30 @@ BARE_HEADER = [
 BARE_ALIGN = "lllrrrr"
 
 
+def statement_rows(report: TenantsReport) -> list[list[str]]:
+    """The rows of the table of where recall's time goes: one per namespace, mode and
+    statement, the Neo4j version first."""
+    rows = []
+    for figures in report.namespaces:
+        for r in figures.recalls:
+            for st in r.statements:
+                server = st.server_ms
+                rows.append(
+                    [
+                        report.server.neo4j_version,
+                        figures.name,
+                        MODE_LABELS[r.mode],
+                        f"`{st.name}`",
+                        f"{st.per_recall:.2f}",
+                        format_ms(st.client_ms.p50),
+                        format_ms(st.client_ms.p95),
+                        "-" if server is None else format_ms(server.p50),
+                        "-" if server is None else format_ms(server.p95),
+                    ]
+                )
+    return rows
+
+
 #: The alignment of each column of the recall table.
 RECALL_ALIGN = "llrlrrrrrrrrlr"
 
@@ -447,5 +470,6 @@ __all__ = [
     "exact_top_share",
     "recall_rows",
     "render_tenants_markdown",
+    "statement_rows",
     "tenant_targets",
 ]

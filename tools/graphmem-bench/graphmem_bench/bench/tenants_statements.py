@@ -1,19 +1,16 @@
 """Where the multi-tenant benchmark's recalls spend their time, statement by statement
-(``graphmem.testing.statement_times``): the figures, their aggregation and their table."""
+(``graphmem.testing.statement_times``): the figures, their aggregation, and their table's
+header and notes (its rows are :func:`~graphmem_bench.bench.tenants_report.statement_rows`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from graphmem.testing import StatementTime
-from graphmem_bench.bench.render import format_ms
 from graphmem_bench.bench.report import Percentiles
-
-if TYPE_CHECKING:
-    from graphmem_bench.bench.tenants_report import TenantsReport
 
 #: The two ways the benchmark calls recall.
 RecallMode = Literal["default", "vector"]
@@ -63,30 +60,6 @@ def statement_figures(recalls: Sequence[Sequence[StatementTime]]) -> list[Statem
     return figures
 
 
-def statement_rows(report: TenantsReport) -> list[list[str]]:
-    """The rows of the table of where recall's time goes: one per namespace, mode and
-    statement, the Neo4j version first."""
-    rows = []
-    for figures in report.namespaces:
-        for r in figures.recalls:
-            for st in r.statements:
-                server = st.server_ms
-                rows.append(
-                    [
-                        report.server.neo4j_version,
-                        figures.name,
-                        MODE_LABELS[r.mode],
-                        f"`{st.name}`",
-                        f"{st.per_recall:.2f}",
-                        format_ms(st.client_ms.p50),
-                        format_ms(st.client_ms.p95),
-                        "-" if server is None else format_ms(server.p50),
-                        "-" if server is None else format_ms(server.p95),
-                    ]
-                )
-    return rows
-
-
 #: The alignment of each column of the statement table.
 STATEMENT_ALIGN = "llllrrrrr"
 STATEMENT_HEADER = [
@@ -118,5 +91,4 @@ __all__ = [
     "RecallMode",
     "StatementFigures",
     "statement_figures",
-    "statement_rows",
 ]
