@@ -417,30 +417,21 @@ def render_tenants_markdown(report: TenantsReport) -> str:
         "and mode; ms)",
         "",
     ]
-    lines += markdown_table(RECALL_HEADER, RECALL_ALIGN, recall_rows(report))
-    lines += [
-        "",
-        *RECALL_NOTES,
-        "",
-        "## Beside a bare vector read (ms)",
-        "",
+    tables = [
+        (None, RECALL_HEADER, RECALL_ALIGN, recall_rows(report), RECALL_NOTES),
+        ("Beside a bare vector read (ms)", BARE_HEADER, BARE_ALIGN, bare_rows(report), BARE_NOTES),
+        (
+            "Where the time goes (ms; per recall, summed over a statement's runs in it)",
+            STATEMENT_HEADER,
+            STATEMENT_ALIGN,
+            statement_rows(report),
+            STATEMENT_NOTES,
+        ),
     ]
-    lines += markdown_table(BARE_HEADER, BARE_ALIGN, bare_rows(report))
-    lines += [
-        "",
-        *BARE_NOTES,
-        "",
-        "## Where the time goes (ms; per recall, summed over a statement's runs in it)",
-        "",
-    ]
-    lines += markdown_table(STATEMENT_HEADER, STATEMENT_ALIGN, statement_rows(report))
-    lines += [
-        "",
-        *STATEMENT_NOTES,
-        "",
-        "## Targets",
-        "",
-    ]
+    for title, header, align, rows, notes in tables:
+        lines += [f"## {title}", ""] if title else []
+        lines += [*markdown_table(header, align, rows), "", *notes, ""]
+    lines += ["## Targets", ""]
     lines += targets_table(report.targets) if report.targets else ["(none applies)"]
     lines.append("")
     if server.kept:
