@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
 from graphmem._text import brief
 from graphmem.models import inputs
@@ -173,17 +173,12 @@ class DropRequest(RequestModel):
     """``POST /v1/namespaces/{ns}/drop``: remove the namespace for good (admin), or count what
     would go."""
 
-    confirm: bool = Field(False, description="must be true to remove anything.")
+    confirm: bool = Field(
+        False,
+        description="must be true to remove anything; without it (and without `dry_run`) the "
+        "drop is refused with 409 `ConfirmationRequiredError`.",
+    )
     dry_run: bool = Field(False, description="count what would be removed; remove nothing.")
-
-    @model_validator(mode="after")
-    def _confirmed(self) -> DropRequest:
-        if not (self.confirm or self.dry_run):
-            raise ValueError(
-                "confirm must be true to remove the namespace (or dry_run true to count what "
-                "would go)"
-            )
-        return self
 
 
 class QueryModel(BaseModel):

@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.exceptions import HTTPException
 
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
@@ -33,7 +34,7 @@ from graphmem.mcp.options import ALL_TOOLS, McpOptions
 from graphmem.mcp.server import build_server
 from graphmem.models.wire import error_body, error_reply, status_of
 from graphmem.ops.table import of_request
-from graphmem.service import routes
+from graphmem.service import failures, routes
 from graphmem.service.outage import Availability, Outage
 
 logger = logging.getLogger("graphmem.serve")
@@ -144,13 +145,16 @@ def _add_handlers(api: FastAPI) -> None:
 
     @api.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for item in exc.errors():
-            where = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"
-            message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
-            problems.append(f"{where}: {message}")
-        status, body, _ = error_reply(InvalidInputError("; ".join(problems)))
-        return JSONResponse(body, status_code=status)
+        return failures.invalid_request(exc)
+
+    # No route, a method the route does not take, and anything unexpected: graphmem's format.
+    @api.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return failures.http_error(request, exc)
+
+    @api.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        return failures.unexpected(request, exc)
 
     @api.get("/health", tags=["service"])
     async def health() -> dict[str, str]:

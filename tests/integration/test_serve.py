@@ -171,7 +171,8 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
         ("/facts", {"text": "x", "colour": "red"}, 422, "InvalidInputError"),
         ("/facts", {"text": "x", "supersedes": ["0" * 36]}, 404, "NotFoundError"),
         ("/search", {"query": "x", "k": 0}, 422, "InvalidInputError"),
-        ("/drop", {"confirm": False}, 422, "InvalidInputError"),
+        ("/drop", {"confirm": False}, 409, "ConfirmationRequiredError"),
+        ("/drop", {}, 409, "ConfirmationRequiredError"),
         ("/facts", {"text": "y" * 60_000}, 413, "RequestTooLargeError"),
     ]
     for path, body, status, kind in cases:
@@ -198,6 +199,28 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(
     )
     assert bad_ns.status_code in (403, 422)
     assert _snapshot(graph, ns) == []
+
+
+def test_what_fails_outside_the_routes_answers_in_graphmem_s_format(
+    served: Served, admin: Memory, ns: str
+) -> None:
+    key = new_key(admin, "write", namespaces=[ns])
+    api = f"{served.url}/v1/namespaces/{ns}"
+    unknown = get(f"{api}/no-such-route", headers=bearer(key))
+    assert _error(unknown) == (404, "NotFoundError")
+    assert _error(get(f"{served.url}/nowhere")) == (404, "NotFoundError")
+    wrong_method = httpx.delete(f"{api}/facts", headers=bearer(key), timeout=120)
+    assert _error(wrong_method) == (405, "InvalidInputError")
+    assert "POST" in wrong_method.headers["allow"]
+    not_json = post(
+        f"{api}/facts",
+        content=b'{"text": "x"',
+        headers={**bearer(key), "content-type": "application/json"},
+    )
+    assert _error(not_json) == (422, "InvalidInputError")
+    assert not_json.json()["error"]["message"].startswith(
+        "the request body is not valid JSON: Expecting ',' delimiter at line 1 column 13"
+    )
 
 
 def test_probes_and_the_openapi_schema(served: Served) -> None:
