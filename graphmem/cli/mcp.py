@@ -107,7 +107,8 @@ def mcp_command(
         from graphmem.mcp.server import serve
     except ImportError as exc:
         raise ConfigurationError(
-            f"graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]' ({exc})"
+            "graphmem mcp needs the MCP SDK: pip install '<graphmem checkout or wheel>[mcp]' "
+            f"({exc})"
         ) from None
     from graphmem.client.aio import AsyncMemory
 

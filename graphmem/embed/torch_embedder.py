@@ -163,7 +163,8 @@ def _load_model(source: str, device: str, allow_download: bool) -> tuple[Any, in
     except ImportError as exc:
         raise EmbeddingError(
             f"the model {source!r} needs the torch backend, whose packages are not installed: "
-            "pip install 'graphmem[torch]' (or use a model the ONNX backend serves)"
+            "pip install '<graphmem checkout or wheel>[torch]' (or use a model the ONNX backend "
+            "serves)"
         ) from exc
     try:
         from sentence_transformers import SentenceTransformer

@@ -41,7 +41,7 @@ def missing_extra(extra: str, framework: str, cause: ImportError) -> ImportError
     """The error an adapter raises when its framework is not installed: it names the extra."""
     return ImportError(
         f"graphmem's {framework} adapter needs {framework} ({cause.name or cause}): "
-        f"pip install 'graphmem[{extra}]'"
+        f"pip install '<graphmem checkout or wheel>[{extra}]'"
     )
 
 

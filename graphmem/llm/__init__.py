@@ -1,1 +1,2 @@
-"""The optional LLM layer, on graphiti-core's clients (``pip install 'graphmem[llm]'``)."""
+"""The optional LLM layer, on graphiti-core's clients (the ``llm`` extra:
+``pip install '<graphmem checkout or wheel>[llm]'``)."""

@@ -1,4 +1,4 @@
-"""Access to the optional LLM layer (``pip install 'graphmem[llm]'``), built on graphiti-core.
+"""Access to the optional LLM layer (the ``llm`` extra), built on graphiti-core.
 
 graphiti-core sends usage telemetry unless ``GRAPHITI_TELEMETRY_ENABLED`` is false when it is
 first imported. graphmem turns it off unless the user opts in with
@@ -23,7 +23,8 @@ def import_graphiti(settings: GraphmemSettings) -> ModuleType:
         return importlib.import_module("graphiti_core")
     except ImportError as exc:
         raise OptionalDependencyError(
-            f"the LLM layer needs graphiti-core: pip install 'graphmem[llm]' (import failed: {exc})"
+            "the LLM layer needs graphiti-core: pip install '<graphmem checkout or wheel>[llm]' "
+            f"(import failed: {exc})"
         ) from exc
 
 

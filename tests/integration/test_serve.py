@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 import signal
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from graphmem.client import Memory
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
+from graphmem.mcp.options import READ_TOOLS
 from graphmem.settings import GraphmemSettings
 from tests.service import Served, bearer, new_key, serve_process
 
@@ -236,6 +238,22 @@ def test_probes_and_the_openapi_schema(served: Served) -> None:
     assert {"401", "403", "422"} <= set(remember["responses"])
 
 
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_the_docs_pages_work_with_no_network(served: Served, page: str) -> None:
+    html = get(f"{served.url}{page}")
+    assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    # Every URL the page names is the service's own: nothing is fetched from elsewhere.
+    assert re.findall(r"(?:https?:)?//[\w.-]+", html.text) == []
+    named = re.findall(r"""(?:href|src|url)\s*[=:]\s*["']([^"']+)["']""", html.text)
+    assert "/openapi.json" in named and any(u.endswith(".js") for u in named)
+    for url in named:
+        assert url.startswith("/"), url
+        fetched = get(f"{served.url}{url}")
+        assert fetched.status_code == 200 and fetched.content, url
+    home = get(f"{served.url}/", follow_redirects=False)
+    assert home.status_code == 307 and home.headers["location"] == "/docs"
+
+
 def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
     served: Served, admin: Memory, ns: str
 ) -> None:
@@ -258,6 +276,8 @@ def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
 
     async def flow() -> None:
         async with connect(writer) as session:
+            listed = {t.name for t in (await session.list_tools()).tools}
+            assert {"add_memory", "forget", "search_memories"} <= listed
             first = await session.call_tool("add_memory", {"text": "Bo likes tea."})
             fact = json.loads(first.content[0].text)["memory"]  # type: ignore[union-attr]
             second = await session.call_tool(
@@ -270,6 +290,9 @@ def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
             assert outside.is_error
             assert "PermissionDeniedError" in outside.content[0].text  # type: ignore[union-attr]
         async with connect(reader) as session:
+            # A read key is shown only the tools it may call.
+            listed = {t.name for t in (await session.list_tools()).tools}
+            assert "search_memories" in listed and listed <= set(READ_TOOLS), listed
             found = await session.call_tool("search_memories", {"query": "what does Bo drink"})
             assert "coffee" in found.content[0].text  # type: ignore[union-attr]
             refused = await session.call_tool("add_memory", {"text": "Bo likes water."})

@@ -38,7 +38,10 @@ def compare_backends(
         return None
     skipped = None
     if importlib.util.find_spec("sentence_transformers") is None:
-        skipped = "sentence-transformers is not installed (pip install 'graphmem[torch]')"
+        skipped = (
+            "sentence-transformers is not installed "
+            "(pip install '<graphmem checkout or wheel>[torch]')"
+        )
     results: list[BackendCeiling] = []
     reference: Vectors | None = None
     for backend, precision in _RUNS:
