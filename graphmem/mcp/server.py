@@ -13,7 +13,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import TextResource
-from mcp_types import ToolAnnotations
+from mcp_types import ListToolsResult, ToolAnnotations
 from pydantic import ValidationError
 
 from graphmem import __version__
@@ -67,6 +67,16 @@ class GraphmemServer(MCPServer):
         finally:
             CALL_KEY.reset(token)
 
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
+        """The tools, but over a keyed server only those the request's API key may call (a
+        ``read`` key sees no write tool)."""
+        listed = await super()._handle_list_tools(ctx, params)
+        if not self.keyed:
+            return listed
+        key = scope_key(getattr(ctx, "request", None))
+        allowed = [t for t in listed.tools if key is not None and key.allows(tool_role(t.name))]
+        return listed.model_copy(update={"tools": allowed})
+
     async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -79,7 +89,11 @@ class GraphmemServer(MCPServer):
 
 def call_key(context: Any) -> ApiKey | None:
     """The API key the service put on the HTTP request of this call, if any."""
-    request = getattr(getattr(context, "request_context", None), "request", None)
+    return scope_key(getattr(getattr(context, "request_context", None), "request", None))
+
+
+def scope_key(request: Any) -> ApiKey | None:
+    """The API key the service put on this HTTP request, if any."""
     scope = getattr(request, "scope", None)
     key = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
     return key if isinstance(key, ApiKey) else None
