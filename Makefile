@@ -24,7 +24,7 @@ $(RUNTIME_STAMP): pyproject.toml
 $(DEV_STAMP): pyproject.toml tools/graphmem-bench/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,serve,langgraph,langchain,llama-index]' -e tools/graphmem-bench
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm,docs,serve,otel,langgraph,langchain,llama-index]' -e tools/graphmem-bench
 	touch $(RUNTIME_STAMP) $(DEV_STAMP)
 
 $(CREWAI_STAMP): pyproject.toml
@@ -37,7 +37,7 @@ $(CREWAI_STAMP): pyproject.toml
 ## install: .venv with graphmem, the MCP server and graphmem serve, without PyTorch (what `make demo` runs)
 install: $(RUNTIME_STAMP)
 
-## install-dev: .venv with the dev, llm, docs, serve (and mcp), torch and framework adapters' extras and graphmem-bench (what the tests need)
+## install-dev: .venv with the dev, llm, docs, serve (and mcp), otel, torch and framework adapters' extras and graphmem-bench (what the tests need)
 install-dev: $(DEV_STAMP)
 
 ## demo: install, start the default local Neo4j, write and read back through Bolt

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import click
 
 from graphmem.cli.options import allow_options, bind_options
 from graphmem.cli.root import embedder_for, main, settings_of
 from graphmem.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from graphmem.service.logs import LogFormat, LogLevel
+    from graphmem.service.metrics import MetricsMode
+    from graphmem.settings import GraphmemSettings
 
 #: Seconds each Neo4j transaction of the service may run unless GRAPHMEM_NEO4J_TRANSACTION_TIMEOUT
 #: says otherwise.
@@ -69,6 +75,29 @@ DEFAULT_MAX_RETRY_TIME = 5.0
     help="The MCP tools served: core, all, or a comma-separated list (each call is still "
     "checked against its key's role).",
 )
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="The log on stderr: key=value lines, or one JSON object a line.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error", "off"]),
+    default="info",
+    show_default=True,
+    help="info logs one line per request (the access log); warning and error only problems "
+    "(a 5xx answer is an error); off nothing.",
+)
+@click.option(
+    "--metrics",
+    type=click.Choice(["on", "public", "off"]),
+    default="on",
+    show_default=True,
+    help="Prometheus metrics at /metrics: on answers loopback clients (not through a proxy) "
+    "and admin keys, public everyone, off no one (and collects none).",
+)
 @click.pass_context
 def serve_command(
     ctx: click.Context,
@@ -82,6 +111,9 @@ def serve_command(
     request_timeout: float,
     graceful: float,
     tools: str,
+    log_format: LogFormat,
+    log_level: LogLevel,
+    metrics: MetricsMode,
 ) -> None:
     """Serve memory to many agents: a REST API under /v1 (OpenAPI at /openapi.json, docs at
     /docs), MCP over streamable HTTP at /mcp, /health and /ready, on one port (needs
@@ -96,6 +128,11 @@ def serve_command(
     behind a load balancer on one Neo4j. Put a TLS proxy in front of it for anything beyond loopback
     (docs/guides/serve.md).
 
+    Each request is logged on one line with its request id (X-Request-Id, echoed on every
+    answer); /metrics serves Prometheus metrics; with the otel extra, the standard OTEL_*
+    variables (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT) turn on OpenTelemetry
+    traces (docs/operations/observability.md).
+
     Example:
 
     \b
@@ -106,17 +143,43 @@ def serve_command(
         from graphmem.edge.hosts import edge_policy
         from graphmem.mcp.options import tool_selection
         from graphmem.service.app import ServeOptions
+        from graphmem.service.logs import configure_logging
         from graphmem.service.run import serve
     except ImportError as exc:
         raise ConfigurationError(
-            f"graphmem serve needs its extra: pip install 'graphmem[serve]' ({exc})"
+            "graphmem serve needs its extra: pip install '<graphmem checkout or wheel>[serve]' "
+            f"({exc})"
         ) from None
     from graphmem.client.aio import AsyncMemory
     from graphmem.client.service_secret import service_signer
 
+    configure_logging(log_format, log_level)
+    from graphmem.telemetry import configure_tracing
+
+    traced = configure_tracing()
     settings = settings_of(ctx)
     # The secret that signs the keys, read (or made) before the first request needs it.
     service_signer(settings)
+    settings = _service_defaults(settings)
+    options = ServeOptions(
+        edge=edge_policy(host, port, allowed_hosts, allowed_origins),
+        namespace=settings.namespace,
+        key_cache_seconds=key_cache,
+        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        max_import_bytes=int(max_import_mb * 1024 * 1024),
+        request_timeout=request_timeout,
+        tools=tool_selection(tools, read_only=False),
+        metrics=metrics,
+    )
+    memory = AsyncMemory(settings, embedder=embedder_for(settings))
+    click.echo(f"graphmem serve: http://{host}:{port} (REST /v1, MCP /mcp, docs /docs)", err=True)
+    if traced:
+        click.echo("graphmem serve: OpenTelemetry traces on (OTEL_* variables)", err=True)
+    asyncio.run(serve(memory, options, host=host, port=port, graceful_seconds=graceful))
+
+
+def _service_defaults(settings: GraphmemSettings) -> GraphmemSettings:
+    """The settings with the service's own limits where they set none."""
     if settings.neo4j_transaction_timeout is None:
         # A service answers every request: a transaction that waits without end (on a lock a
         # schema change holds) is rolled back instead, and the caller told.
@@ -126,15 +189,4 @@ def serve_command(
     if settings.neo4j_max_retry_time is None:
         # A write in flight when Neo4j goes away is answered within seconds, not half a minute.
         settings = settings.model_copy(update={"neo4j_max_retry_time": DEFAULT_MAX_RETRY_TIME})
-    options = ServeOptions(
-        edge=edge_policy(host, port, allowed_hosts, allowed_origins),
-        namespace=settings.namespace,
-        key_cache_seconds=key_cache,
-        max_body_bytes=int(max_body_mb * 1024 * 1024),
-        max_import_bytes=int(max_import_mb * 1024 * 1024),
-        request_timeout=request_timeout,
-        tools=tool_selection(tools, read_only=False),
-    )
-    memory = AsyncMemory(settings, embedder=embedder_for(settings))
-    click.echo(f"graphmem serve: http://{host}:{port} (REST /v1, MCP /mcp, docs /docs)", err=True)
-    asyncio.run(serve(memory, options, host=host, port=port, graceful_seconds=graceful))
+    return settings

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
 
+from graphmem import telemetry
 from graphmem.client.api_aio import AsyncMemoryAPI
 from graphmem.client.base import (
     ClientBase,
@@ -217,7 +218,10 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
             await asyncio.to_thread(load_model, self.embedder)
             return None
         elif isinstance(step, Embed):
-            with embedder_errors(self.embedder):
+            with (
+                embedder_errors(self.embedder),
+                telemetry.timed("embed", "embed", texts=len(step.texts)),
+            ):
                 return await asyncio.to_thread(self.embedder.embed, step.texts)
         elif isinstance(step, Progress):
             result = step.report(step.count)  # on the event loop: a quick update
@@ -261,7 +265,7 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
                     return stop.value  # type: ignore[no-any-return]
                 run.query.check_params(run.params)
                 timed, started = timing_statements(), time.perf_counter()
-                with no_retry_on_memory():
+                with no_retry_on_memory(), telemetry.span(run.query.name, **{"db.system": "neo4j"}):
                     result = await tx.run(run.query.text, run.params)
                     rows = (
                         [dict(record) async for record in result]
@@ -280,9 +284,10 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
             ) as session:
                 timed, started = timing_statements(), time.perf_counter()
                 try:
-                    if step.mode == "read":
-                        return await session.execute_read(body)
-                    return await session.execute_write(body)
+                    with telemetry.timed("db", f"transaction:{step.mode}"):
+                        if step.mode == "read":
+                            return await session.execute_read(body)
+                        return await session.execute_write(body)
                 finally:
                     if timed is not None:
                         timed.append(statement_time(f"transaction:{step.mode}", started, None, 0))
@@ -297,7 +302,9 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
             plan = await asyncio.to_thread(self._plan, op, args)
         else:
             plan = self._plan(op, args)
-        return await self._run(plan)
+        result = await self._run(plan)
+        telemetry.done(op.name, op.writes, result)
+        return result
 
     async def _records(self, export: NamespaceExport) -> AsyncIterator[dict[str, Any]]:
         while (plan := export.next_page()) is not None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
 
+from graphmem import telemetry
 from graphmem.client.api_sync import MemoryAPI
 from graphmem.client.base import (
     ClientBase,
@@ -188,7 +189,10 @@ class Memory(MemoryAPI, ClientBase):
             load_model(self.embedder)
             return None
         elif isinstance(step, Embed):
-            with embedder_errors(self.embedder):
+            with (
+                embedder_errors(self.embedder),
+                telemetry.timed("embed", "embed", texts=len(step.texts)),
+            ):
                 return self.embedder.embed(step.texts)
         elif isinstance(step, Progress):
             reported(step.report(step.count))
@@ -213,7 +217,7 @@ class Memory(MemoryAPI, ClientBase):
                     return stop.value  # type: ignore[no-any-return]
                 run.query.check_params(run.params)
                 timed, started = timing_statements(), time.perf_counter()
-                with no_retry_on_memory():
+                with no_retry_on_memory(), telemetry.span(run.query.name, **{"db.system": "neo4j"}):
                     result = tx.run(run.query.text, run.params)
                     rows = rows_of(result, run.plain_rows)
                     if timed is not None:
@@ -234,9 +238,10 @@ class Memory(MemoryAPI, ClientBase):
         ):
             timed, started = timing_statements(), time.perf_counter()
             try:
-                if step.mode == "read":
-                    return session.execute_read(body)
-                return session.execute_write(body)
+                with telemetry.timed("db", f"transaction:{step.mode}"):
+                    if step.mode == "read":
+                        return session.execute_read(body)
+                    return session.execute_write(body)
             finally:
                 if timed is not None:
                     timed.append(statement_time(f"transaction:{step.mode}", started, None, 0))

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from graphmem import telemetry
 from graphmem.errors import (
     LLMError,
     LLMRefusedError,
@@ -307,12 +308,17 @@ class LLM:
         from graphiti_core.llm_client.config import ModelSize
 
         try:
-            result = await asyncio.wait_for(
-                self._client._generate_response(
-                    messages, answer, self.spec.max_tokens, ModelSize.medium
-                ),
-                timeout=self.spec.timeout,
-            )
+            with telemetry.timed(
+                "llm",
+                "llm",
+                **{"gen_ai.system": self.spec.provider, "gen_ai.request.model": self.spec.model},
+            ):
+                result = await asyncio.wait_for(
+                    self._client._generate_response(
+                        messages, answer, self.spec.max_tokens, ModelSize.medium
+                    ),
+                    timeout=self.spec.timeout,
+                )
         except Exception as exc:
             raise _mapped(exc, self.spec) from exc
         if isinstance(result, tuple) and len(result) == 3:

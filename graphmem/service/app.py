@@ -35,6 +35,8 @@ from graphmem.mcp.server import build_server
 from graphmem.models.wire import error_body, error_reply, status_of
 from graphmem.ops.table import of_request
 from graphmem.service import failures, routes
+from graphmem.service.metrics import MetricsMode
+from graphmem.service.observe import observed
 from graphmem.service.outage import Availability, Outage
 
 logger = logging.getLogger("graphmem.serve")
@@ -59,6 +61,8 @@ class ServeOptions:
     #: The MCP tools served (every tool by default; each call is checked against its key).
     tools: tuple[str, ...] = field(default=ALL_TOOLS)
     max_result_chars: int = 16_000
+    #: Who is answered at /metrics: loopback clients and admin keys (on), everyone, or no one.
+    metrics: MetricsMode = "on"
 
 
 def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
@@ -101,7 +105,8 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
     # While Neo4j is down, keyed requests are answered 503 before their key is checked.
     mcp_gate = HostOriginCheck(Outage(KeyGate(mcp_app, keys), availability), options.edge)
     keyed_api = Outage(KeyGate(api, keys), availability, _timed)
-    return Limits(Dispatch(api, keyed_api, mcp_gate), options)
+    # Outermost: every answer, the limits' and the gates' too, carries its request id.
+    return observed(Limits(Dispatch(api, keyed_api, mcp_gate), options), options.metrics, keys)
 
 
 def rest_api(

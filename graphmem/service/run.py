@@ -26,6 +26,7 @@ async def serve(
         host=host,
         port=port,
         log_level="warning",
+        access_log=False,  # graphmem's own access log (graphmem.service.observe) replaces it
         timeout_graceful_shutdown=math.ceil(graceful_seconds),
         # The service answers with its own JSON errors and keeps no per-connection state.
         server_header=False,
