@@ -46,6 +46,7 @@ from graphmem.embed.embedder import embedder_errors, load_model
 from graphmem.errors import ClientUsageError, ConsolidationBusyError
 from graphmem.models.consolidation import Proposal
 from graphmem.ops.table import Operation
+from graphmem.store import bookmarks
 from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
@@ -280,7 +281,7 @@ class AsyncMemory(AsyncMemoryAPI, ClientBase):
         body = time_limited(body, timeout)
         with driver_errors(timeout):
             async with graph.driver.session(
-                database=graph.database, bookmark_manager=graph.bookmarks
+                database=graph.database, bookmark_manager=bookmarks.manager(graph.bookmarks)
             ) as session:
                 timed, started = timing_statements(), time.perf_counter()
                 try:

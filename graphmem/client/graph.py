@@ -17,7 +17,7 @@ from graphmem.errors import GraphmemError, InvalidInputError, ResultTooLargeErro
 from graphmem.servers.connection import Neo4jTarget, open_async_driver, open_driver
 from graphmem.servers.targets import resolve_target
 from graphmem.settings import GraphmemSettings
-from graphmem.store import schema
+from graphmem.store import bookmarks, schema
 from graphmem.store.cypher import CypherQuery
 from graphmem.store.guard import GuardedRows, guarded_read, guarded_read_async
 from graphmem.store.indexes import EmbedderInfo
@@ -109,6 +109,7 @@ class Graph:
                 read.params,
                 timeout=read.timeout,
                 limit=read.limit,
+                bookmark_manager=bookmarks.manager(self.driver.execute_query_bookmark_manager),
             )
 
     def execute(self, query: CypherQuery | str, /, **params: Any) -> list[neo4j.Record]:
@@ -204,6 +205,7 @@ class AsyncGraph:
                 read.params,
                 timeout=read.timeout,
                 limit=read.limit,
+                bookmark_manager=bookmarks.manager(self.bookmarks),
             )
 
     async def execute(self, query: CypherQuery | str, /, **params: Any) -> list[neo4j.Record]:

@@ -47,6 +47,7 @@ from graphmem.core.plans import (
 from graphmem.embed.embedder import embedder_errors, load_model
 from graphmem.errors import ConsolidationBusyError
 from graphmem.ops.table import Operation
+from graphmem.store import bookmarks
 from graphmem.store.db import driver_errors, no_retry_on_memory
 
 if TYPE_CHECKING:
@@ -233,7 +234,7 @@ class Memory(MemoryAPI, ClientBase):
             driver_errors(timeout),
             graph.driver.session(
                 database=graph.database,
-                bookmark_manager=graph.driver.execute_query_bookmark_manager,
+                bookmark_manager=bookmarks.manager(graph.driver.execute_query_bookmark_manager),
             ) as session,
         ):
             timed, started = timing_statements(), time.perf_counter()

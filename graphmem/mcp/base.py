@@ -28,7 +28,9 @@ from graphmem.errors import (
 )
 from graphmem.mcp.options import McpOptions
 from graphmem.mcp.shape import SHORT_ID, dumps, fitted, ids_in, plain, replace_ids, short_ids
+from graphmem.models.bookmarks import encode
 from graphmem.models.keys import ApiKey
+from graphmem.store import bookmarks
 
 logger = logging.getLogger("graphmem.mcp")
 #: Id prefixes checked per read (the core takes at most 1,000 ids a call).
@@ -149,10 +151,13 @@ class ToolBase:
         # Top-level lists stay even when empty: "results": [] says nothing was found.
         shaped = {k: plain(v) for k, v in data.items() if v is not None and v != {}}
         shaped = fitted(shaped, self.options.max_chars, items, tail=tail)
+        marks = causal_bookmarks()  # a write's, under graphmem serve: before the reads below
         if not self.options.full_ids:
             found = ids_in(shaped)
             if found:
                 shaped = replace_ids(shaped, short_ids(found, await self._unique(found, ns)))
+        if marks is not None:
+            shaped["bookmark"] = marks
         return dumps(shaped)
 
     async def _unique(self, ids: set[str], ns: str) -> dict[str, str]:
@@ -173,6 +178,14 @@ class ToolBase:
     @staticmethod
     def _time(name: str, value: str | None) -> Any:
         return None if value is None else moment(name, value)
+
+
+def causal_bookmarks() -> str | None:
+    """The ``Graphmem-Bookmark`` of a write tool's call under ``graphmem serve``: the bookmarks
+    of its last transaction, which a later request sends back to read what it wrote."""
+    causal = bookmarks.current()
+    marks = causal.answered() if causal is not None else None
+    return encode(marks) if marks else None
 
 
 def hit_data(hit: Any) -> dict[str, Any]:

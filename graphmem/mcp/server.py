@@ -19,15 +19,17 @@ from pydantic import ValidationError
 from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.core.actor import acting_as
+from graphmem.edge.bookmarks import request_causal
 from graphmem.edge.hosts import EdgePolicy, HostOriginCheck, edge_policy
 from graphmem.edge.keys import SCOPE_KEY, KeyCheck, KeyGate
 from graphmem.embed.embedder import load_model
 from graphmem.errors import GraphmemError
 from graphmem.mcp.base import CALL_KEY
 from graphmem.mcp.guide import instructions, memory_guidelines, schema_text
-from graphmem.mcp.options import READ_TOOLS, McpOptions, tool_role
+from graphmem.mcp.options import READ_TOOLS, WRITE_TOOLS, McpOptions, tool_role
 from graphmem.mcp.tools import Tools
 from graphmem.models.keys import ApiKey, Role
+from graphmem.store.bookmarks import Causal, following
 from graphmem.store.cypher import analyst_queries
 
 logger = logging.getLogger("graphmem.mcp")
@@ -62,7 +64,7 @@ class GraphmemServer(MCPServer):
             )
         token = CALL_KEY.set(key)
         try:
-            with acting_as(key.name):
+            with acting_as(key.name), following(call_causal(context, name)):
                 return await self._call_tool(name, arguments, context)
         finally:
             CALL_KEY.reset(token)
@@ -97,6 +99,14 @@ def scope_key(request: Any) -> ApiKey | None:
     scope = getattr(request, "scope", None)
     key = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
     return key if isinstance(key, ApiKey) else None
+
+
+def call_causal(context: Any, tool: str) -> Causal:
+    """The bookmarks this call follows (its HTTP request's ``Graphmem-Bookmark``); a write
+    tool's result reports those of its last transaction (``bookmark``)."""
+    request = getattr(getattr(context, "request_context", None), "request", None)
+    given = request_causal(getattr(request, "scope", None))
+    return Causal(given.given if given is not None else (), report=tool in WRITE_TOOLS)
 
 
 def argument_error(tool: str, error: ValidationError) -> str:

@@ -12,6 +12,8 @@ from pydantic import SecretStr
 from graphmem._version import __version__
 from graphmem.core.checks import namespace
 from graphmem.errors import ConfigurationError, InvalidInputError, ServiceError
+from graphmem.models.bookmarks import HEADER as BOOKMARK
+from graphmem.models.bookmarks import decode as bookmark_values
 from graphmem.remote.call import Call
 from graphmem.settings import GraphmemSettings, load_settings, server_url
 
@@ -79,6 +81,25 @@ class RemoteBase:
             "Accept": "application/json",
             "User-Agent": f"graphmem/{__version__}",
         }
+
+    #: The ``Graphmem-Bookmark`` of the last write the server answered: sent with every later
+    #: request, so that it sees that write on whichever serve process answers it.
+    bookmark: str | None = None
+
+    def _following(self) -> dict[str, str]:
+        """The headers that make a request follow this client's last write."""
+        return {BOOKMARK: self.bookmark} if self.bookmark else {}
+
+    def _note(self, response: httpx.Response) -> None:
+        """Keep the bookmark a write's answer carries (one the client cannot read is not
+        kept: it would only be refused later)."""
+        value = response.headers.get(BOOKMARK)
+        if value:
+            try:
+                bookmark_values(value)
+            except InvalidInputError:
+                return
+            self.bookmark = value
 
     def client_options(self) -> dict[str, Any]:
         """The options of the httpx client: the base URL, the headers and the timeout. An

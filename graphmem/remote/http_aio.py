@@ -73,7 +73,7 @@ class AsyncHttpTransport(RemoteBase):
                     params=call.query(),
                     json=call.json,
                     content=call.content,
-                    headers=call.headers(),
+                    headers={**call.headers(), **self._following()},
                 )
             except httpx.HTTPError as exc:
                 wait = self.retry_after(call, attempt, error=exc)
@@ -82,6 +82,7 @@ class AsyncHttpTransport(RemoteBase):
             else:
                 wait = self.retry_after(call, attempt, status=response.status_code)
                 if wait is None:
+                    self._note(response)
                     return response
             await asyncio.sleep(wait)
             attempt += 1
@@ -90,7 +91,9 @@ class AsyncHttpTransport(RemoteBase):
     async def _lines(self, call: Call[Any]) -> AsyncIterator[AsyncIterator[str]]:
         """The lines of a streamed answer as they come."""
         try:
-            async with self._http.stream(call.method, call.path) as response:
+            async with self._http.stream(
+                call.method, call.path, headers=self._following()
+            ) as response:
                 if not 200 <= response.status_code < 300:
                     answer(call, response.status_code, await response.aread())
                 yield response.aiter_lines()

@@ -74,7 +74,7 @@ class HttpTransport(RemoteBase):
                     params=call.query(),
                     json=call.json,
                     content=call.content,
-                    headers=call.headers(),
+                    headers={**call.headers(), **self._following()},
                 )
             except httpx.HTTPError as exc:
                 wait = self.retry_after(call, attempt, error=exc)
@@ -83,6 +83,7 @@ class HttpTransport(RemoteBase):
             else:
                 wait = self.retry_after(call, attempt, status=response.status_code)
                 if wait is None:
+                    self._note(response)
                     return response
             time.sleep(wait)
             attempt += 1
@@ -91,7 +92,7 @@ class HttpTransport(RemoteBase):
     def _lines(self, call: Call[Any]) -> Iterator[Iterator[str]]:
         """The lines of a streamed answer as they come."""
         try:
-            with self._http.stream(call.method, call.path) as response:
+            with self._http.stream(call.method, call.path, headers=self._following()) as response:
                 if not 200 <= response.status_code < 300:
                     answer(call, response.status_code, response.read())
                 yield response.iter_lines()

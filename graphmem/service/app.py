@@ -21,6 +21,7 @@ from graphmem import __version__
 from graphmem.client.aio import AsyncMemory
 from graphmem.client.base import deadline as transaction_deadline
 from graphmem.edge.asgi import Receive, Scope, Send, respond, respond_error
+from graphmem.edge.bookmarks import Causality
 from graphmem.edge.hosts import EdgePolicy, HostOriginCheck
 from graphmem.edge.keys import KeyCheck, KeyGate
 from graphmem.embed.embedder import load_model
@@ -103,8 +104,11 @@ def build_app(memory: AsyncMemory, options: ServeOptions) -> ASGIApp:
 
     api = rest_api(memory, lifespan, availability)
     # While Neo4j is down, keyed requests are answered 503 before their key is checked.
-    mcp_gate = HostOriginCheck(Outage(KeyGate(mcp_app, keys), availability), options.edge)
-    keyed_api = Outage(KeyGate(api, keys), availability, _timed)
+    # Behind the key gate: each request's Graphmem-Bookmark, followed and answered.
+    mcp_gate = HostOriginCheck(
+        Outage(KeyGate(Causality(mcp_app), keys), availability), options.edge
+    )
+    keyed_api = Outage(KeyGate(Causality(api), keys), availability, _timed)
     # Outermost: every answer, the limits' and the gates' too, carries its request id.
     return observed(Limits(Dispatch(api, keyed_api, mcp_gate), options), options.metrics, keys)
 

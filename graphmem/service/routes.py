@@ -23,6 +23,7 @@ from graphmem.models.bounds import check_items
 from graphmem.models.keys import ApiKey
 from graphmem.models.wire import ERROR_RESPONSES
 from graphmem.ops.table import OPERATIONS, Operation
+from graphmem.service.causal import ANSWER_HEADER, FOLLOWS
 from graphmem.service.deps import KEYS, Memory, NsPath, answer
 from graphmem.service.import_body import streamed_records
 from graphmem.service.requests import IDEMPOTENT, once
@@ -195,13 +196,16 @@ def _router() -> APIRouter:
             endpoint, options = _endpoint(op), {}
         if op.result is not None:
             options = {"response_model": op.result, **options}
+        if op.writes:  # a write answers with its bookmark
+            answered = {op.status: {"headers": ANSWER_HEADER}}
+            options = {**options, "responses": {**options.get("responses", {}), **answered}}
         router.add_api_route(
             op.path,
             endpoint,
             methods=[op.http],
             status_code=op.status,
             tags=[op.tag],
-            dependencies=[IDEMPOTENT] if op.recorded else None,
+            dependencies=[FOLLOWS, IDEMPOTENT] if op.recorded else [FOLLOWS],
             name=op.name,
             description=op.doc,
             **options,

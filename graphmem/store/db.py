@@ -24,6 +24,7 @@ from graphmem.errors import (
     CommitUnknownError,
     DatabaseError,
     GraphmemError,
+    InvalidInputError,
     Neo4jUnavailableError,
     QueryMemoryError,
     SchemaError,
@@ -45,6 +46,16 @@ _TERMINATED = frozenset(
     {
         "Neo.ClientError.Transaction.Terminated",
         "Neo.ClientError.Transaction.LockClientStopped",
+    }
+)
+
+#: Codes of bookmarks a transaction was asked to wait for: that Neo4j did not reach in time,
+#: and that are not bookmarks of this database.
+_BOOKMARK_TIMEOUT = "Neo.TransientError.Transaction.BookmarkTimeout"
+_BAD_BOOKMARK = frozenset(
+    {
+        "Neo.ClientError.Transaction.InvalidBookmark",
+        "Neo.ClientError.Transaction.InvalidBookmarkMixture",
     }
 )
 
@@ -108,6 +119,8 @@ def map_driver_error(
         )
     if code in _MEMORY_CODES and isinstance(exc, Neo4jError):
         return _memory_error(exc)
+    if code == _BOOKMARK_TIMEOUT or code in _BAD_BOOKMARK:
+        return _bookmark_error(exc)
     if isinstance(exc, AuthError):
         return Neo4jUnavailableError(f"Neo4j refused the credentials: {exc}")
     if isinstance(exc, IncompleteCommit):
@@ -131,6 +144,22 @@ def map_driver_error(
     if isinstance(exc, Neo4jError):
         return DatabaseError(f"{exc.code}: {exc.message}")
     return DatabaseError(str(exc))
+
+
+def _bookmark_error(exc: Neo4jError | DriverError) -> GraphmemError:
+    """The error of a transaction that could not wait for the bookmarks it was given (a
+    request's ``Graphmem-Bookmark``): it never began, so nothing was written."""
+    said = getattr(exc, "message", None) or exc
+    if getattr(exc, "code", None) == _BOOKMARK_TIMEOUT:
+        return TransactionTimeoutError(
+            "the database did not catch up with the bookmark this request asked to follow "
+            "(Graphmem-Bookmark) within the server's wait (db.transaction.bookmark_ready_timeout)"
+            f", so nothing was read or written: try again later ({said})"
+        )
+    return InvalidInputError(
+        f"the bookmark this request asked to follow (Graphmem-Bookmark) is not one of this "
+        f"database's; nothing was read or written ({said})"
+    )
 
 
 @contextmanager

@@ -245,16 +245,21 @@ def guarded_read(
     *,
     timeout: float,
     limit: int,
+    bookmark_manager: neo4j.api.BookmarkManager | None = None,
 ) -> GuardedRows:
     """Plan ``text``, check the plan, and run it in a read transaction of at most ``timeout``
-    seconds, keeping at most ``limit`` rows."""
+    seconds, keeping at most ``limit`` rows (after the writes ``bookmark_manager`` knows)."""
     _check_text(text)
     params = dict(params or {})
 
     def run() -> GuardedRows:
         with (
             _read_errors(timeout),
-            driver.session(database=database, default_access_mode=neo4j.READ_ACCESS) as session,
+            driver.session(
+                database=database,
+                default_access_mode=neo4j.READ_ACCESS,
+                bookmark_manager=bookmark_manager,
+            ) as session,
         ):
             query = neo4j.Query(f"EXPLAIN {text}", timeout=timeout)
             summary = session.run(query, params).consume()
@@ -358,6 +363,7 @@ async def guarded_read_async(
     *,
     timeout: float,
     limit: int,
+    bookmark_manager: neo4j.api.AsyncBookmarkManager | None = None,
 ) -> GuardedRows:
     """:func:`guarded_read` on the async driver."""
     _check_text(text)
@@ -366,7 +372,9 @@ async def guarded_read_async(
     async def run() -> GuardedRows:
         with _read_errors(timeout):
             async with driver.session(
-                database=database, default_access_mode=neo4j.READ_ACCESS
+                database=database,
+                default_access_mode=neo4j.READ_ACCESS,
+                bookmark_manager=bookmark_manager,
             ) as session:
                 query = neo4j.Query(f"EXPLAIN {text}", timeout=timeout)
                 summary = await (await session.run(query, params)).consume()

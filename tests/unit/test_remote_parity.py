@@ -50,6 +50,7 @@ SHARED = {
 #: What only the remote clients have: where the server is, the request headers, and when a
 #: write is sent again.
 REMOTE_ONLY = {
+    "bookmark",
     "client_options",
     "failure",
     "headers",

@@ -195,11 +195,12 @@ def _families(app: Any) -> dict[str, Any]:
 
 
 def _value(family: Any, name: str, **labels: str) -> float:
-    return sum(
-        s.value
-        for s in family.samples
-        if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
-    )
+    found = [s.value for s in family.samples if s.name == name and _has(s.labels, labels)]
+    return float(sum(found))
+
+
+def _has(have: dict[str, str], want: dict[str, str]) -> bool:
+    return all(have.get(k) == v for k, v in want.items())
 
 
 def test_the_metrics_move_with_requests() -> None:
@@ -277,8 +278,10 @@ def test_the_hooks_record_spans_only_with_tracing_on() -> None:
     spans = {s.name: s for s in exporter.get_finished_spans()}
     assert set(spans) == {"embed", "transaction:read", "recall_search", "GET /v1/x"}
     root = spans["GET /v1/x"]
-    assert spans["embed"].parent is not None
+    assert spans["embed"].parent is not None and root.context is not None
     assert spans["embed"].parent.span_id == root.context.span_id
-    assert spans["recall_search"].parent.span_id == spans["transaction:read"].context.span_id
+    statement, transaction = spans["recall_search"], spans["transaction:read"]
+    assert statement.parent is not None and transaction.context is not None
+    assert statement.parent.span_id == transaction.context.span_id
     assert dict(spans["recall_search"].attributes or {}) == {"db.system": "neo4j"}
     assert spent.embed_ms >= 0 and spent.db_ms >= 0
