@@ -5,7 +5,7 @@
 // example: {"ns": "demo", "since": "2026-01-01T00:00:00Z", "until": "2026-03-01T00:00:00Z", "limit": 100}
 // How what graphmem believed changed between two transaction times, after $since and up to
 // $until, oldest first. change is 'recorded' for a fact it began to believe (related: the
-// facts it superseded, with the supersession's actor and reason), 'retired' for one it
+// facts it superseded, with the supersession's reason; actor: who created it), 'retired' for one it
 // stopped believing (related: the fact that superseded it or that it was merged into, with
 // that step's actor and reason; a retracted fact has none, and its retraction's actor and
 // reason) and 'forgotten' for one erased by forget (actor and reason are the erasure's). A
@@ -27,7 +27,7 @@ CALL (t0, t1) {
   OPTIONAL MATCH (f)-[s:SUPERSEDES]->(old:Fact|Tombstone {ns: $ns})
   WITH f, s, coalesce(old.id, old.fact_id) AS old_id
   ORDER BY old_id
-  WITH f, collect(old_id) AS related, collect(s.actor)[0] AS actor,
+  WITH f, collect(old_id) AS related, coalesce(f.recorded_by, collect(s.actor)[0]) AS actor,
        collect(s.reason)[0] AS reason
   RETURN f.recorded_at AS at, 'recorded' AS change, coalesce(f.id, f.fact_id) AS id,
          f.text AS text, CASE WHEN f:Tombstone THEN 'forgotten' ELSE f.status END AS status,

@@ -35,7 +35,11 @@ def metadata_json(metadata: Mapping[str, Any] | None) -> str | None:
 
 
 def _created_fact(
-    row: Mapping[str, Any], recorded_at: Any, from_update: bool, pinned_by_update: bool
+    row: Mapping[str, Any],
+    recorded_at: Any,
+    actor: str,
+    from_update: bool,
+    pinned_by_update: bool,
 ) -> Fact:
     """The :Fact that ``fact_create`` stored from ``row`` in a transaction at ``recorded_at``
     (``from_update``: it was given that time as its valid_from; ``pinned_by_update``: it
@@ -49,6 +53,7 @@ def _created_fact(
             "text": row["text"],
             "status": "active",
             "recorded_at": recorded_at,
+            "recorded_by": actor,
             "valid_from": recorded_at if from_update else row["valid_from"],
             "valid_to": row["valid_to"],
             "source": row["source"],
@@ -180,7 +185,7 @@ def fact_work(
             stored = yield Run(query("fact_get"), {"ns": ns, "ids": [r["id"] for r in rows]})
             return [Fact.model_validate(r["fact"]) for r in stored]
         return [
-            _created_fact(row, recorded_at, row["id"] in from_update, row["id"] in pinned)
+            _created_fact(row, recorded_at, actor, row["id"] in from_update, row["id"] in pinned)
             for row in rows
         ]
 

@@ -52,7 +52,9 @@ class GraphmemServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if not self.keyed:
-            return await self._call_tool(name, arguments, context)
+            # No key: the changes are the MCP client's, by the name it gave when it connected.
+            with acting_as(client_actor(context)):
+                return await self._call_tool(name, arguments, context)
         key = call_key(context)
         if key is None:
             raise ToolError("AuthenticationError: this server needs an API key")
@@ -92,6 +94,17 @@ class GraphmemServer(MCPServer):
 def call_key(context: Any) -> ApiKey | None:
     """The API key the service put on the HTTP request of this call, if any."""
     return scope_key(getattr(getattr(context, "request_context", None), "request", None))
+
+
+def client_actor(context: Any) -> str:
+    """The actor of a call without an API key: ``mcp:`` and the name the MCP client gave in
+    its ``initialize`` request (``clientInfo.name``), or ``mcp`` when it gave none."""
+    session = getattr(getattr(context, "request_context", None), "session", None)
+    params = getattr(session, "client_params", None)
+    name = getattr(getattr(params, "client_info", None), "name", None)
+    if not isinstance(name, str) or not name.strip():
+        return "mcp"
+    return "mcp:" + " ".join(name.split())[:100]
 
 
 def scope_key(request: Any) -> ApiKey | None:

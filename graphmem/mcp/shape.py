@@ -30,6 +30,7 @@ _NOISE = frozenset(
         "last_accessed_at",
         "valid_from_set_at",
         "stated_valid_to",
+        "recorded_by",
         "believed",
     }
 )

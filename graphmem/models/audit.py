@@ -49,8 +49,9 @@ ChangeKind = Literal["recorded", "superseded", "merged", "retracted"]
 
 class BeliefChange(OutputModel):
     """One fact that became believed (``recorded``) or was retired (``superseded``, ``merged``,
-    ``retracted``) at ``at``, by ``actor`` (``api``, ``extractor`` or a consolidation run id),
-    why, and the fact that replaced it (``by``). ``text`` is None for a fact forgotten since."""
+    ``retracted``) at ``at``, by ``actor`` (``api``, an API key's name, ``mcp:`` and an MCP
+    client's name, ``extractor`` or a consolidation run id), why, and the fact that replaced it
+    (``by``). ``text`` is None for a fact forgotten since."""
 
     fact_id: str
     text: str | None

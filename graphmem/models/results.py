@@ -61,6 +61,10 @@ class Fact(OutputModel):
     text: str
     status: FactStatus
     recorded_at: StoredDatetime
+    recorded_by: str | None = None
+    """Who created it: the API key's name through ``graphmem serve``, the MCP client's name
+    through ``graphmem mcp``, ``api`` through the library unless it acts as another
+    (:func:`~graphmem.core.actor.acting_as`), a consolidation run's id for a summary."""
     retired_at: StoredDatetime | None = None
     valid_from: StoredDatetime | None = None
     valid_to: StoredDatetime | None = None

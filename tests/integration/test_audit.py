@@ -239,6 +239,8 @@ def test_timeline_of_a_superseded_fact(auditor: Client, history: History) -> Non
     line = auditor.audit.timeline(ids["emp2"])
     first = line.events[0]
     assert (first.at, first.valid_from, first.valid_to) == (history.at["emp1"], VALID["emp1"], None)
+    # The creation has its actor too: the library's own calls are "api".
+    assert first.actor == "api" and first.words.endswith("(by api)")
     step = line.events[4]
     assert (step.at, step.actor, step.reason) == (history.at["emp3"], "api", REASONS["emp3"])
     assert step.words == (

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import Implementation
 
 from graphmem.cli import main
 from graphmem.client.aio import AsyncMemory
@@ -39,7 +40,8 @@ def _stdio(env: dict[str, str], args: list[str]) -> Client:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "graphmem", "mcp", *args], env=env
     )
-    return Client(params)
+    # A host names itself in its handshake: the actor of the changes made without a key.
+    return Client(params, client_info=Implementation(name="test-host", version="1"))
 
 
 @asynccontextmanager
@@ -183,6 +185,10 @@ def test_remember_update_history_and_forget(
             assert "replaced by 'Alice lives in Berlin'" in history["explanation"]
             assert "because she moved in March" in history["explanation"]
             assert [e["event"] for e in history["events"]] == ["recorded", "recorded", "superseded"]
+            # Each change, the creations included, names its actor: the host over stdio, the
+            # API key over HTTP.
+            actor = "(by mcp:test-host)" if transport == "stdio" else "(by mcp-"
+            assert all(actor in e["what"] for e in history["events"]), history
             context = await _call(client, "get_context", query="Alice's city")
             assert "Alice lives in Berlin" in context["context"]
             assert "Lyon" not in context["context"]

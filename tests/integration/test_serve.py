@@ -225,6 +225,19 @@ def test_what_fails_outside_the_routes_answers_in_graphmem_s_format(
     )
 
 
+def test_a_fact_created_over_rest_is_recorded_by_the_key(
+    served: Served, admin: Memory, ns: str
+) -> None:
+    writer = new_key(admin, "write", namespaces=[ns])
+    api = f"{served.url}/v1/namespaces/{ns}"
+    created = post(f"{api}/facts", json={"text": "Eve plays chess."}, headers=bearer(writer))
+    assert created.status_code == 201 and created.json()["recorded_by"] == writer.api_key.name
+    line = get(f"{api}/audit/timeline/{created.json()['id']}", headers=bearer(writer)).json()
+    assert [(e["kind"], e["actor"]) for e in line["events"]] == [
+        ("recorded", writer.api_key.name)
+    ]
+
+
 def test_probes_and_the_openapi_schema(served: Served) -> None:
     assert get(f"{served.url}/health").json()["status"] == "ok"
     assert get(f"{served.url}/ready").json() == {"status": "ready"}
@@ -305,7 +318,8 @@ def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
     # The read key's searches counted no access: it writes nothing.
     assert believed.hits[0].fact is not None and believed.hits[0].fact.access_count == 0
     lineage = admin.audit.timeline(believed.hits[0].id, ns=ns)
-    assert writer.api_key.name in {e.actor for e in lineage.events}
+    # Every event, the creations included, is the writing key's.
+    assert {e.actor for e in lineage.events} == {writer.api_key.name}
 
 
 def test_sigterm_stops_the_server_gracefully(graph: Graph) -> None:

@@ -135,7 +135,9 @@ def _recorded(fact: Fact, tell: Teller) -> TimelineEvent | None:
         "recorded",
         fact.recorded_at,
         fact.id,
-        f"{tell.fact(fact.id)} was recorded{valid_words(valid_from, valid_to)}",
+        f"{tell.fact(fact.id)} was recorded{valid_words(valid_from, valid_to)}"
+        f"{tell.actor(fact.recorded_by)}",
+        actor=fact.recorded_by,
         valid_from=valid_from,
         valid_to=valid_to,
     )

@@ -74,6 +74,7 @@ NODES: Mapping[str, Spec] = {
         "valid_to": TIME,
         "stated_valid_to": TIME,
         "valid_from_set_at": TIME,
+        "recorded_by": LABEL,
         "superseded_by": ID,
         "source": LABEL,
         "tags": listed(LABEL, MAX_TAGS),

@@ -2,8 +2,8 @@
 // mode: read
 // params: ns, since, until
 // returns: believed, retired, contradictions
-// What changed after $since up to and including $until: facts recorded then (a fact erased
-// since with a null text), facts retired then and how (superseded, merged, retracted: with
+// What changed after $since up to and including $until: facts recorded then, with who created
+// them (a fact erased since with a null text), facts retired then and how (superseded, merged, retracted: with
 // the replacing fact, the actor and the reason; a retired fact erased since as its
 // status_at_erasure) and the CONTRADICTS edges opened or resolved then. Each label is read
 // through its (ns, time) index.
@@ -19,7 +19,7 @@ CALL () {
   }
   WITH f ORDER BY f.recorded_at, coalesce(f.id, f.fact_id)
   RETURN collect({fact_id: coalesce(f.id, f.fact_id), text: f.text, change: 'recorded',
-                  at: f.recorded_at,
+                  at: f.recorded_at, actor: f.recorded_by,
                   valid_from: CASE WHEN f.valid_from_set_at IS NULL THEN f.valid_from END,
                   valid_to: CASE WHEN f.status = 'superseded' THEN f.stated_valid_to
                                  ELSE f.valid_to END}) AS believed

@@ -2,7 +2,7 @@
 // tier is hot, one with none is warm; a summary's members by id), with its open
 // contradictions (the believed facts of its namespace a CONTRADICTS edge without resolved_at
 // joins it to, either way) and its open review flags.
-node {.id, .ns, .text, .status, .recorded_at, .retired_at, .valid_from, .valid_to,
+node {.id, .ns, .text, .status, .recorded_at, .recorded_by, .retired_at, .valid_from, .valid_to,
       .stated_valid_to, .valid_from_set_at, .superseded_by, .source, .tags, .access_count, .last_accessed_at,
       .text_hash, .metadata, .pinned, .retraction_reason, .previously_forgotten, .importance,
       tier: CASE WHEN node.pinned = true THEN 'hot' ELSE coalesce(node.tier, 'warm') END,

@@ -3,7 +3,7 @@
 // params: facts, actor
 // returns: recorded_at, created, superseded, referenced, contradicted, valid_from_update, pinned_update, forgotten
 // Creates one active :Fact per row of $facts (append-only: no merge, no overwrite), all with
-// this statement's time as recorded_at (taken after the locks the transaction's earlier
+// $actor as recorded_by (who created it) and this statement's time as recorded_at (taken after the locks the transaction's earlier
 // statements waited for), and in the same transaction:
 // SUPERSEDES to each row.supersedes (retiring those facts), REFERENCES to each row.references
 // an open CONTRADICTS to each row.contradicts, and DERIVED_FROM to each row.derived_from episode. The caller has checked that the targets
@@ -35,6 +35,7 @@ CREATE (node:Fact {
   text_hash: row.text_hash,
   status: 'active',
   recorded_at: datetime.statement(),
+  recorded_by: $actor,
   retired_at: null,
   valid_from: CASE
     WHEN row.valid_from IS NULL AND size(row.supersedes) > 0
