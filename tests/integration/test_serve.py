@@ -233,9 +233,7 @@ def test_a_fact_created_over_rest_is_recorded_by_the_key(
     created = post(f"{api}/facts", json={"text": "Eve plays chess."}, headers=bearer(writer))
     assert created.status_code == 201 and created.json()["recorded_by"] == writer.api_key.name
     line = get(f"{api}/audit/timeline/{created.json()['id']}", headers=bearer(writer)).json()
-    assert [(e["kind"], e["actor"]) for e in line["events"]] == [
-        ("recorded", writer.api_key.name)
-    ]
+    assert [(e["kind"], e["actor"]) for e in line["events"]] == [("recorded", writer.api_key.name)]
 
 
 def test_probes_and_the_openapi_schema(served: Served) -> None:
