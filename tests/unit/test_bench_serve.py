@@ -22,10 +22,12 @@ from graphmem_bench.bench.report import EmbedderInfo, MachineInfo, ServerInfo
 from graphmem_bench.bench.serve import (
     ServeBenchOptions,
     ServeBenchReport,
+    cost_checks,
     path_figures,
     run_checks,
 )
 from graphmem_bench.bench.serve_checks import StoredFact, check_writes
+from graphmem_bench.bench.serve_cost import QUIET_ARGS, observe_cost, quiet_client, server_args
 from graphmem_bench.bench.serve_load import (
     MIX,
     REASON,
@@ -385,3 +387,51 @@ def test_the_command_refuses_bad_serve_options(args: list[str]) -> None:
     result = CliRunner().invoke(bench_command, args)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
+
+
+# --- the cost of the access log and metrics -----------------------------------------------------
+def test_half_the_servers_run_quiet_and_their_clients_are_told_apart() -> None:
+    assert server_args(4) == [(), QUIET_ARGS, (), QUIET_ARGS]
+    command = serve_command(8123, key_cache=5.0, extra=QUIET_ARGS)
+    assert command[-4:] == ["--log-level", "off", "--metrics", "off"]
+    assert [quiet_client(c, 2) for c in range(4)] == [False, True, False, True]
+    assert [quiet_client(c, 4) for c in range(6)] == [False, True, False, True, False, True]
+
+
+def test_the_cost_compares_the_p50_of_the_two_halves() -> None:
+    logs = [ClientLog(f"c{c}") for c in range(4)]
+    for c, log in enumerate(logs):
+        ms = 10.4 if quiet_client(c, 2) else 10.8
+        log.times["recall"] += [ms] * 5
+        log.times["remember"] += [ms * 2] * 5
+    cost = observe_cost(logs, servers=2)
+    assert cost.observed_p50 == pytest.approx(16.2) and cost.quiet_p50 == pytest.approx(15.6)
+    assert cost.ratio == pytest.approx(10.8 / 10.4) and cost.passed
+    recall = next(c for c in cost.ops if c.op == "recall")
+    assert (recall.observed_n, recall.quiet_n) == (10, 10)
+    (check,) = cost_checks(cost)
+    assert check.passed and "1.038x" in check.detail
+    slow = observe_cost([logs[1], logs[0]], servers=2)  # the halves swapped: 4% cheaper
+    assert slow.passed
+    logs[0].times["recall"] = [30.0] * 5
+    logs[0].times["remember"] = [30.0] * 5
+    assert not observe_cost(logs, servers=2).passed
+    report = _report().model_copy(update={"observe_cost": cost})
+    text = render_serve_markdown(report)
+    assert "## The access log's and metrics' cost" in text and "| all operations |" in text
+
+
+def test_the_command_passes_observe_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[ServeBenchOptions] = []
+
+    def fake(options: ServeBenchOptions, **kwargs: Any) -> ServeBenchReport:
+        seen.append(options)
+        return _report()
+
+    monkeypatch.setattr(serve, "run_serve_bench", fake)
+    result = CliRunner().invoke(bench_command, ["--serve", "--observe-cost", "--duration", "2"])
+    assert result.exit_code == 0, result.output
+    assert seen[-1].observe_cost is True
+    result = CliRunner().invoke(bench_command, ["serve", "--observe-cost", "--duration", "2"])
+    assert result.exit_code == 0, result.output
+    assert seen[-1].observe_cost is True

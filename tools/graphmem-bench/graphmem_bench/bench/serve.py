@@ -11,7 +11,9 @@ then runs as long through one :class:`~graphmem.AsyncMemory` in this process, wi
 many concurrent clients. After each, the database is read directly
 (:mod:`~graphmem_bench.bench.serve_checks`): no operation may have failed, every acknowledged
 write must be stored exactly once, and each supersession chain must have one active head.
-The report gives each operation's count and p50/p95 on both paths, and the checks.
+The report gives each operation's count and p50/p95 on both paths, and the checks. With
+``observe_cost``, half the servers run without their access log and metrics, and the report
+compares the two halves' p50 (:mod:`~graphmem_bench.bench.serve_cost`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from graphmem.testing import Progress, ServerOptions
 from graphmem_bench.bench.report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo
 from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.serve_checks import WriteChecks, check_writes, stored_facts
+from graphmem_bench.bench.serve_cost import MAX_COST, ObserveCost, observe_cost, server_args
 from graphmem_bench.bench.serve_load import (
     OP_TIMEOUT_S,
     OPS,
@@ -76,6 +79,8 @@ class ServeBenchOptions(ServerOptions):
     #: Seconds each server remembers a checked key (``graphmem serve --key-cache``).
     key_cache: float = Field(default=5.0, ge=0, le=300)
     seed: int = 0
+    #: Half the servers (an even number, at least two) without logs and metrics, compared.
+    observe_cost: bool = False
 
 
 class OpFigures(BaseModel):
@@ -143,6 +148,8 @@ class ServeBenchReport(BaseModel):
     checks: list[Check]
     #: The machine's 1-minute load average when the run began (before the servers started).
     load_average: float | None = None
+    #: With ``options.observe_cost``: the p50 with the access log and metrics, and without.
+    observe_cost: ObserveCost | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -180,9 +187,13 @@ def _run(options: ServeBenchOptions, run: Run) -> ServeBenchReport:
     server = server_info(memory, run)
     say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
     key = memory.keys.create(prefix, role="write", prefix=f"{prefix}-")
+    count, args = options.servers, None
+    if options.observe_cost:
+        count = max(2, count + count % 2)
+        args = server_args(count)
     try:
         with serve_processes(
-            options.servers, child_env(settings, target), say, key_cache=options.key_cache
+            count, child_env(settings, target), say, key_cache=options.key_cache, args=args
         ) as servers:
             say(f"REST: {options.clients} clients for {options.duration:g} s")
             rest_mix = _mix(
@@ -196,6 +207,9 @@ def _run(options: ServeBenchOptions, run: Run) -> ServeBenchReport:
         revoked = any(k.revoked_at is not None for k in memory.keys.revoke(prefix))
     # Read only now: a request that timed out on the client's side has ended by now.
     rest = _checked("rest", f"{prefix}-rest-", rest_mix, memory, say)
+    cost = observe_cost(rest_mix[0], count) if options.observe_cost else None
+    if cost is not None:
+        say(f"logs and metrics: {cost.describe()}")
     say(f"in-process: {options.clients} clients for {options.duration:g} s")
     local_mix = _mix(
         f"{prefix}-local-",
@@ -219,8 +233,9 @@ def _run(options: ServeBenchOptions, run: Run) -> ServeBenchReport:
         servers=servers,
         rest=rest,
         in_process=in_process,
-        checks=run_checks(rest, in_process, servers, revoked),
+        checks=run_checks(rest, in_process, servers, revoked) + cost_checks(cost),
         load_average=began_load,
+        observe_cost=cost,
     )
 
 
@@ -372,12 +387,26 @@ def run_checks(
     return checks
 
 
+def cost_checks(cost: ObserveCost | None) -> list[Check]:
+    """The check of the access log's and metrics' cost, when it was measured."""
+    if cost is None:
+        return []
+    return [
+        Check(
+            name=f"logs and metrics cost at most {MAX_COST:.0%} of p50",
+            passed=cost.passed,
+            detail=cost.describe(),
+        )
+    ]
+
+
 __all__ = [
     "Check",
     "OpFigures",
     "PathFigures",
     "ServeBenchOptions",
     "ServeBenchReport",
+    "cost_checks",
     "path_figures",
     "run_checks",
     "run_serve_bench",

@@ -88,9 +88,9 @@ def free_ports(count: int) -> list[int]:
     return ports
 
 
-def serve_command(port: int, key_cache: float) -> list[str]:
+def serve_command(port: int, key_cache: float, extra: Sequence[str] = ()) -> list[str]:
     """The command line of one server: this Python's ``graphmem serve`` on ``port`` of
-    127.0.0.1."""
+    127.0.0.1, with ``extra`` options."""
     return [
         sys.executable,
         "-m",
@@ -104,23 +104,30 @@ def serve_command(port: int, key_cache: float) -> list[str]:
         f"{key_cache:g}",
         "--graceful",
         str(GRACEFUL_S),
+        *extra,
     ]
 
 
 @contextmanager
 def serve_processes(
-    count: int, env: Mapping[str, str], say: Progress, *, key_cache: float = 5.0
+    count: int,
+    env: Mapping[str, str],
+    say: Progress,
+    *,
+    key_cache: float = 5.0,
+    args: Sequence[Sequence[str]] | None = None,
 ) -> Iterator[list[ServerProcess]]:
-    """``count`` ``graphmem serve`` processes with this environment, ready when yielded; on
-    exit each gets SIGTERM and its record (yielded, filled in then) its exit status. A server
-    that exits or is not ready in time raises ServeBenchError with the end of its log."""
+    """``count`` ``graphmem serve`` processes with this environment (server ``n`` with the
+    options ``args[n]`` added), ready when yielded; on exit each gets SIGTERM and its record
+    (yielded, filled in then) its exit status. A server that exits or is not ready in time
+    raises ServeBenchError with the end of its log."""
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-serve-") as logs:
         running: list[_Running] = []
         try:
             for n, port in enumerate(free_ports(count)):
                 log = open(Path(logs) / f"serve-{n}.log", "w+b")  # noqa: SIM115 (closed below)
                 process = subprocess.Popen(
-                    serve_command(port, key_cache),
+                    serve_command(port, key_cache, args[n] if args else ()),
                     env=dict(env),
                     stdin=subprocess.DEVNULL,
                     stdout=log,

@@ -86,6 +86,7 @@ def render_serve_markdown(report: ServeBenchReport) -> str:
         "",
     ]
     lines += markdown_table(LATENCY_HEADER, "lrrrrrrr", latency_rows(report))
+    lines += cost_lines(report)
     lines += ["", "## Checks", ""]
     lines += markdown_table(
         ["check", "result", "detail"],
@@ -110,4 +111,35 @@ def render_serve_markdown(report: ServeBenchReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["LATENCY_HEADER", "latency_rows", "render_serve_markdown"]
+def cost_lines(report: ServeBenchReport) -> list[str]:
+    """With ``--observe-cost``: each operation's REST p50 on the servers with their access log
+    and metrics, and on those without."""
+    cost = report.observe_cost
+    if cost is None:
+        return []
+    rows = [
+        [
+            c.op,
+            format_count(c.observed_n),
+            format_ms(c.observed_p50),
+            format_count(c.quiet_n),
+            format_ms(c.quiet_p50),
+            f"{c.ratio:.3f}x",
+        ]
+        for c in cost.ops
+    ]
+    total = [format_ms(cost.observed_p50), "", format_ms(cost.quiet_p50), f"{cost.ratio:.3f}x"]
+    rows.append(["all operations", "", *total])
+    header = ["operation", "logs+metrics n", "p50", "off n", "p50", "ratio"]
+    lines = [
+        "",
+        "## The access log's and metrics' cost (REST, ms)",
+        "",
+        "The even servers log every request and keep metrics (the defaults), the odd ones run "
+        "with `--log-level off --metrics off`; both halves at once, under the same mix.",
+        "",
+    ]
+    return lines + markdown_table(header, "lrrrrr", rows)
+
+
+__all__ = ["LATENCY_HEADER", "cost_lines", "latency_rows", "render_serve_markdown"]

@@ -163,6 +163,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
         "type": click.IntRange(1, 16), "default": 2, "show_default": True,
         "help": "graphmem serve processes (the clients dealt round-robin over them).",
     }),
+    "observe_cost": (("--observe-cost",), {
+        "is_flag": True, "default": False,
+        "help": "Run half the servers with --log-level off --metrics off and compare the p50 "
+        "of the two halves (the cost of the access log and metrics; --servers made even).",
+    }),
     "versions": (("--neo4j",), {
         "multiple": True, "type": click.Choice(["2026.09.0", "5.26.30"]),
         "help": "Run on a throwaway local Neo4j of this version; given twice, the run is made "
