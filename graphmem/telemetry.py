@@ -194,8 +194,13 @@ def configure_tracing(environ: Mapping[str, str] | None = None) -> bool:
             "pip install 'graphmem[otel]'; tracing stays off"
         )
         return False
-    service = environ.get("OTEL_SERVICE_NAME") or "graphmem"
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    named = environ.get("OTEL_SERVICE_NAME") or "service.name=" in environ.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    )
+    # Resource.create reads both variables; graphmem only names the service they leave unnamed.
+    provider = TracerProvider(
+        resource=Resource.create({} if named else {"service.name": "graphmem"})
+    )
     made = 0
     for name in names:
         exporter = _exporter(name, environ)

@@ -27,7 +27,7 @@ from graphmem_bench.bench.serve import (
     run_checks,
 )
 from graphmem_bench.bench.serve_checks import StoredFact, check_writes
-from graphmem_bench.bench.serve_cost import QUIET_ARGS, observe_cost, quiet_client, server_args
+from graphmem_bench.bench.serve_cost import QUIET_ARGS, Alternating, observe_cost, server_args
 from graphmem_bench.bench.serve_load import (
     MIX,
     REASON,
@@ -390,32 +390,51 @@ def test_the_command_refuses_bad_serve_options(args: list[str]) -> None:
 
 
 # --- the cost of the access log and metrics -----------------------------------------------------
-def test_half_the_servers_run_quiet_and_their_clients_are_told_apart() -> None:
+def test_half_the_servers_run_quiet() -> None:
     assert server_args(4) == [(), QUIET_ARGS, (), QUIET_ARGS]
     command = serve_command(8123, key_cache=5.0, extra=QUIET_ARGS)
     assert command[-4:] == ["--log-level", "off", "--metrics", "off"]
-    assert [quiet_client(c, 2) for c in range(4)] == [False, True, False, True]
-    assert [quiet_client(c, 4) for c in range(6)] == [False, True, False, True, False, True]
 
 
-def test_the_cost_compares_the_p50_of_the_two_halves() -> None:
-    logs = [ClientLog(f"c{c}") for c in range(4)]
-    for c, log in enumerate(logs):
-        ms = 10.4 if quiet_client(c, 2) else 10.8
-        log.times["recall"] += [ms] * 5
-        log.times["remember"] += [ms * 2] * 5
-    cost = observe_cost(logs, servers=2)
-    assert cost.observed_p50 == pytest.approx(16.2) and cost.quiet_p50 == pytest.approx(15.6)
-    assert cost.ratio == pytest.approx(10.8 / 10.4) and cost.passed
-    recall = next(c for c in cost.ops if c.op == "recall")
-    assert (recall.observed_n, recall.quiet_n) == (10, 10)
+class Timed:
+    """A client whose every call takes ``ms``."""
+
+    def __init__(self, ms: float) -> None:
+        self.ms, self.calls = ms, 0
+
+    async def remember(self, ns: str, text: str, head: str | None) -> str:
+        self.calls += 1
+        await asyncio.sleep(self.ms / 1000)
+        return "f"
+
+    async def recall(self, ns: str, query: str) -> int:
+        return int(await self.remember(ns, query, None) == "f")
+
+
+def test_a_client_alternates_and_the_cost_compares_the_two_halves() -> None:
+    observed, quiet = Timed(30), Timed(10)
+    client = Alternating(observed, quiet)
+
+    async def go() -> None:
+        for _ in range(4):
+            await client.recall("n", "q")
+            await client.remember("n", "t", None)
+            await client.remember("n", "t", "head")
+
+    asyncio.run(go())
+    assert observed.calls == quiet.calls == 6
+    assert [len(client.times[q]["recall"]) for q in (False, True)] == [2, 2]
+    assert [len(client.times[q]["supersede"]) for q in (False, True)] == [2, 2]
+    cost = observe_cost([client])
+    assert cost.observed_p50 > cost.quiet_p50 >= 10
+    assert cost.ratio > 1.05
     (check,) = cost_checks(cost)
-    assert check.passed and "1.038x" in check.detail
-    slow = observe_cost([logs[1], logs[0]], servers=2)  # the halves swapped: 4% cheaper
-    assert slow.passed
-    logs[0].times["recall"] = [30.0] * 5
-    logs[0].times["remember"] = [30.0] * 5
-    assert not observe_cost(logs, servers=2).passed
+    assert not check.passed and not cost.passed and "recall" in check.detail
+    assert cost_checks(None) == []
+    even = Alternating(Timed(10), Timed(10))
+    even.times[False]["recall"] = [10.2] * 5
+    even.times[True]["recall"] = [10.0] * 5
+    assert observe_cost([even]).passed
     report = _report().model_copy(update={"observe_cost": cost})
     text = render_serve_markdown(report)
     assert "## The access log's and metrics' cost" in text and "| all operations |" in text

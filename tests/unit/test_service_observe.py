@@ -89,6 +89,13 @@ def test_the_otel_variables_choose_the_exporters() -> None:
     disabled = {"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}
     assert telemetry.trace_exporters(disabled) == []
     assert telemetry.configure_tracing({}) is False and not telemetry.tracing()
+    assert telemetry.configure_tracing({"OTEL_TRACES_EXPORTER": "zipkin"}) is False
+    assert not telemetry.tracing()
+    try:
+        assert telemetry.configure_tracing({"OTEL_TRACES_EXPORTER": "console"}) is True
+        assert telemetry.tracing()
+    finally:
+        telemetry.disable_tracing()
 
 
 def _record(access: dict[str, Any] | None, message: str = "m") -> logging.LogRecord:

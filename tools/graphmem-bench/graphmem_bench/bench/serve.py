@@ -33,7 +33,13 @@ from graphmem.testing import Progress, ServerOptions
 from graphmem_bench.bench.report import EmbedderInfo, MachineInfo, Percentiles, ServerInfo
 from graphmem_bench.bench.runner import embedder_info, load_average, machine_info, server_info
 from graphmem_bench.bench.serve_checks import WriteChecks, check_writes, stored_facts
-from graphmem_bench.bench.serve_cost import MAX_COST, ObserveCost, observe_cost, server_args
+from graphmem_bench.bench.serve_cost import (
+    MAX_COST,
+    Alternating,
+    ObserveCost,
+    observe_cost,
+    server_args,
+)
 from graphmem_bench.bench.serve_load import (
     OP_TIMEOUT_S,
     OPS,
@@ -188,6 +194,7 @@ def _run(options: ServeBenchOptions, run: Run) -> ServeBenchReport:
     say(f"Neo4j {server.neo4j_version} at {target.uri}; namespaces {prefix}-*")
     key = memory.keys.create(prefix, role="write", prefix=f"{prefix}-")
     count, args = options.servers, None
+    pairs: list[Alternating] | None = [] if options.observe_cost else None
     if options.observe_cost:
         count = max(2, count + count % 2)
         args = server_args(count)
@@ -200,14 +207,14 @@ def _run(options: ServeBenchOptions, run: Run) -> ServeBenchReport:
                 f"{prefix}-rest-",
                 options,
                 scripts(),
-                lambda: _rest_clients(servers, key.key, options.clients),
+                lambda: _rest_clients(servers, key.key, options.clients, pairs),
                 say,
             )
     finally:
         revoked = any(k.revoked_at is not None for k in memory.keys.revoke(prefix))
     # Read only now: a request that timed out on the client's side has ended by now.
     rest = _checked("rest", f"{prefix}-rest-", rest_mix, memory, say)
-    cost = observe_cost(rest_mix[0], count) if options.observe_cost else None
+    cost = observe_cost(pairs) if pairs is not None else None
     if cost is not None:
         say(f"logs and metrics: {cost.describe()}")
     say(f"in-process: {options.clients} clients for {options.duration:g} s")
@@ -308,10 +315,14 @@ def path_figures(
 
 @asynccontextmanager
 async def _rest_clients(
-    servers: Sequence[ServerProcess], key: str, count: int
+    servers: Sequence[ServerProcess],
+    key: str,
+    count: int,
+    pairs: list[Alternating] | None = None,
 ) -> AsyncIterator[list[Client]]:
     """One ``httpx.AsyncClient`` per server (a connection for each of its clients), the
-    clients dealt round-robin over them."""
+    clients dealt round-robin over them; with ``pairs``, over the pairs of servers (even and
+    odd), each client alternating between its two, and kept in ``pairs``."""
     share = -(-count // len(servers))
     limits = httpx.Limits(max_connections=share, max_keepalive_connections=share)
     async with AsyncExitStack() as stack:
@@ -327,7 +338,13 @@ async def _rest_clients(
             )
             for server in servers
         ]
-        yield [RestClient(https[c % len(https)]) for c in range(count)]
+        if pairs is None:
+            yield [RestClient(https[c % len(https)]) for c in range(count)]
+            return
+        for c in range(count):
+            n = 2 * (c % (len(https) // 2))
+            pairs.append(Alternating(RestClient(https[n]), RestClient(https[n + 1])))
+        yield list(pairs)
 
 
 @asynccontextmanager

@@ -1,18 +1,23 @@
 """What ``graphmem serve``'s access log and metrics cost (``graphmem bench serve
 --observe-cost``): half the servers run with both (the defaults: an access line per request
 at ``--log-level info``, ``--metrics on``), the other half with neither (``--log-level off
---metrics off``), all at once under the same mix, the clients dealt round-robin over them so
-that each half serves half the clients. The p50 of each half's operations is compared: the
-logs and metrics may add at most :data:`MAX_COST` to it."""
+--metrics off``), all at once under the same mix. Each client sends its operations in turn to
+a server of each half (:class:`Alternating`), so that both halves serve every client, under
+the same load at the same moments. The p50 of each half's operations is compared: the logs
+and metrics may add at most :data:`MAX_COST` to it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, computed_field
 
 from graphmem_bench.bench.report import Percentiles
-from graphmem_bench.bench.serve_load import OPS, ClientLog, Op, latencies
+from graphmem_bench.bench.serve_load import OPS, Client, Op
+
+T = TypeVar("T")
 
 #: What a server with neither logs nor metrics is started with.
 QUIET_ARGS = ("--log-level", "off", "--metrics", "off")
@@ -25,9 +30,31 @@ def server_args(servers: int) -> list[tuple[str, ...]]:
     return [() if n % 2 == 0 else QUIET_ARGS for n in range(servers)]
 
 
-def quiet_client(client: int, servers: int) -> bool:
-    """Whether client ``client`` (dealt round-robin over ``servers``) talks to a quiet one."""
-    return (client % servers) % 2 == 1
+class Alternating:
+    """A client that sends its operations in turn to an observed server and a quiet one,
+    and keeps each one's wall time (ms) by the server's half and the operation."""
+
+    def __init__(self, observed: Client, quiet: Client) -> None:
+        self.pair = (observed, quiet)
+        self.turn = 0
+        self.times: dict[bool, dict[Op, list[float]]] = {
+            quiet: {op: [] for op in OPS} for quiet in (False, True)
+        }
+
+    async def remember(self, ns: str, text: str, head: str | None) -> str:
+        op: Op = "remember" if head is None else "supersede"
+        return await self._timed(op, lambda c: c.remember(ns, text, head))
+
+    async def recall(self, ns: str, query: str) -> int:
+        return await self._timed("recall", lambda c: c.recall(ns, query))
+
+    async def _timed(self, op: Op, call: Callable[[Client], Awaitable[T]]) -> T:
+        quiet = self.turn % 2 == 1
+        self.turn += 1
+        began = time.perf_counter()
+        result = await call(self.pair[quiet])
+        self.times[quiet][op].append((time.perf_counter() - began) * 1000)
+        return result
 
 
 class OpCost(BaseModel):
@@ -70,11 +97,10 @@ class ObserveCost(BaseModel):
         )
 
 
-def observe_cost(logs: Sequence[ClientLog], servers: int) -> ObserveCost:
-    """The cost from the REST clients' logs (client ``c`` talked to server ``c % servers``)."""
-    observed = [log for c, log in enumerate(logs) if not quiet_client(c, servers)]
-    quiet = [log for c, log in enumerate(logs) if quiet_client(c, servers)]
-    on, off = latencies(observed), latencies(quiet)
+def observe_cost(clients: Sequence[Alternating]) -> ObserveCost:
+    """The cost from the alternating clients' timings."""
+    on = {op: [ms for c in clients for ms in c.times[False][op]] for op in OPS}
+    off = {op: [ms for c in clients for ms in c.times[True][op]] for op in OPS}
     ops = [
         OpCost(
             op=op,
@@ -95,9 +121,9 @@ def observe_cost(logs: Sequence[ClientLog], servers: int) -> ObserveCost:
 __all__ = [
     "MAX_COST",
     "QUIET_ARGS",
+    "Alternating",
     "ObserveCost",
     "OpCost",
     "observe_cost",
-    "quiet_client",
     "server_args",
 ]

@@ -136,7 +136,8 @@ def cost_lines(report: ServeBenchReport) -> list[str]:
         "## The access log's and metrics' cost (REST, ms)",
         "",
         "The even servers log every request and keep metrics (the defaults), the odd ones run "
-        "with `--log-level off --metrics off`; both halves at once, under the same mix.",
+        "with `--log-level off --metrics off`; each client sends its operations in turn to one "
+        "of each, under the same mix at the same time.",
         "",
     ]
     return lines + markdown_table(header, "lrrrrr", rows)

@@ -301,8 +301,9 @@ def serve(out: Path | None, as_json: bool, **given: Any) -> None:
     graph is read directly: no operation may fail, every acknowledged write must be stored
     exactly once, and each supersession chain must have one active head; a failed check
     exits with status 1 (after the report). With --observe-cost, half the servers run with
-    --log-level off --metrics off, and the p50 of the clients of each half is compared: the
-    access log and metrics may add at most 5%.
+    --log-level off --metrics off, each client sends its operations in turn to a server of
+    each half, and the p50 of the two halves is compared: the access log and metrics may add
+    at most 5%.
 
     Example:
 
