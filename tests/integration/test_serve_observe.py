@@ -124,6 +124,7 @@ def test_one_access_line_per_request_and_never_a_secret(
     assert by["health"]["route"] == "/health"
     assert by["mcp"]["route"] == "/mcp" and by["mcp"]["mcp"] == "tools/call:search_memories"
     assert by["mcp"]["ns"] == ns and by["mcp"]["key"] == key.api_key.name
+    assert by["mcp"]["db_ms"] > 0 and by["mcp"]["embed_ms"] > 0  # the tool's work, counted
     log = json_served.log()
     for secret in (key.key, other.key, "gm_nope"):
         assert secret not in log
