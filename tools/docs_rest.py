@@ -62,10 +62,13 @@ class Route:
 
 
 def _route_roles() -> dict[tuple[str, str], str]:
-    """The role each route's key needs, by method and path: the table of operations'."""
+    """The role each route's key needs, by method and path: the table of operations', and
+    ``GET /v1/key`` (any key may ask what it is)."""
     from graphmem.ops.table import OPERATIONS
+    from graphmem.service.keyinfo import KEY_PATH
 
-    return {(op.http.lower(), op.path): op.role or "any" for op in OPERATIONS}
+    roles = {(op.http.lower(), op.path): op.role or "any" for op in OPERATIONS}
+    return roles | {("get", KEY_PATH): "any"}
 
 
 def rest_routes() -> list[Route]:
@@ -234,8 +237,8 @@ def serve_roles() -> str:
     table = "\n".join(f"| {role} | {rest} | {mcp} |" for role, rest, mcp in rows)
     return (
         f"| role | REST routes | MCP tools |\n|---|---|---|\n{table}\n\n"
-        f"Any key, whatever its role: {links('any')} (it lists only the namespaces the key "
-        f"opens). No key at all: {links('none')}, the schema (`/openapi.json`) and the "
+        f"Any key, whatever its role: {links('any')} (`namespaces` lists only the namespaces "
+        f"the key opens, `key` shows the key itself). No key at all: {links('none')}, the schema (`/openapi.json`) and the "
         "interactive docs (`/docs`).\n"
     )
 

@@ -4,6 +4,7 @@ a failed exchange becomes (:class:`~graphmem.errors.ServiceError`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -14,7 +15,9 @@ from graphmem.core.checks import namespace
 from graphmem.errors import ConfigurationError, InvalidInputError, ServiceError
 from graphmem.models.bookmarks import HEADER as BOOKMARK
 from graphmem.models.bookmarks import decode as bookmark_values
-from graphmem.remote.call import Call
+from graphmem.models.keys import ApiKey
+from graphmem.ops.table import Operation
+from graphmem.remote.call import Call, answer, model
 from graphmem.settings import GraphmemSettings, load_settings, server_url
 
 #: Seconds before each retry of a write that got no answer or a 503 (see :meth:`retry_after`).
@@ -60,8 +63,13 @@ class RemoteBase:
             raise InvalidInputError(f"timeout must be a number of seconds above 0, got {timeout!r}")
         #: Seconds one request may take.
         self.timeout = float(timeout)
-        #: The namespace a call that names none uses (default: ``GRAPHMEM_NAMESPACE``).
+        #: The namespace a call that names none uses (default: ``GRAPHMEM_NAMESPACE``; when
+        #: neither ``ns`` nor that setting is given, the key's only namespace if it opens just
+        #: one, asked of the server before the first call that needs a namespace).
         self.ns = namespace(ns, settings.namespace if settings is not None else None)
+        self._ns_chosen = ns is not None or (
+            settings is not None and "namespace" in settings.model_fields_set
+        )
         self._key = SecretStr(secret.strip())
         #: The httpx client, over ``transport`` when one is given (an httpx transport of the
         #: client's kind, sync or async: tests pass a MockTransport).
@@ -157,6 +165,27 @@ class RemoteBase:
         )
 
 
+    def _keys_namespace(self, status: int, body: bytes) -> None:
+        """Make the key's only namespace (``GET /v1/key`` answered ``status`` and ``body``) the
+        default, when it opens exactly one and no prefix; a server without that route (404)
+        leaves ``GRAPHMEM_NAMESPACE``'s default in place."""
+        self._ns_chosen = True
+        if status == 404:
+            return
+        key = answer(key_call(), status, body)
+        if len(key.namespaces) == 1 and key.prefix is None:
+            self.ns = key.namespaces[0]
+
+    def _needs_namespace(self, op: Operation, args: Mapping[str, Any]) -> bool:
+        """Whether ``op`` will use the default namespace, which is not decided yet."""
+        return not self._ns_chosen and "{ns}" in op.path and args.get("ns") is None
+
+
+def key_call() -> Call[ApiKey]:
+    """``GET /v1/key``: the request's own API key (its scope and role)."""
+    return Call("GET", "/v1/key", model(ApiKey))
+
+
 def ready_call() -> Call[None]:
     """``GET /ready``: whether the server is warm and reaches its Neo4j."""
     return Call("GET", "/ready", _ready)
@@ -180,4 +209,4 @@ def _maybe_written(call: Call[Any] | None) -> str:
     return ""
 
 
-__all__ = ["RETRY_DELAYS", "RemoteBase", "not_ready", "ready_call"]
+__all__ = ["RETRY_DELAYS", "RemoteBase", "key_call", "not_ready", "ready_call"]

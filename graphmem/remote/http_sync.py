@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from graphmem.ops.table import Operation
-from graphmem.remote.base import RemoteBase, not_ready, ready_call
+from graphmem.remote.base import RemoteBase, key_call, not_ready, ready_call
 from graphmem.remote.call import Call, answer, error_data, export_record, refuse_awaitable
 from graphmem.remote.wire import call_of
 
@@ -52,6 +52,9 @@ class HttpTransport(RemoteBase):
 
     def _send(self, op: Operation, args: Mapping[str, Any]) -> Any:
         """The result of ``op`` with the library's keyword arguments ``args``."""
+        if self._needs_namespace(op, args):
+            asked = self._exchange(key_call())
+            self._keys_namespace(asked.status_code, asked.content)
         call = call_of(op, args, self.ns)
         if op.streamed and op.http == "GET":
             return self._records(call)

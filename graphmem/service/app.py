@@ -35,7 +35,7 @@ from graphmem.mcp.options import ALL_TOOLS, McpOptions
 from graphmem.mcp.server import build_server
 from graphmem.models.wire import error_body, error_reply, status_of
 from graphmem.ops.table import of_request
-from graphmem.service import failures, routes
+from graphmem.service import failures, keyinfo, routes
 from graphmem.service.metrics import MetricsMode
 from graphmem.service.observe import observed
 from graphmem.service.outage import Availability, Outage
@@ -139,6 +139,8 @@ def rest_api(
 
 
 def _add_handlers(api: FastAPI) -> None:
+    api.include_router(keyinfo.router)
+
     @api.exception_handler(GraphmemError)
     async def graphmem_error(request: Request, exc: GraphmemError) -> JSONResponse:
         message = None

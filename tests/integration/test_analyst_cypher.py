@@ -463,9 +463,9 @@ def test_changes_between_steps_of_the_history(graph: Graph, history: History) ->
             h.run_id,
             REASONS["merge"],
         ),
-        (h.at["veg"], "recorded", "veg", TEXTS["veg"], "active", [], None, None),
-        (h.at["fish"], "recorded", "fish", TEXTS["fish"], "active", [], None, None),
-        (h.at["london"], "recorded", "london", TEXTS["london"], "superseded", [], None, None),
+        (h.at["veg"], "recorded", "veg", TEXTS["veg"], "active", [], "api", None),
+        (h.at["fish"], "recorded", "fish", TEXTS["fish"], "active", [], "api", None),
+        (h.at["london"], "recorded", "london", TEXTS["london"], "superseded", [], "api", None),
         (
             h.at["paris"],
             "recorded",
@@ -486,7 +486,7 @@ def test_changes_between_steps_of_the_history(graph: Graph, history: History) ->
             "api",
             REASONS["resolve"],
         ),
-        (h.at["cat"], "recorded", "cat", TEXTS["cat"], "retracted", [], None, None),
+        (h.at["cat"], "recorded", "cat", TEXTS["cat"], "retracted", [], "api", None),
         (
             h.at["retract"],
             "retired",
@@ -497,9 +497,12 @@ def test_changes_between_steps_of_the_history(graph: Graph, history: History) ->
             "api",
             REASONS["retract"],
         ),
-        *[(h.at["ingest"], "recorded", k, TEXTS[k], "active", [], None, None) for k in tea_coffee],
+        *[
+            (h.at["ingest"], "recorded", k, TEXTS[k], "active", [], "extractor", None)
+            for k in tea_coffee
+        ],
         (h.at["phone"], "recorded", "phone", None, "forgotten", [], None, None),
-        (h.at["call"], "recorded", "call", TEXTS["call"], "active", [], None, None),
+        (h.at["call"], "recorded", "call", TEXTS["call"], "active", [], "api", None),
         (h.at["forget"], "forgotten", "phone", None, "forgotten", [], "api", REASONS["forget"]),
     ]
 

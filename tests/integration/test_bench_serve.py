@@ -128,3 +128,26 @@ def test_the_key_is_revoked_and_the_progress_told(
     assert keys[0].prefix == f"{report.namespace_prefix}-" and keys[0].role == "write"
     assert "REST: 4 clients for 3 s" in lines and "in-process: 4 clients for 3 s" in lines
     assert sum("ready after" in line for line in lines) == 2
+
+
+def test_the_cost_of_logs_and_metrics_is_measured_in_the_same_run(
+    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder
+) -> None:
+    options = ServeBenchOptions(
+        clients=2, duration=3, servers=1, server="configured", seed=13, observe_cost=True
+    )
+    report = run_serve_bench(
+        options, settings=test_settings, target=graph.target, embedder=embedder
+    )
+    graph.driver.execute_query(
+        "MATCH (n) WHERE n.ns STARTS WITH $prefix DETACH DELETE n",
+        prefix=f"{report.namespace_prefix}-",
+        database_=graph.database,
+    )
+    # One server asked for, two run: one with its access log and metrics, one without.
+    assert len(report.servers) == 2 and report.rest.failures == {}
+    cost = report.observe_cost
+    assert cost is not None and cost.observed_p50 > 0 and cost.quiet_p50 > 0
+    assert sum(c.observed_n for c in cost.ops) > 0 and sum(c.quiet_n for c in cost.ops) > 0
+    assert report.checks[-1].name == "logs and metrics cost at most 5% of p50"
+    assert "## The access log's and metrics' cost" in render_serve_markdown(report)

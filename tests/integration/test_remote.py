@@ -289,6 +289,46 @@ def test_the_cli_remembers_and_recalls_through_the_server(
     assert json.loads(refused.stderr)["error"]["type"] == "AuthenticationError", refused.stderr
 
 
+def test_a_key_that_opens_one_namespace_makes_it_the_default(
+    served: Served, local: Memory, ns: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GRAPHMEM_NAMESPACE", raising=False)
+    key = new_key(local, "write", namespaces=[ns])
+    with RemoteMemory(served.url, key.key) as remote:
+        assert remote.remember("Kai rows on Sundays.").ns == ns
+        assert remote.ns == ns
+
+    async def run() -> str:
+        async with AsyncRemoteMemory(served.url, key.key) as remote:
+            return (await remote.stats()).ns
+
+    assert asyncio.run(run()) == ns
+    # Named, a namespace is used as given; a key of two namespaces has no default of its own.
+    with (
+        RemoteMemory(served.url, key.key, ns=f"{ns}-x") as remote,
+        pytest.raises(PermissionDeniedError),
+    ):
+        remote.stats()
+    two = new_key(local, "write", namespaces=[ns, f"{ns}-2"])
+    with RemoteMemory(served.url, two.key) as remote, pytest.raises(PermissionDeniedError):
+        remote.stats()
+    # The CLI in remote mode, with no GRAPHMEM_NAMESPACE and no --ns.
+    made = subprocess.run(
+        [sys.executable, "-m", "graphmem", "remember", "Kai swims on Mondays.", "--json"],
+        env=_cli_env(served, key.key, tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["ns"] == ns
+    assert {f.text for f in local.audit.beliefs(ns=ns).facts} == {
+        "Kai rows on Sundays.",
+        "Kai swims on Mondays.",
+    }
+
+
 def test_recall_through_the_server_loads_no_driver_and_no_model(
     served: Served, local: Memory, ns: str, tmp_path: Path
 ) -> None:
