@@ -164,7 +164,6 @@ class RemoteBase:
             f"{exc or type(exc).__name__}" + _maybe_written(call)
         )
 
-
     def _keys_namespace(self, status: int, body: bytes) -> None:
         """Make the key's only namespace (``GET /v1/key`` answered ``status`` and ``body``) the
         default, when it opens exactly one and no prefix; a server without that route (404)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from graphmem.errors import ServiceError
 from graphmem.ops.table import Operation
 from graphmem.remote.base import RemoteBase, key_call, not_ready, ready_call
 from graphmem.remote.call import Call, answer, error_data, export_record, refuse_awaitable
@@ -53,8 +54,12 @@ class HttpTransport(RemoteBase):
     def _send(self, op: Operation, args: Mapping[str, Any]) -> Any:
         """The result of ``op`` with the library's keyword arguments ``args``."""
         if self._needs_namespace(op, args):
-            asked = self._exchange(key_call())
-            self._keys_namespace(asked.status_code, asked.content)
+            try:
+                asked = self._exchange(key_call())
+            except ServiceError:
+                pass  # no answer: the call itself, sent to the default namespace, says why
+            else:
+                self._keys_namespace(asked.status_code, asked.content)
         call = call_of(op, args, self.ns)
         if op.streamed and op.http == "GET":
             return self._records(call)
