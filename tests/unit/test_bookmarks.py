@@ -13,13 +13,15 @@ from typing import Any
 import httpx
 import pytest
 from neo4j.api import AsyncBookmarkManager, BookmarkManager
+from neo4j.exceptions import ClientError, Neo4jError, TransientError
 
 from graphmem.edge.bookmarks import SCOPE_CAUSAL, Causality
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, TransactionTimeoutError
 from graphmem.models.bookmarks import HEADER, decode, encode
 from graphmem.remote import AsyncRemoteMemory, RemoteMemory
 from graphmem.store import bookmarks
 from graphmem.store.bookmarks import Causal, following
+from graphmem.store.db import map_driver_error
 
 MARK = "FB:kcwQFQMw/7Q3SieoIra5QvyprgaQ"
 URL = "http://memory.test:8080"
@@ -114,6 +116,23 @@ def test_the_async_drivers_manager_gets_an_async_one() -> None:
 
     marks, causal = asyncio.run(run())
     assert marks == {"own", "theirs"} and causal.latest == ("new",)
+
+
+# --- what Neo4j answers a bookmark it cannot follow ------------------------------------------
+@pytest.mark.parametrize(
+    ("cls", "code", "error"),
+    [
+        (TransientError, "Neo.TransientError.Transaction.BookmarkTimeout", TransactionTimeoutError),
+        (ClientError, "Neo.ClientError.Transaction.InvalidBookmark", InvalidInputError),
+        (ClientError, "Neo.ClientError.Transaction.InvalidBookmarkMixture", InvalidInputError),
+    ],
+)
+def test_a_bookmark_neo4j_cannot_follow_is_named_as_such(
+    cls: type[Neo4jError], code: str, error: type[Exception]
+) -> None:
+    mapped = map_driver_error(cls._hydrate_neo4j(code=code, message="database says no"))
+    assert type(mapped) is error
+    assert "Graphmem-Bookmark" in str(mapped) and "nothing was read or written" in str(mapped)
 
 
 # --- the service's edge ----------------------------------------------------------------------
