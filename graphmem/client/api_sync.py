@@ -297,7 +297,9 @@ class MemoryAPI(Sends):
         passes all but the lock), then each cluster proposed, validated and applied in one
         transaction (``progress(done, total)`` after each; through ``graphmem serve``, once at
         the end); then ``summaries`` and ``tiers`` (default: the settings;
-        docs/guides/importance.md). ``dry_run`` writes nothing. ConsolidationBusyError if
+        docs/guides/importance.md). It applies at once, here and in the remote clients (a run
+        can be undone); ``dry_run=True`` writes nothing (over REST and MCP, a run is a dry run
+        unless ``confirm`` is true: see docs/reference/surfaces.md). ConsolidationBusyError if
         another run holds the namespace."""
         args = {
             "ns": ns,
@@ -333,9 +335,11 @@ class MemoryAPI(Sends):
         """Erase what exactly one of ``ids`` (facts or episodes), ``source`` (facts),
         ``session`` (episodes) or ``everything=True`` names, with the facts derived only from
         erased messages, each node becoming a content-free ``:Tombstone``. Units of
-        ``batch_size`` (500) nodes commit one by one, each whole or not at all; ``dry_run``
-        writes nothing. Through ``graphmem serve`` the actor is the API key's name (``actor``
-        is refused). See docs/guides/forget.md."""
+        ``batch_size`` (500) nodes commit one by one, each whole or not at all. It erases at
+        once, here and in the remote clients; ``dry_run=True`` only reports what would go (over
+        REST and MCP, a forget is a dry run unless ``confirm`` is true: see
+        docs/reference/surfaces.md). Through ``graphmem serve`` the actor is the API key's name
+        (``actor`` is refused). See docs/guides/forget.md."""
         return self._op("forget", {"ids": ids, "reason": reason, "ns": ns, **options})
 
     def verify_forgotten(
@@ -418,8 +422,9 @@ class MemoryAPI(Sends):
         facts, episodes, tombstones, consolidation runs and records, lock nodes, and what
         unfinished imports into it staged. Unlike ``forget(everything=True)`` it keeps no
         tombstone, so the audit trail goes too and the same texts may be stored again.
-        Refused without ``confirm=True`` (ConfirmationRequiredError); ``dry_run`` counts what
-        would go. ``progress`` is called with the nodes each batch deleted (through
+        Refused without ``confirm=True`` (ConfirmationRequiredError, HTTP 409 over REST) on
+        every surface; ``dry_run`` counts what would go (docs/reference/surfaces.md).
+        ``progress`` is called with the nodes each batch deleted (through
         ``graphmem serve``, an admin key, once with every node)."""
         args = {
             "ns": ns,

@@ -159,7 +159,8 @@ class WriteTools(ToolBase):
         """Erase memories for good (a privacy request): their words leave every index and
         only a tombstone without content stays; the same words cannot be remembered again by
         accident. Give exactly one of `ids`, `source`, `session_id`. Without `confirm: true`
-        this is a dry run that reports what would go; call again with confirm to erase."""
+        this is a dry run that reports what would go; call again with confirm to erase (as
+        over REST; graphmem's Python API erases unless it asks for a dry run)."""
         ns = self._ns(namespace)
         chosen = [ids is not None, source is not None, session_id is not None]
         if sum(chosen) != 1:
@@ -171,7 +172,7 @@ class WriteTools(ToolBase):
             ns=ns,
             source=source,
             session=session_id,
-            actor=None if self.options.keyed else "mcp",
+            # The actor is the call's: the API key's name, or the MCP client's.
             dry_run=not confirm,
         )
         data: dict[str, Any] = {
@@ -237,8 +238,9 @@ class WriteTools(ToolBase):
         """Tidy memory: merge duplicates and supersede outdated facts among what was added
         since the last run (proposed by the server's LLM or heuristic, checked, applied in
         one transaction, undoable), summarise coherent clusters (with an LLM), and promote
-        or demote facts by importance. A dry run unless `confirm` is true; the confirmed run
-        asks the proposer again, so what it applies can differ from the dry run's report."""
+        or demote facts by importance. A dry run unless `confirm` is true (as over REST;
+        graphmem's Python API applies unless it asks for a dry run); the confirmed run asks the
+        proposer again, so what it applies can differ from the dry run's report."""
         ns = self._ns(namespace)
         result = await self.memory.consolidate(ns=ns, force=True, dry_run=not confirm, tiers=tiers)
         data = {

@@ -186,7 +186,8 @@ OPERATIONS: tuple[Operation, ...] = (
     _op("forget", "POST", NS + "/forget", ForgetResult, "write", "forget",
         "Erase for good (a privacy request): exactly one of `ids`, `source`, `session`,\n"
         "`everything` (which needs an admin key). A dry run that reports what would go unless\n"
-        "`confirm` is true.",
+        "`confirm` is true (the Python API erases unless `dry_run`; see\n"
+        "\"One behaviour on every surface\" in the reference).",
         ForgetRequest, negated=("dry_run", "confirm"), tool="forget", **W),
     _op("verify", "POST", NS + "/forget/verify", ForgetVerification, "read", "forget",
         "Check that an erased fact or message left no trace in the indexes or the graph.",
@@ -200,7 +201,8 @@ OPERATIONS: tuple[Operation, ...] = (
     # --- consolidation -------------------------------------------------------------------------
     _op("consolidate", "POST", NS + "/consolidate", ConsolidationResult, "write", "consolidate",
         "A consolidation run: proposed, validated, applied in one transaction, undoable. A dry\n"
-        "run that writes nothing unless `confirm` is true.",
+        "run that writes nothing unless `confirm` is true (the Python API applies unless\n"
+        "`dry_run`; see \"One behaviour on every surface\" in the reference).",
         ConsolidateRequest, negated=("dry_run", "confirm"), tool="consolidate", **W),
     _op("runs", "GET", NS + "/consolidation/runs", list[ConsolidationRunRecord], "read",
         "consolidate",
@@ -239,8 +241,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "Import an export (JSON lines in the body) into this empty namespace, all or nothing.",
         status=201, streamed=True),
     _op("drop", "POST", NS + "/drop", DropResult, "admin", "namespaces",
-        "Remove the namespace for good, tombstones too (`confirm` must be true), or with\n"
-        "`dry_run` count what would go.",
+        "Remove the namespace for good, tombstones too (`confirm` must be true: without it,\n"
+        "409 `ConfirmationRequiredError`), or with `dry_run` count what would go.",
         DropRequest, call="drop_namespace"),
 )
 # fmt: on
