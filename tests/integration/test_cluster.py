@@ -206,6 +206,18 @@ def test_a_bookmark_that_is_not_the_databases_or_not_a_bookmark_changes_nothing(
     assert _hits(post(url, json=search, headers=key)) == []
 
 
+def test_a_write_answered_again_from_its_record_carries_a_bookmark_too(
+    served_a: Served, served_b: Served, writer: NewKey, ns: str
+) -> None:
+    headers = {**bearer(writer), "Idempotency-Key": f"cluster-{ns}"}
+    path = f"/v1/namespaces/{ns}/facts"
+    first = post(f"{served_a.url}{path}", json={"text": "Fay keeps bees."}, headers=headers)
+    again = post(f"{served_b.url}{path}", json={"text": "Fay keeps bees."}, headers=headers)
+    assert first.status_code == again.status_code == 201, again.text
+    assert again.headers["Idempotency-Replayed"] == "true"
+    assert decode(first.headers[HEADER]) and decode(again.headers[HEADER])
+
+
 class Recording(httpx.BaseTransport):
     """An HTTP transport that notes the bookmark header of each request it sends."""
 
