@@ -238,8 +238,8 @@ def serve_roles() -> str:
     return (
         f"| role | REST routes | MCP tools |\n|---|---|---|\n{table}\n\n"
         f"Any key, whatever its role: {links('any')} (`namespaces` lists only the namespaces "
-        f"the key opens, `key` shows the key itself). No key at all: {links('none')}, the schema (`/openapi.json`) and the "
-        "interactive docs (`/docs`).\n"
+        f"the key opens, `key` shows the key itself). No key at all: {links('none')}, the "
+        "schema (`/openapi.json`) and the interactive docs (`/docs`).\n"
     )
 
 
