@@ -4,9 +4,8 @@
 A request that carries the header has every transaction the server runs for it wait until
 the database has the write the bookmark names; a malformed one is answered 422 before
 anything runs. The answer of a REST write carries the bookmarks of its last transaction in
-the same header; an MCP write tool's result carries them as ``bookmark``
-(:mod:`graphmem.mcp.writes`), the MCP server reading the request's bookmarks from
-:data:`SCOPE_CAUSAL`.
+the same header; an MCP write tool's result carries them as ``bookmark``, the MCP server
+(:mod:`graphmem.mcp.server`) reading the request's bookmarks from :data:`SCOPE_CAUSAL`.
 """
 
 from __future__ import annotations
