@@ -48,9 +48,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return wheel, sdist
 
 
-def _run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+def _run(
+    command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        command, capture_output=True, text=True, timeout=900, check=False, **options
+        command, capture_output=True, text=True, timeout=900, check=False, env=env, cwd=cwd
     )
     output = done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == 0, f"{command[:3]} failed:\n{output}"
