@@ -241,7 +241,9 @@ def _history_table(history: Mapping[str, Any]) -> str:
         {**fact, "": "*" if fact["id"] == history["head_id"] else "", "text": clip(fact["text"])}
         for fact in history["facts"]
     ]
-    chain = render_table(rows, ["", "recorded_at", "retired_at", "status", "id", "text"])
+    chain = render_table(
+        rows, ["", "recorded_at", "recorded_by", "retired_at", "status", "id", "text"]
+    )
     edges = render_table(
         [
             {
@@ -269,7 +271,8 @@ def _history_table(history: Mapping[str, Any]) -> str:
 @output_options
 @click.pass_context
 def history(ctx: click.Context, id: str, ns: str | None, as_json: bool) -> None:
-    """Show a fact's supersession chain, oldest first, with when, who and why.
+    """Show a fact's supersession chain, oldest first, with when, who and why (who created
+    each fact too).
 
     The believed fact the chain leads to now (its head) is marked with *.
 

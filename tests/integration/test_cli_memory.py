@@ -141,10 +141,11 @@ def test_supersedes_builds_a_chain_and_recall_hides_the_old_fact(cli: Invoke) ->
     (edge,) = chain["edges"]
     assert edge["newer_id"] == new["id"] and edge["older_id"] == old["id"]
     assert edge["reason"] == "moved in March" and edge["actor"] == "api"
+    assert [f["recorded_by"] for f in chain["facts"]] == ["api", "api"]  # who created each
 
     table = cli("history", new["id"])
     assert table.exit_code == 0, table.output
-    assert "RECORDED_AT" in table.stdout and "RETIRED_AT" in table.stdout
+    assert "RECORDED_AT" in table.stdout and "RECORDED_BY" in table.stdout
     assert "superseded" in table.stdout and "moved in March" in table.stdout
     head_line = next(line for line in table.stdout.splitlines() if line.startswith("*"))
     assert new["id"] in head_line
