@@ -136,6 +136,9 @@ class Episode(OutputModel):
     external_id: str | None = None
     occurred_at: StoredDatetime | None = None
     recorded_at: StoredDatetime
+    #: Who stored it: the API key's name through ``graphmem serve``, ``mcp:`` and the MCP
+    #: client's name through ``graphmem mcp``, ``api`` through the library.
+    recorded_by: str | None = None
     content_hash: str
     access_count: int = 0
     last_accessed_at: StoredDatetime | None = None

@@ -27,3 +27,8 @@ def test_a_creation_names_its_actor_in_the_graph_and_the_timeline(memory: Client
         ("superseded", plain.id, "ivy-assistant"),
     ]
     assert line.events[1].words.endswith("(by ivy-assistant)")
+    # A message records who stored it too.
+    with acting_as("ivy-assistant"):
+        said = memory.ingest([{"content": "I moved to Genoa."}], session_id="s1").episodes
+    assert said[0].recorded_by == "ivy-assistant"
+    assert memory.get(said[0].id).recorded_by == "ivy-assistant"

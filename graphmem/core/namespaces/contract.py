@@ -97,6 +97,7 @@ NODES: Mapping[str, Spec] = {
         "content": text(MAX_EPISODE_CHARS),
         "content_hash": HASH,
         "embedding": VECTOR,
+        "recorded_by": LABEL,
         "role": LABEL,
         "speaker": LABEL,
         "session_id": LABEL,

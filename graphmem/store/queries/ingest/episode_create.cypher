@@ -2,8 +2,8 @@
 // mode: write
 // params: episodes, actor
 // returns: episode
-// Creates one :Episode per row of $episodes: a verbatim message with its embedding, stored at
-// this statement's time (taken after the namespace lock the transaction waited for). A row
+// Creates one :Episode per row of $episodes: a verbatim message with its embedding, stored by
+// $actor (recorded_by) at this statement's time (taken after the namespace lock the transaction waited for). A row
 // whose erasure_hash (the keyed hash of its normalised content) is a tombstone's of the
 // namespace is stored as previously_forgotten with an open review flag to each such tombstone
 // (the caller refused such rows earlier unless it allows them). The tombstones are looked up
@@ -25,6 +25,7 @@ CREATE (node:Episode {
   external_id: row.external_id,
   occurred_at: row.occurred_at,
   recorded_at: datetime.statement(),
+  recorded_by: $actor,
   metadata: row.metadata,
   access_count: 0,
   last_accessed_at: null,
