@@ -67,7 +67,9 @@ def _route_roles() -> dict[tuple[str, str], str]:
     from graphmem.ops.table import OPERATIONS
     from graphmem.service.keyinfo import KEY_PATH
 
-    roles = {(op.http.lower(), op.path): op.role or "any" for op in OPERATIONS}
+    roles: dict[tuple[str, str], str] = {
+        (op.http.lower(), op.path): op.role or "any" for op in OPERATIONS
+    }
     return roles | {("get", KEY_PATH): "any"}
 
 
