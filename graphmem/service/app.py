@@ -36,6 +36,7 @@ from graphmem.mcp.server import build_server
 from graphmem.models.wire import error_body, error_reply, status_of
 from graphmem.ops.table import of_request
 from graphmem.service import failures, keyinfo, routes
+from graphmem.service.docs_pages import add_docs
 from graphmem.service.metrics import MetricsMode
 from graphmem.service.observe import observed
 from graphmem.service.outage import Availability, Outage
@@ -130,11 +131,15 @@ def rest_api(
         # Operation ids are the routes' names (remember, recall, ...): what generated
         # clients call their methods.
         generate_unique_id_function=lambda route: route.name,
+        # /docs is served with graphmem's own copy of Swagger UI (docs_pages), not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     api.state.memory, api.state.ready = memory, False
     api.state.availability = availability or Availability()
     api.include_router(routes.router)
     _add_handlers(api)
+    add_docs(api)
     return api
 
 
