@@ -213,8 +213,15 @@ def test_logs_and_metrics_off(graph: Graph, admin: Memory, ns: str) -> None:
 
 # --- a trace, in process ----------------------------------------------------------------------
 def test_a_recall_is_traced_with_its_embedding_and_cypher(
-    graph: Graph, test_settings: GraphmemSettings, embedder: Embedder, admin: Memory, ns: str
+    graph: Graph,
+    test_settings: GraphmemSettings,
+    embedder: Embedder,
+    admin: Memory,
+    ns: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Some frameworks' tests turn the OpenTelemetry SDK off for the whole process.
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
     from fastapi.testclient import TestClient
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

@@ -259,7 +259,9 @@ def test_a_metrics_registry_reads_the_key_counts() -> None:
 
 
 # --- spans ------------------------------------------------------------------------------------
-def test_the_hooks_record_spans_only_with_tracing_on() -> None:
+def test_the_hooks_record_spans_only_with_tracing_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Some frameworks' tests turn the OpenTelemetry SDK off for the whole process.
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

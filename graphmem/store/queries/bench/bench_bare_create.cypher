@@ -5,8 +5,8 @@
 // The bare baseline of `graphmem bench`: the graph fact_create makes of the benchmark's
 // facts, written by one plain statement with nothing else. One :Fact per row of $facts with
 // the properties fact_create gives a new fact (the same names and values; nulls left out as
-// Neo4j leaves them out; this statement's time as recorded_at, and as valid_from of a fact
-// that supersedes another) and its embedding set the same way; for a row that supersedes,
+// Neo4j leaves them out; $actor as recorded_by; this statement's time as recorded_at, and as
+// valid_from of a fact that supersedes another) and its embedding set the same way; for a row that supersedes,
 // the SUPERSEDES edge and the replaced fact retired with the values fact_create gives it
 // when neither fact has a valid time (the benchmark's never do). No embedder check, text
 // locks, tombstone lookup, checks of the replaced facts, references, contradictions,
@@ -21,6 +21,7 @@ CREATE (node:Fact {
   text_hash: row.text_hash,
   status: 'active',
   recorded_at: datetime.statement(),
+  recorded_by: $actor,
   valid_from: CASE WHEN row.valid_from IS NULL AND size(row.supersedes) > 0
                    THEN datetime.statement() ELSE row.valid_from END,
   valid_to: row.valid_to,
