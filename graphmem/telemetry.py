@@ -153,7 +153,7 @@ def enable_tracing(provider: Any) -> None:
     """Record spans through this OpenTelemetry ``TracerProvider`` (the tests hand one with an
     in-memory exporter)."""
     global _tracer
-    from graphmem import __version__
+    from graphmem._version import __version__
 
     _tracer = provider.get_tracer("graphmem", __version__)
 
