@@ -40,6 +40,7 @@ from graphmem.service.docs_pages import add_docs
 from graphmem.service.metrics import MetricsMode
 from graphmem.service.observe import observed
 from graphmem.service.outage import Availability, Outage
+from graphmem.service.ui_pages import UI, add_ui
 
 logger = logging.getLogger("graphmem.serve")
 ASGIApp = Any
@@ -139,7 +140,8 @@ def rest_api(
     api.state.availability = availability or Availability()
     api.include_router(routes.router)
     _add_handlers(api)
-    add_docs(api)
+    add_docs(api, home=UI + "/")
+    add_ui(api)
     return api
 
 

@@ -1,6 +1,6 @@
 """The service's own pages: the interactive API docs at ``/docs`` (Swagger UI) and ``/redoc``
 (ReDoc), their scripts, styles and icon served by graphmem from the ``fastapi-offline`` package
-so that both work with no network, and ``/``, which leads to them."""
+so that both work with no network, and ``/``, which leads to the web UI (or to ``home``)."""
 
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ def request_id(headers: Any) -> str:
 
 def route_of(scope: Scope) -> str:
     """The route template of a request once served: the route that took it, the operation
-    its method and path are (a request refused before routing), ``/mcp``, or ``unmatched``."""
+    its method and path are (a request refused before routing), ``/mcp``, ``/ui`` (the web
+    UI's files), or ``unmatched``."""
     if scope.get("path") == "/metrics":
         return "/metrics"
     route = scope.get("route")
@@ -58,6 +59,8 @@ def route_of(scope: Scope) -> str:
     path = scope.get("path", "")
     if path == "/mcp" or path.startswith("/mcp/"):
         return "/mcp"
+    if path.startswith("/ui/"):
+        return "/ui"  # the web UI's files: one series, whatever the file
     if path.startswith("/v1/"):
         op = of_request(scope.get("method", ""), path)
         if op is not None:

@@ -22,6 +22,7 @@ from graphmem.client import Memory
 from graphmem.client.graph import Graph
 from graphmem.embed.embedder import Embedder
 from graphmem.mcp.options import READ_TOOLS
+from graphmem.ops.table import OPERATIONS
 from graphmem.settings import GraphmemSettings
 from tests.service import Served, bearer, new_key, serve_process
 
@@ -262,7 +263,50 @@ def test_the_docs_pages_work_with_no_network(served: Served, page: str) -> None:
         fetched = get(f"{served.url}{url}")
         assert fetched.status_code == 200 and fetched.content, url
     home = get(f"{served.url}/", follow_redirects=False)
-    assert home.status_code == 307 and home.headers["location"] == "/docs"
+    assert home.status_code == 307 and home.headers["location"] == "/ui/"
+
+
+def test_the_web_ui_is_served_from_the_package_under_a_policy_that_keeps_it_local(
+    served: Served,
+) -> None:
+    ui = get(f"{served.url}/ui", follow_redirects=False)
+    assert ui.status_code == 307 and ui.headers["location"] == "/ui/"
+    page = get(f"{served.url}/ui/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "connect-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy and "unsafe" not in policy
+    assert re.findall(r"(?:https?:)?//[\w.-]+", page.text) == []
+    # Every script the page loads, and every module those import, is the service's own.
+    pending, seen = ["/ui/js/app.js"], set()
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        script = get(f"{served.url}{path}")
+        assert script.status_code == 200, path
+        assert "javascript" in script.headers["content-type"], path
+        assert script.headers["content-security-policy"] == policy
+        assert re.findall(r"https?://(?!www\.w3\.org/2000/svg)[\w.-]+", script.text) == [], path
+        base = path.rsplit("/", 1)[0]
+        for name in re.findall(r'from "(\.{1,2}/[\w./-]+)"', script.text):
+            parts = [*base.split("/"), *name.split("/")]
+            resolved: list[str] = []
+            for part in parts:
+                if part == "..":
+                    resolved.pop()
+                elif part not in (".", ""):
+                    resolved.append(part)
+            pending.append("/" + "/".join(resolved))
+    assert {"/ui/js/api.js", "/ui/js/pages/audit.js", "/ui/js/charts.js"} <= seen
+    assert get(f"{served.url}/ui/ui.css").status_code == 200
+    # The pages know the API from the operation table, as every other client does.
+    table = get(f"{served.url}/ui/operations.json").json()
+    assert {op["name"]: (op["http"], op["path"], op["role"]) for op in table} == {
+        op.name: (op.http, op.path, op.role) for op in OPERATIONS
+    }
+    assert get(f"{served.url}/ui/missing.js").status_code == 404
 
 
 def test_mcp_over_http_needs_a_key_and_an_allowed_origin(
