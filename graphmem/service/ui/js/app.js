@@ -26,6 +26,7 @@ const picker = document.getElementById("ns");
 let me = null; // the key as the server describes it
 let known = []; // the namespaces the key opens that hold something
 let rendering = 0;
+let flash; // what to say once the next page is shown
 
 /** Say something in the status line (read out by screen readers). */
 export function say(text, kind = "info") {
@@ -38,8 +39,10 @@ function route() {
   return { name: PAGES[name] ? name : "namespaces", params: new URLSearchParams(query || "") };
 }
 
-/** Go to a page: its name and parameters (the namespace kept unless given). */
-export function go(name, params = {}) {
+/** Go to a page: its name and parameters (the namespace kept unless given), and what to say
+ * once it is shown (the outcome of the action that led there). */
+export function go(name, params = {}, message = undefined) {
+  flash = message;
   const query = new URLSearchParams({ ns: currentNs(), ...params });
   for (const [k, v] of [...query]) if (v === "" || v === undefined) query.delete(k);
   const target = `#/${name}?${query}`;
@@ -86,7 +89,8 @@ async function render() {
   fillPicker(ns);
   fillNav(name, picker.value);
   main.setAttribute("aria-busy", "true");
-  say("");
+  say(flash || "");
+  flash = undefined;
   const page = PAGES[name];
   const ctx = {
     ns: picker.value,

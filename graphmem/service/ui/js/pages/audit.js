@@ -121,8 +121,7 @@ function reviewPart(ctx, flags) {
         button.disabled = true;
         try {
           await call("confirm", { ns: ctx.ns, id: flag.flagged_id }, { reason: reason.value.trim() || undefined });
-          ctx.say(`Confirmed ${short(flag.flagged_id)}: its review flags are closed.`);
-          ctx.go("audit", keep(ctx.params));
+          ctx.go("audit", keep(ctx.params), `Confirmed ${short(flag.flagged_id)}: its review flags are closed.`);
         } catch (error) {
           button.disabled = false;
           ctx.say(error.message, "error");

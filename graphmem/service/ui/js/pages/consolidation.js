@@ -33,8 +33,7 @@ function undoButton(ctx, run) {
     yes.disabled = true;
     try {
       const done = await call("undo", { ns: ctx.ns, run_id: run.id }, {});
-      ctx.say(`Run ${short(run.id)} undone: ${done.restored_facts} facts restored, ${done.removed_edges} edges removed, ${done.reopened} contradictions reopened, ${done.withdrawn_summaries} summaries withdrawn.`);
-      ctx.go("consolidation", { run: run.id });
+      ctx.go("consolidation", { run: run.id }, `Run ${short(run.id)} undone: ${done.restored_facts} facts restored, ${done.removed_edges} edges removed, ${done.reopened} contradictions reopened, ${done.withdrawn_summaries} summaries withdrawn.`);
     } catch (error) {
       yes.disabled = false;
       ctx.say(error.message, "error");
@@ -91,8 +90,7 @@ function controls(ctx) {
     try {
       const result = await call("consolidate", { ns: ctx.ns }, { force: force.checked, confirm });
       if (confirm) {
-        ctx.say(`Run ${short(result.run_id)} ${result.status}: ${result.applied.length} operations applied.`);
-        ctx.go("consolidation", { run: result.run_id || "" });
+        ctx.go("consolidation", { run: result.run_id || "" }, `Run ${short(result.run_id)} ${result.status}: ${result.applied.length} operations applied.`);
         return;
       }
       out.replaceChildren(
