@@ -172,7 +172,8 @@ def serve_command(
         metrics=metrics,
     )
     memory = AsyncMemory(settings, embedder=embedder_for(settings))
-    click.echo(f"graphmem serve: http://{host}:{port} (UI /ui, REST /v1, MCP /mcp, docs /docs)", err=True)
+    where = f"http://{host}:{port}"
+    click.echo(f"graphmem serve: {where} (UI /ui, REST /v1, MCP /mcp, docs /docs)", err=True)
     if traced:
         click.echo("graphmem serve: OpenTelemetry traces on (OTEL_* variables)", err=True)
     asyncio.run(serve(memory, options, host=host, port=port, graceful_seconds=graceful))
