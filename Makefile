@@ -12,7 +12,7 @@ DEV_STAMP     := $(VENV)/.graphmem-dev
 CREWAI_VENV  ?= .venv-crewai
 CREWAI_STAMP := $(CREWAI_VENV)/.graphmem-crewai
 
-.PHONY: install install-dev install-crewai test-crewai demo test unit integration integration-5.26 lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
+.PHONY: install install-dev install-crewai test-crewai demo test unit integration integration-5.26 ui-screenshots lint docs docs-gen neo4j-start neo4j-stop neo4j-status clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,10 @@ integration: install-dev
 # the same statements, so here the memory fixture's tests run through the sync client alone.
 integration-5.26: install-dev
 	GRAPHMEM_LOCAL_NEO4J_VERSION=5.26.30 GRAPHMEM_TEST_CLIENTS=sync $(BIN)/pytest tests/integration -m both_versions --durations=15
+
+## ui-screenshots: the web UI's browser tests (tests/integration/test_ui.py), writing their screenshots to docs/assets/ui
+ui-screenshots: install-dev
+	GRAPHMEM_UI_SCREENSHOTS=docs/assets/ui $(BIN)/pytest -q tests/integration/test_ui.py
 
 ## lint: the generated sync code is current (tools/unasync.py), ruff and mypy
 lint: install-dev
