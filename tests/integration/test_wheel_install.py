@@ -65,6 +65,7 @@ def test_the_sdist_carries_the_sources(built: tuple[Path, Path]) -> None:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"pyproject.toml", "README.md", "graphmem/__init__.py"} <= names
     assert "graphmem/service/docs_pages.py" in names
+    assert {"graphmem/service/ui/index.html", "graphmem/service/ui/js/app.js"} <= names
     assert any(name.startswith("graphmem/store/queries/") for name in names)
 
 
@@ -109,6 +110,11 @@ def test_the_wheel_installs_and_runs_without_and_with_serve(
         docs = httpx.get(f"{url}/docs", timeout=60)
         assert docs.status_code == 200 and "/docs/assets/swagger-ui-bundle.js" in docs.text
         assert httpx.get(f"{url}/docs/assets/swagger-ui-bundle.js", timeout=60).status_code == 200
+        # The web UI's files travel inside the wheel.
+        ui = httpx.get(f"{url}/ui/", timeout=60)
+        assert ui.status_code == 200 and 'src="js/app.js"' in ui.text
+        for path in ("js/app.js", "js/pages/fact.js", "ui.css", "operations.json"):
+            assert httpx.get(f"{url}/ui/{path}", timeout=60).status_code == 200, path
 
 
 class _served:

@@ -27,9 +27,10 @@ function axes(x, y, lo, hi, ylo, yhi, H, yLabels) {
   const g = s("g", { class: "axes", "aria-hidden": "true" });
   g.append(s("line", { x1: PAD.left, x2: W - PAD.right, y1: H - PAD.bottom, y2: H - PAD.bottom }));
   g.append(s("line", { x1: PAD.left, x2: PAD.left, y1: PAD.top, y2: H - PAD.bottom }));
-  for (const t of ticks(lo, hi, 4)) {
-    g.append(s("text", { x: x(t), y: H - PAD.bottom + 16, "text-anchor": "middle" }, tickLabel(t, span)));
-  }
+  ticks(lo, hi, 4).forEach((t, i) => {
+    const anchor = i === 0 ? "start" : i === 4 ? "end" : "middle";
+    g.append(s("text", { x: x(t), y: H - PAD.bottom + 16, "text-anchor": anchor }, tickLabel(t, span)));
+  });
   for (const [v, label] of yLabels ?? ticks(ylo, yhi, 4).map((v) => [v, tickLabel(v, yhi - ylo)])) {
     g.append(s("text", { x: PAD.left - 6, y: y(v) + 4, "text-anchor": "end" }, label));
   }
@@ -148,7 +149,8 @@ export function beliefChart(points, onPick) {
   }
   d += ` H ${x(hi)}`;
   const svg = s("svg", { id: "belief-chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "belief-chart-title", class: "chart" });
-  const yLabels = ticks(0, top, Math.min(4, top)).map((v) => [Math.round(v), String(Math.round(v))]);
+  const step = Math.max(1, Math.ceil(top / 4));
+  const yLabels = Array.from({ length: Math.floor(top / step) + 1 }, (_, i) => [i * step, String(i * step)]);
   svg.append(
     s("title", { id: "belief-chart-title" }, `Facts believed over time: ${last} now, at most ${top}. The table below the chart gives each change.`),
     axes(x, y, lo, hi, 0, top, H, yLabels),

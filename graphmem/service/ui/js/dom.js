@@ -49,6 +49,11 @@ export function num(value, digits = 3) {
   return Number(value).toFixed(digits).replace(/\.?0+$/, "") || "0";
 }
 
+/** A count and its noun: "1 fact", "2 facts". */
+export function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 /** A short form of an id, for where the full id would crowd the line. */
 export function short(id) {
   return id ? String(id).slice(0, 8) : "—";

@@ -42,7 +42,7 @@ function beliefsPart(ctx, result) {
     "What was believed",
     2,
     f,
-    h("p", { id: "beliefs-summary" }, `${result.facts.length}${result.truncated ? "+" : ""} facts believed `, result.as_of ? ["at ", time(result.as_of)] : "now",
+    h("p", { id: "beliefs-summary" }, `${result.facts.length}${result.truncated ? "+" : ""} fact${result.facts.length === 1 ? "" : "s"} believed `, result.as_of ? ["at ", time(result.as_of)] : "now",
       result.valid_at ? [", true at ", time(result.valid_at)] : "",
       result.forgotten.length ? `; ${result.forgotten.length} believed then have been forgotten since` : ""),
     list,

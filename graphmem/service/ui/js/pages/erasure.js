@@ -2,7 +2,7 @@
 // verification that an erased fact or message left no trace (any key).
 
 import { call } from "../api.js";
-import { factLink, field, h, none, section, short, time, values } from "../dom.js";
+import { factLink, field, h, none, plural, section, short, time, values } from "../dom.js";
 
 export const title = () => "Erasure";
 
@@ -21,7 +21,7 @@ function report(ns, result) {
   return h(
     "div",
     { class: "forget-report" },
-    h("p", {}, result.dry_run ? "Would erase " : "Erased ", `${result.facts.length} facts and ${result.episodes.length} messages`, result.dry_run ? "" : [" at ", time(result.at)], ` (erasure ${short(result.erasure)}).`),
+    h("p", {}, result.dry_run ? "Would erase " : "Erased ", `${plural(result.facts.length, "fact")} and ${plural(result.episodes.length, "message")}`, result.dry_run ? "" : [" at ", time(result.at)], ` (erasure ${short(result.erasure)}).`),
     h("dl", {},
       h("dt", {}, "Facts"), h("dd", {}, ids(result.facts)),
       h("dt", {}, "Messages"), h("dd", {}, ids(result.episodes)),
@@ -85,7 +85,7 @@ function forgetForm(ctx) {
     { id: "forget-form" },
     h("div", { class: "field" }, h("label", { for: "by" }, "Erase"), by),
     h("div", { class: "field" }, h("label", { for: "ids" }, "Ids (one a line)"), h("textarea", { id: "ids", name: "ids", rows: 3 }, preset)),
-    h("div", { class: "row" }, field("source", "Source"), field("session", "Session")),
+    h("div", { class: "row" }, field("forget-source", "Source", { name: "source" }), field("forget-session", "Session", { name: "session" })),
     field("reason", "Reason", { required: true, placeholder: "a privacy request" }, "Kept on the tombstone; the words themselves are not."),
     h("button", { type: "submit", "data-write": "forget" }, "Preview"),
     out,
@@ -117,7 +117,7 @@ async function erase(ctx, out, target, reason, button) {
     const done = await call("forget", { ns: ctx.ns }, { ...target, reason, confirm: true });
     out.replaceChildren(h("h3", {}, "Erased"), report(ctx.ns, done), h("h3", {}, "Verification"));
     for (const id of [...done.facts, ...done.episodes].slice(0, 20)) await verify(ctx, out, id);
-    ctx.say(`Erased ${done.facts.length} facts and ${done.episodes.length} messages; verification below.`);
+    ctx.say(`Erased ${plural(done.facts.length, "fact")} and ${plural(done.episodes.length, "message")}; verification below.`);
   } catch (error) {
     button.disabled = false;
     ctx.say(error.message, "error");
