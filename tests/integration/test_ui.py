@@ -175,8 +175,9 @@ def test_sign_in_keeps_the_key_out_of_urls_and_logs_and_lists_the_namespaces(
 
 
 def test_search_shows_scores_provenance_and_the_earlier_belief_as_of(
-    page: Page, served: Served, demo: Demo, shoot: Shoot
+    page: Page, page_guard: PageGuard, served: Served, demo: Demo, shoot: Shoot
 ) -> None:
+    page_guard.allow_console("422")  # the refused time below
     sign_in(page, served, demo.read_key)
     show(page, served, f"search?ns={demo.ns}", "#search-form")
     question = page.get_by_label("Question")
@@ -187,6 +188,11 @@ def test_search_shows_scores_provenance_and_the_earlier_belief_as_of(
     expect(first.locator(".badge.status-active")).to_be_visible()
     first.get_by_text("How it scored").click()
     expect(first.locator(".breakdown")).to_contain_text("Vector (cosine)")
+    # A time that is not one is refused with its reason, and the form stays to correct it.
+    page.get_by_label("Believed as of").fill("the day before")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator("main .refused")).to_contain_text("as_of")
+    expect(page.get_by_label("Believed as of")).to_have_value("the day before")
     # As of a time before the supersession, the earlier belief answers.
     page.get_by_label("Believed as of").fill(demo.t_between)
     page.get_by_role("button", name="Search").click()

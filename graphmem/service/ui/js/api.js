@@ -39,7 +39,10 @@ export function storedKey() {
 
 export function storeKey(secret) {
   if (secret) sessionStorage.setItem(STORE, secret);
-  else sessionStorage.removeItem(STORE);
+  else {
+    sessionStorage.removeItem(STORE);
+    bookmark = null; // the next key starts afresh
+  }
 }
 
 /** Whether a key of ``role`` may call the operation ``name``. */

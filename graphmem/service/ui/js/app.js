@@ -30,13 +30,13 @@ let flash; // what to say once the next page is shown
 
 /** Say something in the status line (read out by screen readers). */
 export function say(text, kind = "info") {
-  status.replaceChildren(text ? h("p", { class: kind, role: kind === "error" ? "alert" : null }, text) : "");
+  status.replaceChildren(text ? h("p", { class: kind }, text) : "");
 }
 
 function route() {
   const raw = location.hash.startsWith("#/") ? location.hash.slice(2) : "namespaces";
   const [name, query] = raw.split("?");
-  return { name: PAGES[name] ? name : "namespaces", params: new URLSearchParams(query || "") };
+  return { name: Object.hasOwn(PAGES, name) ? name : "namespaces", params: new URLSearchParams(query || "") };
 }
 
 /** Go to a page: its name and parameters (the namespace kept unless given), and what to say
@@ -81,7 +81,7 @@ function fillNav(current, ns) {
   nav.replaceChildren(h("ul", {}, links));
 }
 
-async function render() {
+async function render(event) {
   const turn = ++rendering;
   if (!me) return showLogin();
   const { name, params } = route();
@@ -107,6 +107,9 @@ async function render() {
     if (turn !== rendering) return;
     main.replaceChildren(...[content].flat());
     document.title = `${page.title(ctx)} · graphmem`;
+    // A page the person went to (not the first one): focus moves to it, and so its heading
+    // is read out.
+    if (event) main.focus();
   } catch (error) {
     if (turn !== rendering) return;
     if (error instanceof api.ApiError && error.status === 401) return signOut(error.message);
@@ -118,6 +121,7 @@ async function render() {
 }
 
 function showLogin(message) {
+  rendering++; // a page still loading is not shown over the form
   document.body.classList.remove("signed-in");
   document.title = "Sign in · graphmem";
   const input = h("input", {
@@ -162,9 +166,10 @@ async function signIn(event, input) {
 }
 
 async function start(secret) {
-  me = await api.whoami(secret);
+  const key = await api.whoami(secret);
+  const listed = await api.call("namespaces", {}, undefined, secret);
   api.storeKey(secret);
-  known = await api.call("namespaces", {}, undefined, secret);
+  [me, known] = [key, listed];
   document.getElementById("whoami").textContent = `${me.name} (${me.role})`;
   document.body.classList.add("signed-in");
 }
@@ -189,9 +194,9 @@ async function boot() {
     const secret = api.storedKey();
     if (secret) await start(secret);
   } catch (error) {
-    api.storeKey(null);
-    me = null;
-    if (error instanceof api.ApiError && error.status !== 401) say(error.message, "error");
+    // Only a refused key is forgotten: an outage (503) or a lost network keeps it for a reload.
+    if (error instanceof api.ApiError && error.status === 401) api.storeKey(null);
+    else say(error.message, "error");
   }
   render();
 }

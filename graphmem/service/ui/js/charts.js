@@ -68,7 +68,8 @@ export function historyPicture(timeline, focus, onOpen) {
   const LOW = -Number.MAX_SAFE_INTEGER; // "not stated", the bottom
   const yv = [LOW, NOW, ...facts.flatMap((f) => [ms(f.valid_from) ?? LOW, ms(f.valid_to) ?? NOW])];
   const y = steps(yv, H - PAD.bottom, PAD.top);
-  const svg = s("svg", { id: "history", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "history-title history-desc", class: "chart" });
+  // A group, not an image: its boxes are links a screen reader announces.
+  const svg = s("svg", { id: "history", viewBox: `0 0 ${W} ${H}`, role: "group", "aria-labelledby": "history-title history-desc", class: "chart" });
   const real = (list) => list.filter((v) => v !== NOW && v !== LOW);
   const g = s("g", { class: "axes", "aria-hidden": "true" },
     s("line", { x1: L, x2: W - PAD.right, y1: H - PAD.bottom, y2: H - PAD.bottom }),
@@ -168,11 +169,12 @@ export function beliefChart(points, onPick) {
 
 /** The steps of the believed count from a diff: +1 as a fact became believed, -1 as one was
  * retired, or erased while still believed. */
-export function beliefSteps(diff, start) {
+export function beliefSteps(diff) {
   const changes = [
     ...diff.believed.map((c) => [ms(c.at), 1]),
     ...diff.retired.map((c) => [ms(c.at), -1]),
-    ...diff.forgotten.filter((g) => g.kind === "fact" && !g.retired_at && g.recorded_at).map((g) => [ms(g.erased_at), -1]),
+    // A fact erased while believed stops counting then (its recording is among ``believed``).
+    ...diff.forgotten.filter((g) => g.kind === "fact" && !g.retired_at && ms(g.recorded_at) > ms(diff.since)).map((g) => [ms(g.erased_at), -1]),
   ].sort((a, b) => a[0] - b[0]);
   const points = [];
   let n = 0;
@@ -181,7 +183,8 @@ export function beliefSteps(diff, start) {
     if (points.length && points[points.length - 1][0] === t) points[points.length - 1][1] = n;
     else points.push([t, n]);
   }
-  return { points: start ? [[start, 0], ...points] : points, table: changes };
+  // The count starts at nothing a second before the first change.
+  return { points: points.length ? [[points[0][0] - 1000, 0], ...points] : points, table: changes };
 }
 
 /** A short table of the chart's points, for those who cannot see it. */

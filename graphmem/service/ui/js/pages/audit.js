@@ -1,7 +1,7 @@
 // Audit: what was believed at a date (and true at another), what changed between two dates,
 // the believed count over time, contradictions, and review flags (confirmed with a write key).
 
-import { call } from "../api.js";
+import { ApiError, call } from "../api.js";
 import { TIME_HINT, badge, factLink, field, h, none, section, short, table, time, values } from "../dom.js";
 import { beliefChart, beliefSteps, pointsTable } from "../charts.js";
 
@@ -16,9 +16,9 @@ function form(id, fields, button, onSubmit) {
   return el;
 }
 
-function beliefsPart(ctx, result) {
+function beliefsForm(ctx) {
   const p = ctx.params;
-  const f = form(
+  return form(
     "beliefs-form",
     [
       field("as_of", "Believed as of", { value: p.get("as_of") || "", placeholder: "now" }, TIME_HINT),
@@ -28,6 +28,10 @@ function beliefsPart(ctx, result) {
     "Show beliefs",
     (v) => ctx.go("audit", { ...keep(p), as_of: v.as_of || "", valid_at: v.valid_at || "", bq: v.bq || "" }),
   );
+}
+
+function beliefsPart(ctx, result) {
+  const f = beliefsForm(ctx);
   const list = result.facts.length
     ? h(
         "ul",
@@ -63,9 +67,9 @@ function change(ns, c) {
   );
 }
 
-function diffPart(ctx, diff) {
+function diffForm(ctx) {
   const p = ctx.params;
-  const f = form(
+  return form(
     "diff-form",
     [
       field("since", "Changes after", { value: p.get("since") || "", required: true, placeholder: "1 day ago" }, TIME_HINT),
@@ -74,6 +78,10 @@ function diffPart(ctx, diff) {
     "Compare",
     (v) => ctx.go("audit", { ...keep(p), since: v.since || "", until: v.until || "" }),
   );
+}
+
+function diffPart(ctx, diff) {
+  const f = diffForm(ctx);
   if (!diff) return section("diff", "What changed between two dates", 2, f);
   const list = (id, heading, items, make) =>
     h("div", { id }, h("h3", {}, `${heading} (${items.length})`), items.length ? h("ul", { class: "changes" }, items.map(make)) : none("None."));
@@ -121,7 +129,7 @@ function reviewPart(ctx, flags) {
         button.disabled = true;
         try {
           await call("confirm", { ns: ctx.ns, id: flag.flagged_id }, { reason: reason.value.trim() || undefined });
-          ctx.go("audit", keep(ctx.params), `Confirmed ${short(flag.flagged_id)}: its review flags are closed.`);
+          if (!ctx.stale()) ctx.go("audit", keep(ctx.params), `Confirmed ${short(flag.flagged_id)}: its review flags are closed.`);
         } catch (error) {
           button.disabled = false;
           ctx.say(error.message, "error");
@@ -141,30 +149,46 @@ function keep(p) {
   return out;
 }
 
+/** The answer of a call, or the refusal of what the person typed (shown beside its form, so
+ * that the form stays to correct it). */
+async function attempt(promise) {
+  try {
+    return { ok: await promise };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422) return { refused: error.message };
+    throw error;
+  }
+}
+
+function refused(ctx, message) {
+  ctx.say(message, "error");
+  return h("p", { class: "error refused" }, message);
+}
+
+/** Every change since the beginning (facts erased since included), for the chart. */
+const BEGINNING = "1970-01-01T00:00:00Z";
+
 export async function render(ctx) {
   if (!ctx.ns) return [h("h1", {}, "Audit"), none("Pick a namespace first.")];
   const p = ctx.params;
   const ns = { ns: ctx.ns };
   const query = { as_of: p.get("as_of") || undefined, query: p.get("bq") || undefined, limit: 200 };
-  const [beliefs, diff, stats, contradictions, flags] = await Promise.all([
-    p.get("valid_at") ? call("truths", ns, { ...query, valid_at: p.get("valid_at") }) : call("beliefs", ns, query),
-    p.get("since") ? call("diff", ns, { since: p.get("since"), until: p.get("until") || undefined }) : null,
-    call("stats", ns),
+  const [beliefs, diff, life, contradictions, flags] = await Promise.all([
+    attempt(p.get("valid_at") ? call("truths", ns, { ...query, valid_at: p.get("valid_at") }) : call("beliefs", ns, query)),
+    p.get("since") ? attempt(call("diff", ns, { since: p.get("since"), until: p.get("until") || undefined })) : { ok: null },
+    call("diff", ns, { since: BEGINNING }),
     call("contradictions", ns, { open_only: false, limit: 200 }),
     call("review", ns, { open_only: true, limit: 200 }),
   ]);
-  let chart = none("Nothing recorded yet.");
-  if (stats.first_recorded_at) {
-    const start = new Date(stats.first_recorded_at).getTime() - 1000;
-    const life = await call("diff", ns, { since: new Date(start).toISOString() });
-    const steps = beliefSteps(life, start);
-    chart = [beliefChart(steps.points, (t) => ctx.go("audit", { ...keep(p), as_of: t.toISOString() })), pointsTable(steps.points)];
-  }
+  const steps = beliefSteps(life);
+  const chart = steps.points.length
+    ? [beliefChart(steps.points, (t) => ctx.go("audit", { ...keep(p), as_of: t.toISOString() })), pointsTable(steps.points)]
+    : none("Nothing recorded yet.");
   return [
     h("h1", {}, "Audit"),
     section("chart", "Facts believed over time", 2, h("div", { class: "picture" }, chart)),
-    beliefsPart(ctx, beliefs),
-    diffPart(ctx, diff),
+    beliefs.refused ? section("beliefs-section", "What was believed", 2, beliefsForm(ctx), refused(ctx, beliefs.refused)) : beliefsPart(ctx, beliefs.ok),
+    diff.refused ? section("diff", "What changed between two dates", 2, diffForm(ctx), refused(ctx, diff.refused)) : diffPart(ctx, diff.ok),
     section(
       "contradictions",
       "Contradictions",

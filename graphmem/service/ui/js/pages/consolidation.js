@@ -6,7 +6,16 @@ import { badge, factLink, h, none, num, section, short, table, time } from "../d
 
 export const title = () => "Consolidation";
 
-function operations(ns, applied, rejected) {
+/** The texts of the facts the runs name (at most 60, fetched at once; a fact forgotten since
+ * keeps its short id). */
+async function texts(ns, runs) {
+  const ids = [...new Set(runs.flatMap((r) => [...r.applied, ...r.rejected].flatMap((op) => op.facts)))].slice(0, 60);
+  const found = await Promise.all(ids.map((id) => call("get", { ns, id }).catch(() => null)));
+  return new Map(found.filter((f) => f && f.text).map((f) => [f.id, f.text]));
+}
+
+function operations(ns, applied, rejected, names = new Map()) {
+  const link = (id) => [factLink(ns, id, names.get(id) || short(id)), " "];
   const items = [
     ...applied.map((op) =>
       h(
@@ -14,13 +23,16 @@ function operations(ns, applied, rejected) {
         { class: "applied" },
         badge(op.op, "op"),
         " ",
-        op.facts.map((id) => [factLink(ns, id), " "]),
-        op.tier ? `${op.before} → ${op.tier} ` : "",
+        op.facts.map(link),
+        op.tier ? `${op.before ?? "no tier"} → ${op.tier} ` : "",
         op.summary_id ? ["as ", factLink(ns, op.summary_id, op.text || short(op.summary_id)), " "] : "",
         op.reason ? h("span", { class: "muted" }, `— ${op.reason}`) : "",
       ),
     ),
-    ...rejected.map((op) => h("li", { class: "rejected" }, badge("rejected", "op"), " ", JSON.stringify(op.operation ?? op), op.reason ? ` — ${op.reason}` : "")),
+    ...rejected.map((op) =>
+      h("li", { class: "rejected" }, badge("rejected", "op"), " ", op.op ? [badge(op.op, "op"), " "] : "the answer ",
+        op.facts.map(link), `— refused: ${op.rejection}`),
+    ),
   ];
   return items.length ? h("ul", { class: "operations" }, items) : none("No operation.");
 }
@@ -33,7 +45,7 @@ function undoButton(ctx, run) {
     yes.disabled = true;
     try {
       const done = await call("undo", { ns: ctx.ns, run_id: run.id }, {});
-      ctx.go("consolidation", { run: run.id }, `Run ${short(run.id)} undone: ${done.restored_facts} facts restored, ${done.removed_edges} edges removed, ${done.reopened} contradictions reopened, ${done.withdrawn_summaries} summaries withdrawn.`);
+      if (!ctx.stale()) ctx.go("consolidation", { run: run.id }, `Run ${short(run.id)} undone: ${done.restored_facts} facts restored, ${done.removed_edges} edges removed, ${done.reopened} contradictions reopened, ${done.withdrawn_summaries} summaries withdrawn.`);
     } catch (error) {
       yes.disabled = false;
       ctx.say(error.message, "error");
@@ -53,7 +65,7 @@ function undoButton(ctx, run) {
   return holder;
 }
 
-function runs(ctx, list) {
+function runs(ctx, list, names) {
   if (!list.length) return none("No consolidation run yet.");
   return h(
     "ol",
@@ -75,7 +87,7 @@ function runs(ctx, list) {
           " ",
           undoButton(ctx, run),
         ),
-        h("details", { open: ctx.params.get("run") === run.id }, h("summary", {}, "What it did"), operations(ctx.ns, run.applied, run.rejected), run.error ? h("p", { class: "error" }, run.error) : ""),
+        h("details", { open: ctx.params.get("run") === run.id }, h("summary", {}, "What it did"), operations(ctx.ns, run.applied, run.rejected, names), run.error ? h("p", { class: "error" }, run.error) : ""),
       ),
     ),
   );
@@ -90,7 +102,7 @@ function controls(ctx) {
     try {
       const result = await call("consolidate", { ns: ctx.ns }, { force: force.checked, confirm });
       if (confirm) {
-        ctx.go("consolidation", { run: result.run_id || "" }, `Run ${short(result.run_id)} ${result.status}: ${result.applied.length} operations applied.`);
+        if (!ctx.stale()) ctx.go("consolidation", { run: result.run_id || "" }, `Run ${short(result.run_id)} ${result.status}: ${result.applied.length} operations applied.`);
         return;
       }
       out.replaceChildren(
@@ -129,10 +141,11 @@ async function summaries(ctx) {
 export async function render(ctx) {
   if (!ctx.ns) return [h("h1", {}, "Consolidation"), none("Pick a namespace first.")];
   const [list, sums] = await Promise.all([call("runs", { ns: ctx.ns }, { limit: 50 }), summaries(ctx)]);
+  const names = await texts(ctx.ns, list);
   return [
     h("h1", {}, "Consolidation"),
     section("run-controls", "Run", 2, h("p", {}, "A run proposes merges, tier moves and summaries; graphmem validates them and applies them in one transaction, and any run can be undone. A preview shows what a run would do and writes nothing."), controls(ctx)),
-    section("runs-section", "Runs", 2, runs(ctx, list)),
+    section("runs-section", "Runs", 2, runs(ctx, list, names)),
     section("summaries", "Summaries", 2, sums),
   ];
 }

@@ -33,8 +33,9 @@ export async function render(ctx) {
     `${st.forgotten_facts + st.forgotten_episodes}`,
     h("span", { class: "actions" }, link("audit", st.ns, "Audit")),
   ]);
-  const about = ctx.me.prefix
-    ? `This key opens the namespaces starting with “${ctx.me.prefix}”` +
+  const prefix = ctx.me.prefix;
+  const about = prefix === "" ? "This key opens every namespace." : prefix
+    ? `This key opens the namespaces starting with “${prefix}”` +
       (ctx.me.namespaces.length ? ` and ${ctx.me.namespaces.join(", ")}.` : ".")
     : `This key opens ${ctx.me.namespaces.join(", ") || "no namespace"}.`;
   return [

@@ -1,7 +1,7 @@
 // Search: a recall with its times and filters; each hit with its score, how the score was
 // made, where it came from, its status and tier.
 
-import { call } from "../api.js";
+import { ApiError, call } from "../api.js";
 import { TIME_HINT, badge, dl, factLink, field, h, none, num, short, time, values } from "../dom.js";
 
 export const title = (ctx) => (ctx.params.get("q") ? `Search: ${ctx.params.get("q")}` : "Search");
@@ -76,6 +76,9 @@ function request(p) {
     until: p.get("until") || undefined,
     kinds: p.get("kinds") ? [p.get("kinds")] : undefined,
     include_retired: p.get("retired") === "1" || undefined,
+    // A person looking is not the agent using a memory: the search counts no access, so it
+    // leaves importance and tiers as they were.
+    track_access: false,
   };
 }
 
@@ -151,7 +154,15 @@ export async function render(ctx) {
   const out = [h("h1", {}, "Search"), form(ctx)];
   if (!ctx.ns) return [...out, none("Pick a namespace first.")];
   if (!ctx.params.get("q")) return out;
-  const result = await call("recall", { ns: ctx.ns }, request(ctx.params));
+  let result;
+  try {
+    result = await call("recall", { ns: ctx.ns }, request(ctx.params));
+  } catch (error) {
+    // What the person typed was refused (a time, a filter): the form stays to correct it.
+    if (!(error instanceof ApiError) || error.status !== 422) throw error;
+    ctx.say(error.message, "error");
+    return [...out, h("p", { class: "error refused" }, error.message)];
+  }
   const said = [
     `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"}`,
     result.as_of ? [" as believed at ", time(result.as_of)] : " as believed now",
