@@ -356,3 +356,20 @@ def test_forget_shows_a_preview_then_erases_and_verifies(
     page.get_by_label("Erased id, source, session or erasure id").fill(target)
     page.get_by_role("button", name="Verify").click()
     expect(page.locator("#verify-result .verify-report")).to_have_attribute("data-clean", "true")
+
+
+def test_every_page_reads_on_a_phone_and_names_its_controls(
+    page: Page, served: Served, demo: Demo
+) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, served, demo.write_key)
+    for route, ready in (
+        ("namespaces", "#namespaces"),
+        (f"search?ns={demo.ns}&q=Ada", "#hits"),
+        (f"fact?ns={demo.ns}&id={demo.facts['phone2']}", "#history"),
+        (f"audit?ns={demo.ns}&since=1+day+ago", "#diff-believed"),
+        (f"consolidation?ns={demo.ns}", "#runs"),
+        (f"erasure?ns={demo.ns}", "#forget-form"),
+    ):
+        show(page, served, route, ready)
+        assert_accessible(page)
