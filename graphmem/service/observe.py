@@ -46,21 +46,32 @@ def request_id(headers: Any) -> str:
     return uuid.uuid4().hex
 
 
+def _mount_of(scope: Scope) -> str | None:
+    """The path of the mount that took a request: a mount adds it to the ``root_path`` it
+    hands on, and keeps the root path it was given as ``app_root_path``."""
+    given = scope.get("app_root_path")
+    root = scope.get("root_path", "")
+    if not isinstance(given, str) or not isinstance(root, str) or not root.startswith(given):
+        return None
+    return root[len(given) :] or None
+
+
 def route_of(scope: Scope) -> str:
     """The route template of a request once served: the route that took it, the operation
-    its method and path are (a request refused before routing), ``/mcp``, ``/ui`` (the web
-    UI's files), or ``unmatched``."""
+    its method and path are (a request refused before routing), ``/mcp``, the path of the
+    mount that served it (``/ui``, ``/docs/assets``: its files), or ``unmatched``."""
     if scope.get("path") == "/metrics":
         return "/metrics"
     route = scope.get("route")
     template = getattr(route, "path", None)
     if isinstance(template, str) and template:
         return template
+    mount = _mount_of(scope)
+    if mount:
+        return mount
     path = scope.get("path", "")
     if path == "/mcp" or path.startswith("/mcp/"):
         return "/mcp"
-    if path.startswith("/ui/"):
-        return "/ui"  # the web UI's files: one series, whatever the file
     if path.startswith("/v1/"):
         op = of_request(scope.get("method", ""), path)
         if op is not None:

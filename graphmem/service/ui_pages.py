@@ -31,13 +31,15 @@ POLICY = (
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
-_HEADERS = (
-    (b"content-security-policy", POLICY.encode()),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"x-frame-options", b"DENY"),
-    (b"cache-control", b"no-cache"),
-)
+#: The headers of every answer under /ui.
+HEADERS = {
+    "content-security-policy": POLICY,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cache-control": "no-cache",
+}
+_RAW = tuple((name.encode(), value.encode()) for name, value in HEADERS.items())
 
 
 def ui_folder() -> Path:
@@ -48,15 +50,7 @@ def ui_folder() -> Path:
 def operations() -> list[dict[str, Any]]:
     """The operation table as the pages use it (``/ui/operations.json``)."""
     return [
-        {
-            "name": op.name,
-            "http": op.http,
-            "path": op.path,
-            "role": op.role,
-            "writes": op.writes,
-            "negated": list(op.negated) if op.negated else None,
-        }
-        for op in OPERATIONS
+        {"name": op.name, "http": op.http, "path": op.path, "role": op.role} for op in OPERATIONS
     ]
 
 
@@ -69,7 +63,7 @@ class _Guarded:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def guarded(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *_HEADERS]
+                message["headers"] = [*message.get("headers", []), *_RAW]
             await send(message)
 
         await self.app(scope, receive, guarded)
@@ -85,7 +79,7 @@ def add_ui(api: FastAPI) -> None:
 
     @api.get(UI + "/operations.json", include_in_schema=False)
     async def ui_operations() -> JSONResponse:
-        return JSONResponse(table, headers={k.decode(): v.decode() for k, v in _HEADERS})
+        return JSONResponse(table, headers=HEADERS)
 
     @api.get(UI, include_in_schema=False)
     async def ui_home(request: Request) -> RedirectResponse:
@@ -94,4 +88,4 @@ def add_ui(api: FastAPI) -> None:
     api.mount(UI, _Guarded(StaticFiles(directory=folder, html=True)), name="ui")
 
 
-__all__ = ["POLICY", "UI", "add_ui", "operations", "ui_folder"]
+__all__ = ["HEADERS", "POLICY", "UI", "add_ui", "operations", "ui_folder"]

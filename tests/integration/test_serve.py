@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import posixpath
 import re
 import signal
 from collections.abc import Iterator
@@ -289,16 +290,9 @@ def test_the_web_ui_is_served_from_the_package_under_a_policy_that_keeps_it_loca
         assert "javascript" in script.headers["content-type"], path
         assert script.headers["content-security-policy"] == policy
         assert re.findall(r"https?://(?!www\.w3\.org/2000/svg)[\w.-]+", script.text) == [], path
-        base = path.rsplit("/", 1)[0]
+        base = posixpath.dirname(path)
         for name in re.findall(r'from "(\.{1,2}/[\w./-]+)"', script.text):
-            parts = [*base.split("/"), *name.split("/")]
-            resolved: list[str] = []
-            for part in parts:
-                if part == "..":
-                    resolved.pop()
-                elif part not in (".", ""):
-                    resolved.append(part)
-            pending.append("/" + "/".join(resolved))
+            pending.append(posixpath.normpath(posixpath.join(base, name)))
     assert {"/ui/js/api.js", "/ui/js/pages/audit.js", "/ui/js/charts.js"} <= seen
     assert get(f"{served.url}/ui/ui.css").status_code == 200
     # The pages know the API from the operation table, as every other client does.

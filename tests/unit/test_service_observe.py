@@ -55,6 +55,9 @@ def test_the_route_is_a_template_never_the_path() -> None:
         path = "/health"
 
     assert route_of({"method": "GET", "path": "/health", "route": Route()}) == "/health"
+    # A mount's files (the web UI), behind a proxy's prefix or not: one series for them all.
+    mounted = {"path": "/ui/js/app.js", "app_root_path": "/gm", "root_path": "/gm/ui"}
+    assert route_of({"method": "GET", **mounted}) == "/ui"
 
 
 def test_the_namespace_comes_from_the_path_params_or_the_path() -> None:

@@ -96,6 +96,18 @@ export async function call(name, params = {}, payload = undefined, secret = stor
   return send(url(op, params), { method: "POST", body: JSON.stringify(payload || {}) }, secret);
 }
 
+/** The answer of a call as ``{ok}``, or ``{refused: message}`` when the server refused what
+ * the person typed (422: a time, a filter), for the page to show beside the form that sent it;
+ * any other failure is thrown. */
+export async function attempt(promise) {
+  try {
+    return { ok: await promise };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422) return { refused: error.message };
+    throw error;
+  }
+}
+
 /** The key this tab holds, as the server describes it (GET /v1/key; not an operation of the
  * table, since it belongs to no namespace). */
 export async function whoami(secret = storedKey()) {

@@ -96,10 +96,14 @@ async function render(event) {
     ns: picker.value,
     params,
     me,
-    known,
     can: (op) => api.allowed(me.role, op),
     go,
     say,
+    // What the person typed was refused: said, and shown where the page puts it.
+    refused: (message) => {
+      say(message, "error");
+      return h("p", { class: "error refused" }, message);
+    },
     stale: () => turn !== rendering,
   };
   try {

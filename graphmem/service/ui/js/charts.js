@@ -1,7 +1,7 @@
 // The two pictures, drawn as SVG: a fact's history on both clocks, and the number of facts
 // believed over time. Each has a text equivalent on its page (the event list, the table).
 
-import { h, s, when } from "./dom.js";
+import { h, s, table, when } from "./dom.js";
 
 const W = 900;
 const PAD = { left: 70, right: 20, top: 20, bottom: 70 };
@@ -11,27 +11,26 @@ function scale(lo, hi, a, b) {
   return (v) => a + ((v - lo) / span) * (b - a);
 }
 
-function tickLabel(t, span) {
+/** A time on an axis that spans ``span`` ms: the time of day, the day and hour, or the date. */
+function timeLabel(t, span) {
   const iso = new Date(t).toISOString();
-  if (span < 2 * 86400e3) return iso.slice(11, 19);
-  if (span < 400 * 86400e3) return iso.slice(5, 10);
-  return iso.slice(0, 10);
+  if (span < 86400e3) return iso.slice(11, 19);
+  return span < 400 * 86400e3 ? iso.slice(5, 16).replace("T", " ") : iso.slice(0, 10);
 }
 
 function ticks(lo, hi, n) {
   return Array.from({ length: n + 1 }, (_, i) => lo + ((hi - lo) * i) / n);
 }
 
-function axes(x, y, lo, hi, ylo, yhi, H, yLabels) {
-  const span = hi - lo;
+function axes(x, y, lo, hi, H, yLabels) {
   const g = s("g", { class: "axes", "aria-hidden": "true" });
   g.append(s("line", { x1: PAD.left, x2: W - PAD.right, y1: H - PAD.bottom, y2: H - PAD.bottom }));
   g.append(s("line", { x1: PAD.left, x2: PAD.left, y1: PAD.top, y2: H - PAD.bottom }));
   ticks(lo, hi, 4).forEach((t, i) => {
     const anchor = i === 0 ? "start" : i === 4 ? "end" : "middle";
-    g.append(s("text", { x: x(t), y: H - PAD.bottom + 16, "text-anchor": anchor }, tickLabel(t, span)));
+    g.append(s("text", { x: x(t), y: H - PAD.bottom + 16, "text-anchor": anchor }, timeLabel(t, hi - lo)));
   });
-  for (const [v, label] of yLabels ?? ticks(ylo, yhi, 4).map((v) => [v, tickLabel(v, yhi - ylo)])) {
+  for (const [v, label] of yLabels) {
     g.append(s("text", { x: PAD.left - 6, y: y(v) + 4, "text-anchor": "end" }, label));
   }
   return g;
@@ -49,10 +48,7 @@ function steps(values, a, b) {
 }
 
 function label(t, all) {
-  const span = all.length > 1 ? all[all.length - 1] - all[0] : 0;
-  const iso = new Date(t).toISOString();
-  if (span < 86400e3) return iso.slice(11, 19);
-  return span < 400 * 86400e3 ? iso.slice(5, 16).replace("T", " ") : iso.slice(0, 10);
+  return timeLabel(t, all.length > 1 ? all[all.length - 1] - all[0] : 0);
 }
 
 /** The history of a fact's lineage: each fact a box spanning the belief time it was believed
@@ -154,7 +150,7 @@ export function beliefChart(points, onPick) {
   const yLabels = Array.from({ length: Math.floor(top / step) + 1 }, (_, i) => [i * step, String(i * step)]);
   svg.append(
     s("title", { id: "belief-chart-title" }, `Facts believed over time: ${last} now, at most ${top}. The table below the chart gives each change.`),
-    axes(x, y, lo, hi, 0, top, H, yLabels),
+    axes(x, y, lo, hi, H, yLabels),
     s("text", { class: "axis-title", x: (PAD.left + W - PAD.right) / 2, y: H - 24, "text-anchor": "middle" }, "belief time →  (click to see what was believed then)"),
     s("path", { class: "series", d }),
   );
@@ -167,8 +163,8 @@ export function beliefChart(points, onPick) {
   return svg;
 }
 
-/** The steps of the believed count from a diff: +1 as a fact became believed, -1 as one was
- * retired, or erased while still believed. */
+/** The points of the believed count, [time in ms, count], from a diff: +1 as a fact became
+ * believed, -1 as one was retired, or erased while still believed. */
 export function beliefSteps(diff) {
   const changes = [
     ...diff.believed.map((c) => [ms(c.at), 1]),
@@ -184,7 +180,7 @@ export function beliefSteps(diff) {
     else points.push([t, n]);
   }
   // The count starts at nothing a second before the first change.
-  return { points: points.length ? [[points[0][0] - 1000, 0], ...points] : points, table: changes };
+  return points.length ? [[points[0][0] - 1000, 0], ...points] : points;
 }
 
 /** A short table of the chart's points, for those who cannot see it. */
@@ -193,11 +189,6 @@ export function pointsTable(points) {
     "details",
     { class: "chart-table" },
     h("summary", {}, "The chart as a table"),
-    h(
-      "table",
-      {},
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "From"), h("th", { scope: "col" }, "Facts believed"))),
-      h("tbody", {}, points.map(([t, n]) => h("tr", {}, h("td", {}, when(new Date(t).toISOString())), h("td", {}, String(n))))),
-    ),
+    table(["From", "Facts believed"], points.map(([t, n]) => [when(new Date(t).toISOString()), String(n)])),
   );
 }

@@ -54,6 +54,11 @@ export function plural(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
+/** Who made a change, and why: " — by NAME, because REASON". */
+export function byWhom(actor, reason) {
+  return ` — by ${actor || "unknown"}${reason ? `, because ${reason}` : ""}`;
+}
+
 /** A short form of an id, for where the full id would crowd the line. */
 export function short(id) {
   return id ? String(id).slice(0, 8) : "—";

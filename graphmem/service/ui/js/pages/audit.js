@@ -1,8 +1,8 @@
 // Audit: what was believed at a date (and true at another), what changed between two dates,
 // the believed count over time, contradictions, and review flags (confirmed with a write key).
 
-import { ApiError, call } from "../api.js";
-import { TIME_HINT, badge, factLink, field, h, none, section, short, table, time, values } from "../dom.js";
+import { attempt, call } from "../api.js";
+import { TIME_HINT, badge, byWhom, factLink, field, h, none, section, short, table, time, values } from "../dom.js";
 import { beliefChart, beliefSteps, pointsTable } from "../charts.js";
 
 export const title = () => "Audit";
@@ -63,7 +63,7 @@ function change(ns, c) {
     " ",
     c.text === null ? h("em", {}, "forgotten since") : factLink(ns, c.fact_id, c.text),
     c.by ? [" → ", factLink(ns, c.by, c.by_text || short(c.by))] : "",
-    h("span", { class: "muted" }, ` — by ${c.actor || "unknown"}${c.reason ? `, because ${c.reason}` : ""}`),
+    h("span", { class: "muted" }, byWhom(c.actor, c.reason)),
   );
 }
 
@@ -93,7 +93,7 @@ function diffPart(ctx, diff) {
     h("p", {}, "From ", time(diff.since), " to ", time(diff.until), ":"),
     list("diff-believed", "Became believed", diff.believed, (c) => change(ctx.ns, c)),
     list("diff-retired", "Stopped being believed", diff.retired, (c) => change(ctx.ns, c)),
-    list("diff-forgotten", "Forgotten", diff.forgotten, (g) => h("li", {}, time(g.erased_at), ` ${g.kind} ${short(g.id)} — by ${g.actor || "unknown"}${g.reason ? `, because ${g.reason}` : ""}`)),
+    list("diff-forgotten", "Forgotten", diff.forgotten, (g) => h("li", {}, time(g.erased_at), ` ${g.kind} ${short(g.id)}${byWhom(g.actor, g.reason)}`)),
     list("diff-opened", "Contradictions opened", diff.contradictions_opened, (c) => contradiction(ctx.ns, c)),
     list("diff-resolved", "Contradictions resolved", diff.contradictions_resolved, (c) => contradiction(ctx.ns, c)),
   );
@@ -149,22 +149,6 @@ function keep(p) {
   return out;
 }
 
-/** The answer of a call, or the refusal of what the person typed (shown beside its form, so
- * that the form stays to correct it). */
-async function attempt(promise) {
-  try {
-    return { ok: await promise };
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 422) return { refused: error.message };
-    throw error;
-  }
-}
-
-function refused(ctx, message) {
-  ctx.say(message, "error");
-  return h("p", { class: "error refused" }, message);
-}
-
 /** Every change since the beginning (facts erased since included), for the chart. */
 const BEGINNING = "1970-01-01T00:00:00Z";
 
@@ -180,15 +164,15 @@ export async function render(ctx) {
     call("contradictions", ns, { open_only: false, limit: 200 }),
     call("review", ns, { open_only: true, limit: 200 }),
   ]);
-  const steps = beliefSteps(life);
-  const chart = steps.points.length
-    ? [beliefChart(steps.points, (t) => ctx.go("audit", { ...keep(p), as_of: t.toISOString() })), pointsTable(steps.points)]
+  const points = beliefSteps(life);
+  const chart = points.length
+    ? [beliefChart(points, (t) => ctx.go("audit", { ...keep(p), as_of: t.toISOString() })), pointsTable(points)]
     : none("Nothing recorded yet.");
   return [
     h("h1", {}, "Audit"),
     section("chart", "Facts believed over time", 2, h("div", { class: "picture" }, chart)),
-    beliefs.refused ? section("beliefs-section", "What was believed", 2, beliefsForm(ctx), refused(ctx, beliefs.refused)) : beliefsPart(ctx, beliefs.ok),
-    diff.refused ? section("diff", "What changed between two dates", 2, diffForm(ctx), refused(ctx, diff.refused)) : diffPart(ctx, diff.ok),
+    beliefs.refused ? section("beliefs-section", "What was believed", 2, beliefsForm(ctx), ctx.refused(beliefs.refused)) : beliefsPart(ctx, beliefs.ok),
+    diff.refused ? section("diff", "What changed between two dates", 2, diffForm(ctx), ctx.refused(diff.refused)) : diffPart(ctx, diff.ok),
     section(
       "contradictions",
       "Contradictions",

@@ -46,9 +46,8 @@ function verification(v) {
   );
 }
 
-async function verify(ctx, out, target, text) {
-  const v = await call("verify", { ns: ctx.ns }, { target, text: text || undefined });
-  out.append(verification(v));
+function verify(ctx, target, text) {
+  return call("verify", { ns: ctx.ns }, { target, text: text || undefined });
 }
 
 function verifyForm(ctx) {
@@ -67,7 +66,7 @@ function verifyForm(ctx) {
     const v = values(form);
     out.replaceChildren();
     try {
-      await verify(ctx, out, v.target, v.vtext);
+      out.append(verification(await verify(ctx, v.target, v.vtext)));
     } catch (error) {
       ctx.say(error.message, "error");
     }
@@ -116,7 +115,8 @@ async function erase(ctx, out, target, reason, button) {
   try {
     const done = await call("forget", { ns: ctx.ns }, { ...target, reason, confirm: true });
     out.replaceChildren(h("h3", {}, "Erased"), report(ctx.ns, done), h("h3", {}, "Verification"));
-    for (const id of [...done.facts, ...done.episodes].slice(0, 20)) await verify(ctx, out, id);
+    const ids = [...done.facts, ...done.episodes].slice(0, 20);
+    out.append(...(await Promise.all(ids.map((id) => verify(ctx, id)))).map(verification));
     ctx.say(`Erased ${plural(done.facts.length, "fact")} and ${plural(done.episodes.length, "message")}; verification below.`);
   } catch (error) {
     button.disabled = false;

@@ -1,7 +1,7 @@
 // Search: a recall with its times and filters; each hit with its score, how the score was
 // made, where it came from, its status and tier.
 
-import { ApiError, call } from "../api.js";
+import { attempt, call } from "../api.js";
 import { TIME_HINT, badge, dl, factLink, field, h, none, num, short, time, values } from "../dom.js";
 
 export const title = (ctx) => (ctx.params.get("q") ? `Search: ${ctx.params.get("q")}` : "Search");
@@ -154,15 +154,9 @@ export async function render(ctx) {
   const out = [h("h1", {}, "Search"), form(ctx)];
   if (!ctx.ns) return [...out, none("Pick a namespace first.")];
   if (!ctx.params.get("q")) return out;
-  let result;
-  try {
-    result = await call("recall", { ns: ctx.ns }, request(ctx.params));
-  } catch (error) {
-    // What the person typed was refused (a time, a filter): the form stays to correct it.
-    if (!(error instanceof ApiError) || error.status !== 422) throw error;
-    ctx.say(error.message, "error");
-    return [...out, h("p", { class: "error refused" }, error.message)];
-  }
+  const answer = await attempt(call("recall", { ns: ctx.ns }, request(ctx.params)));
+  if (answer.refused) return [...out, ctx.refused(answer.refused)]; // the form stays to correct it
+  const result = answer.ok;
   const said = [
     `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"}`,
     result.as_of ? [" as believed at ", time(result.as_of)] : " as believed now",
